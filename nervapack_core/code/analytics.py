@@ -1,0 +1,227 @@
+"""Facts about a code graph for ``status`` and the dashboard: health score and its
+components, languages, most connected files, documentation coverage, import cycles,
+freshness against the working tree, and Louvain communities.
+
+Expensive results (communities, the health snapshot) are computed once per ingest by
+``refresh_snapshots`` and stored in ``graph.db``; readers only load them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .languages import language_for_path
+
+__all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
+           "import_graph", "import_cycles", "changed_since_ingest", "refresh_snapshots", "communities"]
+
+LOUVAIN_SEED = 42
+
+
+@dataclass
+class Component:
+    name: str
+    score: float  # 0..1
+    weight: int  # points out of 100
+    detail: str
+    explanation: str
+
+    @property
+    def points(self) -> float:
+        return round(self.score * self.weight, 1)
+
+
+@dataclass
+class HealthReport:
+    score: int
+    components: list[Component] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"score": self.score, "components": [dict(asdict(c), points=c.points) for c in self.components]}
+
+
+def _definitions(conn):
+    return conn.execute(
+        "SELECT id, kind, name, file, docstring, subkind FROM nodes WHERE kind IN ('class', 'function')"
+    ).fetchall()
+
+
+def doc_coverage(conn) -> dict:
+    """Public classes and functions with a docstring or an EXPLAINS edge from the docs."""
+    explained = {r[0] for r in conn.execute("SELECT DISTINCT target FROM edges WHERE kind='EXPLAINS'")}
+    public = [d for d in _definitions(conn) if not d["name"].startswith("_")]
+    with_doc = [d for d in public if d["docstring"]]
+    covered = [d for d in public if d["docstring"] or d["id"] in explained]
+    return {
+        "public": len(public), "documented": len(covered), "docstrings": len(with_doc),
+        "explained_by_docs": sum(1 for d in public if d["id"] in explained),
+        "ratio": len(covered) / len(public) if public else 0.0,
+    }
+
+
+def import_graph(conn):
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(r[0] for r in conn.execute("SELECT path FROM files"))
+    for s, t in conn.execute(
+        "SELECT a.file, b.file FROM edges e JOIN nodes a ON a.id=e.source JOIN nodes b ON b.id=e.target"
+        " WHERE e.kind='IMPORTS'"
+    ):
+        g.add_edge(s, t)
+    return g
+
+
+def import_cycles(conn, graph=None) -> list[list[str]]:
+    """Import cycles as strongly connected components (no enumeration of simple cycles)."""
+    import networkx as nx
+
+    g = graph if graph is not None else import_graph(conn)
+    return sorted((sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1), key=lambda c: (-len(c), c))
+
+
+def language_stats(conn) -> list[dict]:
+    rows = conn.execute(
+        "SELECT language, count(*) AS files, sum(lines) AS lines FROM files GROUP BY language ORDER BY files DESC, language"
+    ).fetchall()
+    total_files = sum(r["files"] for r in rows) or 1
+    total_lines = sum(r["lines"] or 0 for r in rows) or 1
+    return [{"language": r["language"], "files": r["files"], "lines": r["lines"] or 0,
+             "file_share": r["files"] / total_files, "line_share": (r["lines"] or 0) / total_lines} for r in rows]
+
+
+def top_files(conn, limit: int = 10) -> list[dict]:
+    """Files by number of cross-file edges touching their definitions (paths, never basenames)."""
+    rows = conn.execute(
+        """
+        SELECT n.file AS file, count(*) AS degree FROM edges e JOIN nodes n ON n.id IN (e.source, e.target)
+        WHERE e.kind IN ('IMPORTS', 'CALLS', 'INHERITS', 'EXPLAINS') GROUP BY n.file
+        ORDER BY degree DESC, file LIMIT ?
+        """, (limit,)).fetchall()
+    return [dict(r) for r in rows]
+
+
+def changed_since_ingest(conn, root: Path) -> dict:
+    """Files modified, added or deleted in the working tree since the last ingest."""
+    import hashlib
+
+    from .discovery import _git_files, _walk_files, IgnoreRules
+
+    stored = {r["path"]: r for r in conn.execute("SELECT path, sha, size, mtime FROM files")}
+    skipped = {r[0] for r in conn.execute("SELECT path FROM skipped")}
+    names = _git_files(root)
+    if names is None:
+        names = _walk_files(root, IgnoreRules.from_file(root / ".gitignore"))
+    present = {n for n in names if language_for_path(n) and (root / n).is_file()}
+    modified = []
+    for path, row in stored.items():
+        if path not in present:
+            continue
+        try:
+            st = os.stat(root / path)
+        except OSError:
+            continue
+        if st.st_size == row["size"] and st.st_mtime == row["mtime"]:
+            continue
+        try:
+            sha = hashlib.sha1((root / path).read_bytes()).hexdigest()
+        except OSError:
+            continue
+        if sha != row["sha"]:
+            modified.append(path)
+    added = sorted(present - set(stored) - skipped)
+    deleted = sorted(set(stored) - present)
+    return {"modified": sorted(modified), "added": added, "deleted": deleted,
+            "total": len(modified) + len(added) + len(deleted)}
+
+
+def health(conn, root: Path | None = None, changes: dict | None = None) -> HealthReport:
+    """A 0-100 score whose every component is linear in a ratio that means something."""
+    files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    parsed = conn.execute(
+        "SELECT parse_status, count(*) FROM files WHERE language NOT IN ('markdown', 'rst') GROUP BY parse_status"
+    ).fetchall()
+    parsed_counts = {r[0]: r[1] for r in parsed}
+    code_files = sum(parsed_counts.values())
+    ok = parsed_counts.get("ok", 0)
+
+    cov = doc_coverage(conn)
+    defs = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
+    linked = conn.execute(
+        """SELECT count(*) FROM nodes n WHERE n.kind IN ('class','function') AND EXISTS (
+               SELECT 1 FROM edges e WHERE e.kind IN ('CALLS','INHERITS','EXPLAINS')
+               AND (e.source = n.id OR e.target = n.id))"""
+    ).fetchone()[0]
+    graph = import_graph(conn)
+    cycles = import_cycles(conn, graph)
+    in_cycles = sum(len(c) for c in cycles)
+    importing = sum(1 for n in graph.nodes if graph.degree(n) > 0) or 0
+
+    components = [
+        Component("Documentation coverage", cov["ratio"], 25,
+                  f"{cov['documented']:,}/{cov['public']:,} public definitions",
+                  "Share of public classes and functions with a docstring or a documentation section that explains them."),
+        Component("Connectivity", linked / defs if defs else 0.0, 20,
+                  f"{linked:,}/{defs:,} definitions",
+                  "Share of classes and functions linked to others by a resolved call, base class or doc reference."),
+        Component("Parse success", ok / code_files if code_files else 0.0, 20,
+                  f"{ok:,}/{code_files:,} source files",
+                  "Share of source files tree-sitter parsed without syntax errors."),
+    ]
+    if changes is None and root is not None:
+        changes = changed_since_ingest(conn, root)
+    if changes is not None:
+        stale = changes["total"]
+        components.append(Component(
+            "Freshness", max(0.0, 1 - stale / files) if files else 0.0, 20,
+            f"{stale:,} file(s) changed since ingest",
+            "Share of indexed files unchanged in the working tree since the last ingest."))
+    components.append(Component(
+        "Acyclic imports", 1 - in_cycles / importing if importing else 1.0, 15,
+        f"{len(cycles)} cycle(s), {in_cycles} file(s) involved",
+        "Share of files taking part in imports that are not caught in an import cycle."))
+    total_weight = sum(c.weight for c in components)
+    score = round(100 * sum(c.score * c.weight for c in components) / total_weight) if total_weight else 0
+    return HealthReport(score, components)
+
+
+def communities(conn) -> dict[str, int]:
+    return dict(conn.execute("SELECT node_id, community FROM communities"))
+
+
+def refresh_snapshots(store) -> None:
+    """Recompute Louvain communities and the health snapshot; store both."""
+    import community as community_louvain
+    import networkx as nx
+
+    conn = store.conn
+    g = nx.Graph()
+    for r in conn.execute("SELECT id FROM nodes WHERE kind IN ('file', 'class', 'function')"):
+        g.add_node(r[0])
+    weights = {"DEFINES": 1.0, "CALLS": 1.0, "IMPORTS": 0.5, "INHERITS": 1.0}
+    for s, t, kind, conf in conn.execute("SELECT source, target, kind, confidence FROM edges"):
+        if kind in weights and s in g and t in g and s != t:
+            w = weights[kind] * (conf or 1.0)
+            if g.has_edge(s, t):
+                g[s][t]["weight"] += w
+            else:
+                g.add_edge(s, t, weight=w)
+    partition = community_louvain.best_partition(g, weight="weight", random_state=LOUVAIN_SEED) if g.number_of_edges() else {}
+    # number communities by size so labels are stable and meaningful (0 = largest)
+    sizes = Counter(partition.values())
+    order = {c: i for i, (c, _) in enumerate(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))}
+    snapshot = health(conn, root=None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM communities")
+        conn.executemany("INSERT INTO communities VALUES (?, ?)", [(n, order[c]) for n, c in partition.items()])
+        store.set_meta("health_snapshot", {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                           **snapshot.as_dict()})
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,267 @@
+"""CLI commands of the code graph: ``ingest``, ``status``, ``export``.
+
+Thin: each command calls the library and prints; rich is used for people, ``--json``
+for machines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import NervapackError
+from ..workspace import Workspace, find_workspace
+
+__all__ = ["register", "require_workspace", "open_graph"]
+
+
+def require_workspace(path: str | None = None) -> Workspace:
+    if path:
+        ws = Workspace(Path(path).expanduser().resolve())
+        if not ws.graph_db.exists():
+            raise NervapackError(f"No code graph in {ws.root}. Run `nervapack ingest {path}` first.")
+        return ws
+    ws = find_workspace()
+    if ws is None or not ws.graph_db.exists():
+        raise NervapackError("No NervaPack workspace here. Run `nervapack ingest PATH` first.")
+    return ws
+
+
+def open_graph(ws: Workspace):
+    from .store import GraphStore
+
+    return GraphStore(ws.graph_db)
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+@click.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option("--no-embed", is_flag=True, help="Skip the ChromaDB embeddings (graph and FTS only).")
+@click.option("--embedder", type=click.Choice(["minilm", "hashing"]), default="minilm", show_default=True,
+              help="Embedding model: offline MiniLM (int8 ONNX) or the deterministic hashing fallback.")
+@click.option("--rebuild", is_flag=True, help="Start from an empty graph (the old one is kept aside).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parser processes (default: all cores).")
+@click.option("--max-file-size", type=click.IntRange(1_000), default=None,
+              help="Skip source files larger than this many bytes (default 1,000,000).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, quiet):
+    """Build or update the code graph of the repository at PATH.
+
+    Honours .gitignore and .nervapackignore; skips binary, minified, generated and
+    oversized files (and says so); re-parses only files whose content changed.
+    """
+    from .ingest import ingest as run_ingest
+
+    console = _console()
+    show_progress = not (as_json or quiet) and sys.stderr.isatty()
+    if show_progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("[bold]{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), console=_console_err(), transient=False)
+        tasks: dict[str, int] = {}
+
+        def progress(phase, done, total):
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=max(total, 1))
+            bar.update(tasks[phase], completed=done, total=max(total, 1))
+
+        with bar:
+            report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild,
+                                workers=workers, progress=progress, max_file_bytes=max_file_size)
+    else:
+        report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild,
+                            workers=workers, max_file_bytes=max_file_size)
+    if as_json:
+        from dataclasses import asdict
+
+        data = asdict(report)
+        data["skipped_by_reason"] = report.skipped_by_reason
+        click.echo(json.dumps(data, indent=1))
+        return
+    _print_ingest(console, report)
+
+
+def _console_err():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _print_ingest(console, report) -> None:
+    from rich.table import Table
+
+    for w in report.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
+    if report.changed == 0 and report.deleted == 0:
+        console.print(f"[green]Up to date[/]: {report.files:,} files unchanged since the last ingest.")
+    t = Table(title=f"Ingested {report.root}", show_header=False, box=None)
+    t.add_row("files", f"{report.files:,} ({report.changed:,} parsed, {report.unchanged:,} unchanged, {report.deleted:,} removed)")
+    t.add_row("nodes", f"{report.nodes:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.node_kinds.items())))
+    t.add_row("edges", f"{report.edges:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.edge_kinds.items())))
+    t.add_row("languages", ", ".join(f"{k} {v:,}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1])))
+    if report.embedder:
+        t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
+    skipped = report.skipped_by_reason
+    t.add_row("skipped", ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())) or "none")
+    if report.unrecognised:
+        t.add_row("not indexed", f"{report.unrecognised:,} files of unrecognised types")
+    t.add_row("time", "  ".join(f"{k} {v.wall_s:.2f}s" for k, v in report.phases.items()))
+    console.print(t)
+    problems = report.parse_problems
+    if problems:
+        console.print(f"[yellow]{len(problems)} file(s) with parse notes[/] (first 10):")
+        for path, msg in problems[:10]:
+            console.print(f"  {path}: {msg}", markup=False)
+    for path, reason in report.skipped[:10]:
+        console.print(f"  skipped {path}: {reason}", markup=False, style="dim")
+    if len(report.skipped) > 10:
+        console.print(f"  … and {len(report.skipped) - 10} more skipped (see `nervapack status --detailed`)", style="dim")
+
+
+def status_data(ws: Workspace, detailed: bool) -> dict:
+    from . import analytics
+
+    store = open_graph(ws)
+    try:
+        conn = store.conn
+        counts = store.counts()
+        run = store.last_run()
+        data = {
+            "root": str(ws.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
+            "functions": counts["node_kinds"].get("function", 0), "classes": counts["node_kinds"].get("class", 0),
+            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
+            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
+        }
+        changes = analytics.changed_since_ingest(conn, ws.root)
+        data["changed_since_ingest"] = changes
+        if detailed:
+            data["health"] = analytics.health(conn, changes=changes).as_dict()
+            data["languages"] = analytics.language_stats(conn)
+            data["top_files"] = analytics.top_files(conn)
+            data["doc_coverage"] = analytics.doc_coverage(conn)
+            data["import_cycles"] = analytics.import_cycles(conn)
+            data["skipped"] = [dict(r) for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
+            data["parse_problems"] = [dict(r) for r in conn.execute(
+                "SELECT path, parse_status, message FROM files WHERE parse_status != 'ok' OR message IS NOT NULL ORDER BY path")]
+        return data
+    finally:
+        store.close()
+
+
+@click.command()
+@click.option("--detailed", "-d", is_flag=True, help="Health score with its components, languages, top files, coverage.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+def status(detailed, as_json, path):
+    """Show the code graph: counts, freshness and (with --detailed) health."""
+    ws = require_workspace(path)
+    data = status_data(ws, detailed)
+    if as_json:
+        click.echo(json.dumps(data, indent=1))
+        return
+    _print_status(_console(), data, detailed)
+
+
+def _bar(ratio: float, width: int = 20) -> str:
+    filled = round(ratio * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def _print_status(console, d: dict, detailed: bool) -> None:
+    from rich.panel import Panel
+    from rich.table import Table
+
+    t = Table(show_header=False, box=None)
+    t.add_row("Nodes", f"{d['nodes']:,}")
+    t.add_row("Edges", f"{d['edges']:,}")
+    t.add_row("Files", f"{d['files']:,}")
+    t.add_row("Functions", f"{d['functions']:,}")
+    t.add_row("Classes", f"{d['classes']:,}")
+    t.add_row("Last ingest", f"{d['last_ingest']} ({(d['git_commit'] or 'no git')[:10]})")
+    ch = d["changed_since_ingest"]
+    t.add_row("Changed since", f"{ch['total']} file(s): {len(ch['modified'])} modified, {len(ch['added'])} added, {len(ch['deleted'])} deleted")
+    console.print(Panel(t, title=f"NervaPack status — {d['root']}", expand=False))
+    if ch["total"]:
+        for p in (ch["modified"] + ch["added"] + ch["deleted"])[:10]:
+            console.print(f"  [yellow]out of sync:[/] {p}", highlight=False)
+        console.print("  Run `nervapack ingest` to update the graph.")
+    if not detailed:
+        return
+    h = d["health"]
+    ht = Table(title=f"Health score {h['score']}/100", title_justify="left")
+    for col in ("component", "score", "points", "detail", "what it measures"):
+        ht.add_column(col)
+    for c in h["components"]:
+        ht.add_row(c["name"], f"{c['score'] * 100:.0f}%", f"{c['points']:.1f}/{c['weight']}", c["detail"], c["explanation"])
+    console.print(ht)
+    lt = Table(title="Languages", title_justify="left")
+    for col in ("language", "files", "share of files", "lines"):
+        lt.add_column(col)
+    for row in d["languages"]:
+        lt.add_row(row["language"], f"{row['files']:,}", f"{_bar(row['file_share'])} {row['file_share'] * 100:.1f}%", f"{row['lines']:,}")
+    console.print(lt)
+    ft = Table(title="Most connected files", title_justify="left")
+    ft.add_column("file")
+    ft.add_column("cross-file edges", justify="right")
+    for row in d["top_files"]:
+        ft.add_row(row["file"], f"{row['degree']:,}")
+    console.print(ft)
+    cov = d["doc_coverage"]
+    console.print(f"Documentation coverage: {_bar(cov['ratio'])} {cov['ratio'] * 100:.1f}% "
+                  f"({cov['documented']:,}/{cov['public']:,}; {cov['docstrings']:,} docstrings, "
+                  f"{cov['explained_by_docs']:,} explained by docs)")
+    cycles = d["import_cycles"]
+    console.print(f"Import cycles: {len(cycles)}" + "".join(f"\n  {' → '.join(c[:6])}{' …' if len(c) > 6 else ''}" for c in cycles[:5]))
+    if d["skipped"]:
+        console.print(f"Skipped files: {len(d['skipped'])}")
+        for row in d["skipped"][:20]:
+            console.print(f"  {row['path']}: {row['reason']}", markup=False, style="dim")
+    if d["parse_problems"]:
+        console.print(f"Parse notes: {len(d['parse_problems'])}")
+        for row in d["parse_problems"][:20]:
+            console.print(f"  {row['path']}: {row['message']}", markup=False, style="dim")
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["json", "graphml"]), default="json", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write to FILE instead of stdout.")
+@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+def export(fmt, output, path):
+    """Export the graph: JSON {"nodes": [...], "edges": [...]} or GraphML (Gephi, yEd)."""
+    from .export import write_graphml, write_json
+
+    ws = require_workspace(path)
+    store = open_graph(ws)
+    try:
+        if fmt == "json":
+            if output:
+                with open(output, "w", encoding="utf-8") as fh:
+                    write_json(store, fh)
+            else:
+                write_json(store, sys.stdout)
+        else:
+            if output:
+                with open(output, "wb") as fh:
+                    write_graphml(store, fh)
+            else:
+                write_graphml(store, sys.stdout.buffer)
+    finally:
+        store.close()
+    if output:
+        click.echo(f"Wrote {output}", err=True)
+
+
+def register(cli: click.Group) -> None:
+    for command in (ingest, status, export):
+        cli.add_command(command)

