@@ -34,15 +34,27 @@ def cli():
     """NervaPack Core: an offline code graph, decision memory and dashboard."""
 
 
-def _register_subcommands():
-    from .code import commands as code_commands
+# Command groups, each owned by its part of the library; a part that is not built
+# yet is simply absent from the CLI.
+_COMMAND_MODULES = (
+    "nervapack_core.code.commands",  # ingest, status, export
+    "nervapack_core.code.query_commands",  # query, history, explore, dependencies
+    "nervapack_core.dashboard.commands",  # serve
+    "nervapack_core.memory.cli",  # memory ...
+)
 
-    code_commands.register(cli)
-    try:
-        from .memory.cli import memory_cli
-    except ImportError:  # memory package not built yet
-        return
-    cli.add_command(memory_cli, "memory")
+
+def _register_subcommands():
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name):
+                continue
+            raise
+        module.register(cli)
 
 
 _register_subcommands()

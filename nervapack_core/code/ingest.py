@@ -249,8 +249,24 @@ def ingest(
     return report
 
 
+PARSER_VERSION = 1  # bump when extraction changes in code (query files are hashed below)
+
+
+def parser_fingerprint() -> str:
+    """Changes when the parser or any query file changes: then every file is parsed again."""
+    from importlib import resources
+
+    h = hashlib.sha1(f"v{PARSER_VERSION}".encode())
+    for entry in sorted(resources.files(__package__).joinpath("queries").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".scm"):
+            h.update(entry.name.encode() + entry.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _run(store, workspace, found, report, clock, progress, embed, embedder, workers):
-    known = store.files()
+    fingerprint = parser_fingerprint()
+    known = {} if store.get_meta("parser") != fingerprint else store.files()
+    stored_paths = set(store.files())
     candidates = {c.path: c for c in found.files}
     report.files = len(candidates)
     report.languages = dict(Counter(c.language for c in found.files))
@@ -262,7 +278,7 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
         if row and row["size"] == cand.size and row["mtime"] == cand.mtime and row["language"] == cand.language:
             continue
         to_parse.append(cand)
-    deleted = sorted(set(known) - set(candidates))
+    deleted = sorted(stored_paths - set(candidates))
 
     with clock.phase("parse"):
         parsed = _parse_all(str(workspace.root), to_parse, workers, progress)
@@ -315,6 +331,7 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
                      len(changed) + len(deleted), None),
                 )
             store.set_meta("root", str(workspace.root))
+            store.set_meta("parser", fingerprint)
             store.set_meta("is_git", report.is_git)
             conn.execute("COMMIT")
         except BaseException:

@@ -8,10 +8,11 @@
 (function_declaration name: (identifier) @name) @function
 (generator_function_declaration name: (identifier) @name) @function
 (function_signature name: (identifier) @name) @function
-(method_definition name: (property_identifier) @name) @function
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @function
 (method_signature name: (property_identifier) @name) @function
 (abstract_method_signature name: (property_identifier) @name) @function
 (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @function
+(assignment_expression left: (member_expression property: [(property_identifier) (private_property_identifier)] @name) right: [(arrow_function) (function_expression)]) @function
 (pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @function
 (public_field_definition name: (property_identifier) @name value: [(arrow_function) (function_expression)]) @function
 
