@@ -54,7 +54,10 @@ def _register_subcommands():
             if exc.name and name.startswith(exc.name):
                 continue
             raise
-        module.register(cli)
+        if hasattr(module, "register"):
+            module.register(cli)
+        else:  # the memory CLI is a click group of its own, also run as `nervapack-memory`
+            cli.add_command(module.memory_cli, "memory")
 
 
 _register_subcommands()
