@@ -1,0 +1,531 @@
+"""``nervapack memory …`` / ``nervapack-memory …``: a thin command line over ``MemoryStore``.
+
+Human-readable output by default, ``--json`` on every command; ``--db PATH`` and
+``--namespace NS`` on every command (or once, before the command name). User errors
+print a message and exit 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import NervapackError
+
+__all__ = ["memory_cli", "main"]
+
+_KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "preference"]
+
+
+class MemoryGroup(click.Group):
+    """Turns ``NervapackError`` (and Ctrl-C) into a message and an exit code, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except NervapackError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(getattr(exc, "exit_code", 1))
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+
+
+def common(f):
+    """``--db``, ``--namespace`` and ``--json`` for a command."""
+
+    @click.option("--json", "as_json", is_flag=True, default=False, help="Print machine-readable JSON.")
+    @click.option("--namespace", "-n", default=None, metavar="NS", help="Namespace to work in (default: 'default').")
+    @click.option("--db", default=None, metavar="PATH",
+                  help="Memory database (default: $NERVAPACK_MEMORY_DB, nearest .nervapack/memory.db, "
+                       "~/.nervapack/memory.db).")
+    @click.pass_context
+    @functools.wraps(f)
+    def wrapper(ctx, *args, db=None, namespace=None, as_json=False, **kwargs):
+        obj = ctx.find_root().obj or {}
+        ctx.meta["mem_db"] = db or obj.get("db")
+        ctx.meta["mem_ns"] = namespace or obj.get("namespace") or "default"
+        ctx.meta["mem_json"] = as_json or obj.get("json", False)
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def _ctx() -> click.Context:
+    return click.get_current_context()
+
+
+def _store():
+    from .store import MemoryStore
+
+    ctx = _ctx()
+    store = MemoryStore(ctx.meta.get("mem_db"), namespace=ctx.meta.get("mem_ns", "default"))
+    ctx.call_on_close(store.close)
+    return store
+
+
+def _json_mode() -> bool:
+    return bool(_ctx().meta.get("mem_json"))
+
+
+def _emit(data, human) -> None:
+    if _json_mode():
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        out = human(data) if callable(human) else human
+        if out:
+            click.echo(out)
+
+
+def _day(iso) -> str:
+    return iso[:10] if iso else "now"
+
+
+def _node_line(n: dict) -> str:
+    status = []
+    if n.get("tombstoned"):
+        status.append("forgotten")
+    if n.get("superseded_by"):
+        status.append(f"superseded by {n['superseded_by']}")
+    elif n.get("valid_until"):
+        status.append(f"closed {_day(n['valid_until'])}")
+    tail = f"  [{'; '.join(status)}]" if status else ""
+    return (f"[{n['id']}] {n['kind']} · {_day(n['valid_from'])} · conf {float(n.get('confidence', 1)):.2f} — "
+            f"{' '.join(str(n['content']).split())}{tail}")
+
+
+def _node_block(n: dict) -> str:
+    lines = [_node_line(n)]
+    for key in ("rationale", "source"):
+        if n.get(key):
+            lines.append(f"  {key}: {n[key]}")
+    if n.get("alternatives_rejected"):
+        lines.append(f"  rejected: {', '.join(n['alternatives_rejected'])}")
+    lines.append(f"  valid {n['valid_from']} → {n.get('valid_until') or 'now'} · recorded {n['recorded_at']}")
+    if n.get("session_id"):
+        lines.append(f"  session: {n['session_id']}")
+    if n.get("expires_at"):
+        lines.append(f"  expires: {n['expires_at']}")
+    if n.get("metadata"):
+        lines.append(f"  metadata: {json.dumps(n['metadata'], ensure_ascii=False)}")
+    for e in n.get("edges", []):
+        lines.append(f"  {e['source']} -[{e['kind']}]-> {e['target']}")
+    if n.get("aliases"):
+        lines.append(f"  aliases: {', '.join(n['aliases'])}")
+    return "\n".join(lines)
+
+
+def _read_text_arg(text: str) -> str:
+    return sys.stdin.read() if text == "-" else text
+
+
+@click.group(cls=MemoryGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", default=None, metavar="PATH", help="Memory database file for every command.")
+@click.option("--namespace", "-n", default=None, metavar="NS", help="Namespace for every command.")
+@click.option("--json", "as_json", is_flag=True, default=False, help="JSON output for every command.")
+@click.pass_context
+def memory_cli(ctx, db, namespace, as_json):
+    """Bi-temporal decision memory: store, recall under a token budget, trace history."""
+    ctx.obj = {"db": db, "namespace": namespace, "json": as_json}
+
+
+@memory_cli.command("init")
+@click.option("--global", "global_", is_flag=True, help="Create ~/.nervapack/memory.db instead of a project store.")
+@common
+def init_cmd(global_):
+    """Create the memory database (schema and migrations) and print where it is."""
+    from ..workspace import find_workspace
+    from .store import MemoryStore
+
+    ctx = _ctx()
+    db = ctx.meta.get("mem_db") or os.environ.get("NERVAPACK_MEMORY_DB")
+    if not db:
+        if global_:
+            db = Path.home() / ".nervapack" / "memory.db"
+        else:
+            ws = find_workspace()
+            db = ws.memory_db if ws is not None else Path.cwd() / ".nervapack" / "memory.db"
+    store = MemoryStore(db, namespace=ctx.meta["mem_ns"])
+    ctx.call_on_close(store.close)
+    data = {"path": str(store.path), "schema_version": store.schema_version()}
+    _emit(data, lambda d: f"✓ Memory store initialised at {d['path']} (schema v{d['schema_version']})")
+
+
+@memory_cli.command("start-session")
+@click.argument("name")
+@common
+def start_session_cmd(name):
+    """Open a named session; later `store` commands in this namespace attach to it."""
+    sid = _store().start_session(name)
+    _emit({"session_id": sid, "name": name}, lambda d: f"✓ Session {d['session_id']} started: {name}")
+
+
+@memory_cli.command("end-session")
+@click.argument("summary", required=False)
+@click.option("--session-id", default=None, help="Session to close (default: the active one).")
+@common
+def end_session_cmd(summary, session_id):
+    """Close the active session with an optional outcome SUMMARY and queue consolidation."""
+    data = _store().end_session(summary, session_id=session_id)
+    _emit(data, lambda d: f"✓ Session {d['session_id']} ended" + (f"; summary stored as {d['summary_id']}"
+                                                                   if d["summary_id"] else ""))
+
+
+@memory_cli.command("store")
+@click.argument("text")
+@click.option("--kind", "-k", type=click.Choice(_KINDS, case_sensitive=False), default="fact", show_default=True,
+              help="Kind of memory.")
+@click.option("--entity", "-e", "entities", multiple=True, help="Entity this is about (repeatable).")
+@click.option("--confidence", type=float, default=1.0, show_default=True, help="Confidence between 0 and 1.")
+@click.option("--rationale", default=None, help="Why (for decisions).")
+@click.option("--alternative", "alternatives", multiple=True, help="A rejected alternative (repeatable).")
+@click.option("--supersedes", default=None, metavar="ID", help="Id of the memory this one replaces.")
+@click.option("--valid-from", default=None, metavar="TIME", help="When it became true (ISO-8601; default now).")
+@click.option("--expires-at", default=None, metavar="TIME", help="When it stops being recalled (TTL).")
+@click.option("--source", default=None, help="Where this came from (provenance).")
+@click.option("--metadata", default=None, metavar="JSON", help="Extra JSON object to keep with the memory.")
+@click.option("--caused-by", default=None, metavar="ID", help="Decision or action that caused this outcome.")
+@common
+def store_cmd(text, kind, entities, confidence, rationale, alternatives, supersedes, valid_from, expires_at, source,
+              metadata, caused_by):
+    """Store TEXT (use - to read stdin) as one atomic memory."""
+    nid = _store().store(_read_text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
+                         rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
+                         valid_from=valid_from, expires_at=expires_at, source=source, metadata=metadata,
+                         caused_by=caused_by)
+    _emit({"id": nid}, lambda d: f"✓ Stored {d['id']}" + (f" (supersedes {supersedes})" if supersedes else ""))
+
+
+@memory_cli.command("recall")
+@click.argument("query")
+@click.option("--budget", "-b", type=int, default=500, show_default=True, help="Token budget (hard cap).")
+@click.option("--as-of", default=None, metavar="TIME", help="Recall what was true at this time.")
+@click.option("--min-confidence", type=float, default=0.0, show_default=True, help="Drop memories below this.")
+@common
+def recall_cmd(query, budget, as_of, min_confidence):
+    """Recall memories relevant to QUERY as Markdown that fits the token budget."""
+    r = _store().recall(query, budget_tokens=budget, as_of=as_of, min_confidence=min_confidence)
+    _emit(r.to_dict(), lambda d: d["text"] or f"(nothing fits in {budget} tokens)")
+
+
+@memory_cli.command("timeline")
+@click.argument("topic")
+@click.option("--include-forgotten", is_flag=True, help="Also show tombstoned memories.")
+@common
+def timeline_cmd(topic, include_forgotten):
+    """Every version about TOPIC (a word or an entity), oldest first, superseded ones marked."""
+    rows = _store().timeline(topic, include_tombstoned=include_forgotten)
+
+    def human(rows):
+        if not rows:
+            return f"No memories about {topic!r}."
+        out = [f"Timeline: {topic} ({len(rows)} versions)"]
+        for n in rows:
+            mark = f"  [superseded by {n['superseded_by']}]" if n["superseded_by"] else ""
+            if n["tombstoned"]:
+                mark += "  [forgotten]"
+            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {n['kind']} · "
+                       f"{' '.join(n['content'].split())}{mark}")
+        return "\n".join(out)
+
+    _emit(rows, human)
+
+
+@memory_cli.command("about")
+@click.argument("entity")
+@common
+def about_cmd(entity):
+    """Dossier of ENTITY: aliases, current and past memories, code locations."""
+    d = _store().about(entity)
+
+    def human(d):
+        out = [f"Entity {d['entity']['content']} [{d['entity']['id']}]", f"  aliases: {', '.join(d['aliases'])}"]
+        if d["current"]:
+            out.append("Current:")
+            out += ["  " + _node_line(n) for n in d["current"]]
+        if d["past"]:
+            out.append("Past:")
+            out += ["  " + _node_line(n) for n in d["past"]]
+        for c in d["code"]:
+            out.append(f"  code: {c['file']}:{c['start_line']}-{c['end_line']} {c['code_kind']} {c['qualified_name']}")
+        return "\n".join(out)
+
+    _emit(d, human)
+
+
+@memory_cli.command("why")
+@click.argument("node_id")
+@common
+def why_cmd(node_id):
+    """Explain a decision: rationale, rejected alternatives, outcomes, history."""
+    d = _store().why(node_id)
+
+    def human(d):
+        out = [_node_line(d["node"])]
+        out.append(f"  rationale: {d['rationale'] or '(none recorded)'}")
+        if d["alternatives_rejected"]:
+            out.append(f"  rejected: {', '.join(d['alternatives_rejected'])}")
+        for label in ("outcomes", "caused_by", "entities", "supersedes", "superseded_by", "contradicts", "derived_from"):
+            for n in d[label]:
+                out.append(f"  {label.replace('_', ' ')}: {_node_line(n)}")
+        if d["session"]:
+            out.append(f"  session: {d['session']['content']} [{d['session']['id']}]")
+        return "\n".join(out)
+
+    _emit(d, human)
+
+
+@memory_cli.command("stats")
+@common
+def stats_cmd():
+    """Counts by kind, edges, sessions, database size and top entities."""
+    d = _store().stats()
+
+    def human(d):
+        out = [f"Memory {d['db_path']} · namespace {d['namespace']} · {d['db_size_bytes'] / 1024:.0f} KiB · "
+               f"schema v{d['schema_version']}",
+               f"nodes: {d['total_nodes']} ({d['current']} current, {d['superseded']} superseded, "
+               f"{d['tombstoned']} forgotten)",
+               "  " + ", ".join(f"{k} {v}" for k, v in d["nodes"].items()),
+               "edges: " + ", ".join(f"{k} {v}" for k, v in d["edges"].items()),
+               f"sessions: {d['sessions']} (active: {d['active_session'] or 'none'}) · recalls logged: {d['recalls']}"]
+        if d["top_entities"]:
+            out.append("top entities: " + ", ".join(f"{e['name']} ({e['degree']})" for e in d["top_entities"]))
+        return "\n".join(out)
+
+    _emit(d, human)
+
+
+@memory_cli.command("sessions")
+@common
+def sessions_cmd():
+    """List sessions with their node counts."""
+    rows = _store().list_sessions()
+
+    def human(rows):
+        if not rows:
+            return "No sessions."
+        return "\n".join(f"{'*' if s['active'] else ' '} [{s['id']}] {_day(s['started_at'])} → {_day(s['ended_at'])} "
+                         f"· {s['nodes']} nodes · {s['name']}" + (f" — {s['summary']}" if s["summary"] else "")
+                         for s in rows)
+
+    _emit(rows, human)
+
+
+@memory_cli.command("namespaces")
+@common
+def namespaces_cmd():
+    """List namespaces with node counts."""
+    rows = _store().namespaces()
+    _emit(rows, lambda rows: "\n".join(
+        f"{r['namespace']}: {r['nodes']} nodes ({r['current']} current, {r['decisions']} decisions, "
+        f"{r['sessions']} sessions, {r['entities']} entities)" for r in rows) or "No namespaces yet.")
+
+
+@memory_cli.command("search")
+@click.argument("query")
+@click.option("--limit", type=int, default=20, show_default=True, help="Maximum results.")
+@click.option("--history", is_flag=True, help="Include superseded and closed memories.")
+@common
+def search_cmd(query, limit, history):
+    """Full-text search (no budget, no ranking beyond BM25)."""
+    rows = _store().search(query, limit=limit, include_history=history)
+    _emit(rows, lambda rows: "\n".join(f"{r['score']:.2f}  {_node_line(r)}" for r in rows) or "No matches.")
+
+
+@memory_cli.command("show")
+@click.argument("node_id")
+@common
+def show_cmd(node_id):
+    """Show one memory node with its edges."""
+    n = _store().get_node(node_id, with_edges=True)
+    _emit(n, _node_block)
+
+
+@memory_cli.command("verify")
+@click.argument("node_id")
+@click.argument("verdict", type=click.Choice(["confirm", "refute"], case_sensitive=False), default="confirm")
+@common
+def verify_cmd(node_id, verdict):
+    """Confirm (confidence +0.1) or refute (close now, confidence x0.5) a memory."""
+    n = _store().verify(node_id, verdict.lower())
+    _emit(n, lambda n: f"✓ {verdict.lower()}ed: " + _node_line(n))
+
+
+@memory_cli.command("forget")
+@click.option("--node-id", default=None, metavar="ID", help="Memory to forget.")
+@click.option("--entity", default=None, help="Entity to forget, with every memory about it.")
+@click.option("--purge", is_flag=True, help="Hard-delete instead of tombstoning.")
+@common
+def forget_cmd(node_id, entity, purge):
+    """Tombstone (default) or purge a memory or an entity."""
+    if not node_id and not entity:
+        raise NervapackError("give --node-id ID or --entity NAME")
+    d = _store().forget(node_id, entity=entity, purge=purge)
+    _emit(d, lambda d: f"✓ {'Purged' if purge else 'Tombstoned'} {len(d['ids'])} node(s): {', '.join(d['ids'])}")
+
+
+@memory_cli.command("export")
+@click.option("--out", "-o", default=None, metavar="FILE", help="Write to FILE instead of standard output.")
+@click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
+@common
+def export_cmd(out, all_namespaces):
+    """Export memory as JSON (nodes, edges, aliases, code references)."""
+    data = _store().export(all_namespaces=all_namespaces)
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if out:
+        try:
+            Path(out).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise NervapackError(f"cannot write {out}: {exc}") from None
+        _emit({"path": out, "nodes": len(data["nodes"]), "edges": len(data["edges"])},
+              lambda d: f"✓ Exported {d['nodes']} nodes and {d['edges']} edges to {d['path']}")
+    else:
+        click.echo(text)
+
+
+@memory_cli.command("import")
+@click.argument("file")
+@common
+def import_cmd(file):
+    """Import FILE: an export, or a JSON array of node specs ({"content", "kind", "entities", ...})."""
+    path = Path(file)
+    if file != "-" and not path.is_file():
+        raise NervapackError(f"file not found: {file}")
+    try:
+        raw = sys.stdin.read() if file == "-" else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NervapackError(f"cannot read {file}: {exc}") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise NervapackError(f"{file} is not valid JSON: {exc}") from None
+    d = _store().import_nodes(data)
+    d.pop("ids", None) if not _json_mode() else None
+    _emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"
+                                                                 if d.get("skipped") else ""))
+
+
+@memory_cli.command("consolidate")
+@click.option("--dry-run", is_flag=True, help="Show what would be tombstoned without changing anything.")
+@click.option("--session", "session_id", default=None, metavar="ID", help="Consolidate this session only.")
+@common
+def consolidate_cmd(dry_run, session_id):
+    """Tombstone near-duplicate memories (Jaccard > 0.9) within sessions; keeps the later one."""
+    d = _store().consolidate(session_id=session_id, dry_run=dry_run)
+
+    def human(d):
+        verb = "Would tombstone" if d["dry_run"] else "Tombstoned"
+        out = [f"{verb} {len(d['tombstoned'])} duplicate(s) in {len(d['sessions'])} session(s)"]
+        out += [f"  {t['id']} (duplicate of {t['duplicate_of']}, similarity {t['similarity']:.2f})"
+                for t in d["tombstoned"]]
+        return "\n".join(out)
+
+    _emit(d, human)
+
+
+@memory_cli.command("backup")
+@click.argument("dest")
+@click.option("--overwrite", is_flag=True, help="Replace DEST if it exists.")
+@common
+def backup_cmd(dest, overwrite):
+    """Write a consistent copy of the database to DEST (VACUUM INTO; safe while in use)."""
+    d = _store().backup(dest, overwrite=overwrite)
+    _emit(d, lambda d: f"✓ Backup written to {d['path']} ({d['bytes'] / 1024:.0f} KiB)")
+
+
+@memory_cli.command("recall-log")
+@click.option("--limit", type=int, default=20, show_default=True, help="How many recent recalls.")
+@common
+def recall_log_cmd(limit):
+    """Recent recalls (telemetry): query, candidates, returned ids, tokens, latency."""
+    rows = _store().recall_log(limit)
+    _emit(rows, lambda rows: "\n".join(
+        f"{r['created_at'][:19]}  {r['latency_ms']:7.2f} ms  {r['tokens']:>5}/{r['budget_tokens']} tok  "
+        f"{len(r['returned_ids'])}/{r['candidates']} items  {r['query']!r}" for r in rows) or "No recalls logged.")
+
+
+@memory_cli.command("clear-session")
+@click.argument("session_id")
+@common
+def clear_session_cmd(session_id):
+    """Delete a session and every memory recorded in it."""
+    d = _store().clear_session(session_id)
+    _emit(d, lambda d: f"✓ Deleted session {d['session_id']} and {d['deleted_nodes']} node(s)")
+
+
+@memory_cli.command("for-code")
+@click.argument("file")
+@click.option("--line", type=int, default=None, help="Only memories about the definition spanning this line.")
+@common
+def for_code_cmd(file, line):
+    """Memories that touch a source FILE (via the code graph)."""
+    rows = _store().for_code(file, line)
+    _emit(rows, lambda rows: "\n".join(
+        f"{r['code']['file']}:{r['code']['start_line']}-{r['code']['end_line']}  {_node_line(r)}" for r in rows)
+        or f"No memories touch {file}.")
+
+
+@memory_cli.command("to-code")
+@click.argument("node_id")
+@common
+def to_code_cmd(node_id):
+    """Code locations a memory touches."""
+    rows = _store().to_code(node_id)
+    _emit(rows, lambda rows: "\n".join(
+        f"{r['file']}:{r['start_line']}-{r['end_line']}  {r['kind']} {r['qualified_name'] or r['name']}" for r in rows)
+        or "No code locations.")
+
+
+@memory_cli.command("staleness")
+@common
+def staleness_cmd():
+    """Memories whose code changed since they were stored."""
+    d = _store().verify_staleness()
+
+    def human(d):
+        if not d["available"]:
+            return "No code graph found (.nervapack/graph.db); nothing to check."
+        out = [f"Checked {d['checked']} code reference(s); {len(d['stale'])} stale"]
+        out += [f"  [{s['node_id']}] {s['file']}: {s['reason']}" for s in d["stale"]]
+        return "\n".join(out)
+
+    _emit(d, human)
+
+
+@memory_cli.command("decisions")
+@click.option("--session", "session_id", default=None, metavar="ID", help="Only this session's decisions.")
+@click.option("--text", default=None, help="Only decisions matching this text.")
+@click.option("--current", is_flag=True, help="Hide superseded decisions.")
+@common
+def decisions_cmd(session_id, text, current):
+    """Decision log: rationale, rejected alternatives, outcomes, session."""
+    rows = _store().list_decisions(session_id=session_id, text=text, include_superseded=not current)
+
+    def human(rows):
+        out = []
+        for d in rows:
+            out.append(_node_line(d))
+            if d["rationale"]:
+                out.append(f"  why: {d['rationale']}")
+            if d["alternatives_rejected"]:
+                out.append(f"  rejected: {', '.join(d['alternatives_rejected'])}")
+            for o in d["outcomes"]:
+                out.append(f"  outcome: {o['content']}")
+        return "\n".join(out) or "No decisions."
+
+    _emit(rows, human)
+
+
+def main(argv=None):
+    """Entry point of the ``nervapack-memory`` console script."""
+    return memory_cli.main(args=argv, prog_name="nervapack-memory")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

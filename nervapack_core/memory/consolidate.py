@@ -1,0 +1,100 @@
+"""Rule-based consolidation: near-duplicate memories within a session.
+
+Two live memories of the same kind in the same session whose word sets have a
+Jaccard similarity above the threshold (0.9) are duplicates; the one stored earlier is
+tombstoned, the later one is kept. "Earlier" is the insertion order (``rowid``), which
+also orders memories stored within the same millisecond; ids are never compared.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..errors import NervapackError
+from .timeutil import now_iso
+
+__all__ = ["jaccard", "find_duplicates", "consolidate"]
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(text or ""))
+
+
+def jaccard(a: str, b: str) -> float:
+    wa, wb = words(a), words(b)
+    if not wa and not wb:
+        return 1.0 if (a or "").strip() == (b or "").strip() else 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def find_duplicates(rows, threshold=0.9) -> list[dict]:
+    """``rows``: (rid, id, kind, content) in one session. Returns what to tombstone."""
+    ordered = sorted(rows, key=lambda r: r[0])  # insertion order
+    sets = [words(r[3]) for r in ordered]
+    drop: list[dict] = []
+    dropped: set[int] = set()
+    for i, (rid, nid, kind, content) in enumerate(ordered):
+        for j in range(len(ordered) - 1, i, -1):  # prefer the latest duplicate as the keeper
+            if j in dropped or ordered[j][2] != kind:
+                continue
+            a, b = sets[i], sets[j]
+            union = a | b
+            sim = (len(a & b) / len(union)) if union else (1.0 if content.strip() == ordered[j][3].strip() else 0.0)
+            if sim > threshold:
+                drop.append({"id": nid, "duplicate_of": ordered[j][1], "similarity": round(sim, 4), "kind": kind,
+                             "content": content})
+                dropped.add(i)
+                break
+    return drop
+
+
+def consolidate(store, *, session_id=None, dry_run=False, namespace=None, threshold=0.9) -> dict:
+    """Process pending consolidation jobs (or one session). ``dry_run`` changes nothing."""
+    ns = store._ns(namespace)
+    try:
+        threshold = float(threshold)
+    except (TypeError, ValueError):
+        raise NervapackError(f"threshold must be a number, got {threshold!r}") from None
+
+    def body(conn):
+        if session_id:
+            row = store._node_row(conn, session_id, ns)
+            if row["kind"] != "session":
+                raise NervapackError(f"{session_id!r} is not a session")
+            sessions = [row["id"]]
+            jobs = [r[0] for r in conn.execute(
+                "SELECT rid FROM mem_review_queue WHERE namespace = ? AND session_id = ? AND status = 'pending'",
+                (ns, row["id"]))]
+        else:
+            pending = conn.execute(
+                "SELECT rid, session_id FROM mem_review_queue WHERE namespace = ? AND status = 'pending' ORDER BY rid",
+                (ns,)).fetchall()
+            jobs = [r[0] for r in pending]
+            sessions = list(dict.fromkeys(r[1] for r in pending))
+        plan: list[dict] = []
+        for sid in sessions:
+            rows = conn.execute(
+                "SELECT rid, id, kind, content FROM mem_nodes WHERE namespace = ? AND session_id = ? "
+                "AND tombstoned = 0 AND kind NOT IN ('session', 'entity') ORDER BY rid", (ns, sid)).fetchall()
+            for d in find_duplicates([tuple(r) for r in rows], threshold):
+                d["session_id"] = sid
+                plan.append(d)
+        if not dry_run:
+            stamp = now_iso()
+            for d in plan:
+                meta = conn.execute("SELECT metadata FROM mem_nodes WHERE id = ?", (d["id"],)).fetchone()[0]
+                m = json.loads(meta or "{}")
+                m["consolidated_into"] = d["duplicate_of"]
+                conn.execute("UPDATE mem_nodes SET tombstoned = 1, tombstoned_at = ?, metadata = ? WHERE id = ?",
+                             (stamp, json.dumps(m, sort_keys=True), d["id"]))
+            conn.executemany("UPDATE mem_review_queue SET status = 'done', processed_at = ? WHERE rid = ?",
+                             [(stamp, j) for j in jobs])
+        return {"namespace": ns, "sessions": sessions, "tombstoned": plan, "dry_run": bool(dry_run),
+                "jobs": len(jobs)}
+
+    if dry_run:
+        return store._read(body)
+    return store._write(body)

@@ -1,0 +1,275 @@
+"""The recall pipeline: FTS5 -> 2-hop expansion -> temporal mask -> confidence -> score -> pack.
+
+Stages, as in the seed: (1) FTS5 BM25, exact phrase, then a prefix query per token,
+then an OR of the tokens, stopping at the first stage that finds a visible node;
+(2) graph expansion up to 2 hops, a neighbour inheriting 0.6x its parent's relevance
+per hop; (3) temporal mask; (4) confidence filter; (5) score = relevance x recency x
+frequency x connectivity; (6) budget pack. Returned nodes get ``access_count`` and
+``last_accessed`` updated, and the recall is logged (telemetry).
+
+User text never reaches FTS5 as syntax: the query is split into word tokens, each
+wrapped in double quotes, so quotes, ``AND``, ``*``, ``NEAR(`` or unbalanced
+parentheses are plain words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field
+
+from .pack import check_budget, pack
+from .timeutil import age_days, now, now_iso, parse_time, to_iso
+
+__all__ = ["Recall", "RecallItem", "fts_stages", "visible_sql", "run_recall"]
+
+_TOKEN = re.compile(r"[^\W_]+")
+_LN2 = math.log(2)
+HALF_LIFE_DAYS = 30.0
+HOP_DECAY = 0.6
+FTS_CANDIDATES = 200
+SEEDS_PER_HOP = 20
+FANOUT = 12
+BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
+
+NODE_FIELDS = (
+    "n.rid, n.id, n.kind, n.content, n.confidence, n.valid_from, n.valid_until, n.session_id, "
+    "n.access_count, n.degree, n.recorded_at"
+)
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    id: str
+    kind: str
+    content: str
+    score: float
+    confidence: float
+    valid_from: str
+    valid_until: str | None
+    session_id: str | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Recall:
+    query: str
+    text: str
+    items: list[RecallItem]
+    tokens: int
+    budget_tokens: int
+    as_of: str | None = None
+    namespace: str = "default"
+    candidates: int = 0
+    stage: str = ""
+    latency_ms: float = 0.0
+    ids: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query,
+            "namespace": self.namespace,
+            "as_of": self.as_of,
+            "budget_tokens": self.budget_tokens,
+            "tokens": self.tokens,
+            "candidates": self.candidates,
+            "stage": self.stage,
+            "latency_ms": round(self.latency_ms, 3),
+            "items": [i.to_dict() for i in self.items],
+            "text": self.text,
+        }
+
+
+def query_tokens(query: str) -> list[str]:
+    return _TOKEN.findall(query or "")[:32]
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def fts_stages(query: str) -> list[tuple[str, str]]:
+    """``(stage, MATCH expression)`` pairs, every user token quoted."""
+    tokens = query_tokens(query)
+    if not tokens:
+        return []
+    unique = list(dict.fromkeys(t.lower() for t in tokens))
+    stages = [("phrase", _quote(" ".join(tokens)))]
+    prefix = " ".join(_quote(t) + ("*" if len(t) >= 2 else "") for t in unique)
+    if prefix != stages[0][1]:
+        stages.append(("prefix", prefix))
+    if len(unique) > 1:
+        stages.append(("or", " OR ".join(_quote(t) for t in unique)))
+    return stages
+
+
+def visible_sql(as_of: str | None, reference: str) -> tuple[str, tuple]:
+    """The temporal mask as SQL over alias ``n``.
+
+    ``as_of`` None: current truth (open, not superseded, not expired);
+    otherwise: valid at that instant (``valid_from <= T < valid_until``, not expired at T).
+    Tombstoned nodes are never visible.
+    """
+    if as_of is None:
+        return (
+            "n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL "
+            "AND (n.expires_at IS NULL OR n.expires_at > ?)",
+            (reference,),
+        )
+    return (
+        "n.tombstoned = 0 AND n.valid_from <= ? AND (n.valid_until IS NULL OR n.valid_until > ?) "
+        "AND (n.expires_at IS NULL OR n.expires_at > ?)",
+        (as_of, as_of, as_of),
+    )
+
+
+def _check_confidence(value) -> float:
+    from ..errors import NervapackError
+
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise NervapackError(f"min_confidence must be a number between 0 and 1, got {value!r}") from None
+    if not (0.0 <= v <= 1.0):
+        raise NervapackError(f"min_confidence must be between 0 and 1, got {value!r}")
+    return v
+
+
+def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_confidence=0.0, *, log=True, touch=True):
+    started = time.perf_counter()
+    budget = check_budget(budget_tokens)
+    min_conf = _check_confidence(min_confidence)
+    query = "" if query is None else str(query)
+    ns = store._ns(namespace)
+    as_of_iso = to_iso(as_of, field="as_of")
+    ref_dt = parse_time(as_of_iso) if as_of_iso else now()
+    reference = as_of_iso or now_iso()
+    mask, mask_params = visible_sql(as_of_iso, reference)
+    base_filter = f"n.namespace = ? AND n.kind != 'session' AND n.confidence >= ? AND {mask}"
+    base_params = (ns, min_conf, *mask_params)
+
+    def read(conn):
+        rel: dict[str, float] = {}
+        rows: dict[str, tuple] = {}
+        stage_used = ""
+        for stage, match in fts_stages(query):
+            found = conn.execute(
+                f"SELECT {NODE_FIELDS}, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
+                f"JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? AND {base_filter} "
+                "ORDER BY r, n.rid LIMIT ?",
+                (match, *base_params, FTS_CANDIDATES),
+            ).fetchall()
+            if found:
+                stage_used = stage
+                best = max(-row[-1] for row in found) or 1.0
+                for row in found:
+                    # normalised BM25: the best hit is 1.0, a lone hit too; never 0
+                    rel[row[1]] = max(1e-6, -row[-1] / best) if best > 0 else 1.0
+                    rows[row[1]] = tuple(row[:-1])
+                break
+        if not rows:
+            tokens = {t.lower() for t in query_tokens(query)}
+            if tokens <= BRIEFING_WORDS:
+                stage_used = "briefing"
+                for row in conn.execute(
+                    f"SELECT {NODE_FIELDS} FROM mem_nodes n WHERE {base_filter} AND n.kind != 'entity' "
+                    "ORDER BY n.rid DESC LIMIT ?",
+                    (*base_params, FTS_CANDIDATES),
+                ):
+                    rel[row[1]] = 1.0
+                    rows[row[1]] = tuple(row)
+        direct = len(rows)
+        # 2-hop expansion (not through sessions: OCCURRED_IN only scopes)
+        frontier = sorted(rows, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
+        for hop in (1, 2):
+            if not frontier:
+                break
+            proposed: dict[str, float] = {}
+            for nid in frontier:
+                inherited = rel[nid] * HOP_DECAY
+                for (other,) in conn.execute(
+                    "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?",
+                    (nid, FANOUT),
+                ).fetchall() + conn.execute(
+                    "SELECT src FROM mem_edges WHERE dst = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?",
+                    (nid, FANOUT),
+                ).fetchall():
+                    if rel.get(other, 0.0) < inherited and proposed.get(other, 0.0) < inherited:
+                        proposed[other] = inherited
+            if not proposed:
+                break
+            ids = list(proposed)
+            fresh = []
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for row in conn.execute(
+                    f"SELECT {NODE_FIELDS} FROM mem_nodes n WHERE n.id IN ({marks}) AND {base_filter}",
+                    (*chunk, *base_params),
+                ):
+                    nid = row[1]
+                    if nid not in rows:
+                        fresh.append(nid)
+                    rows[nid] = tuple(row)
+                    rel[nid] = max(rel.get(nid, 0.0), proposed[nid])
+            frontier = sorted(fresh, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
+        return rows, rel, stage_used, direct
+
+    rows, rel, stage_used, _direct = store._read(read)
+
+    scored = []
+    for nid, row in rows.items():
+        _rid, _id, kind, content, confidence, valid_from, valid_until, session_id, access, degree, recorded = row
+        anchor = max(valid_from or "", recorded or "")
+        recency = math.exp(-_LN2 * age_days(anchor, ref_dt) / HALF_LIFE_DAYS)
+        frequency = 1.0 + 0.1 * math.log1p(max(0, access or 0))
+        connectivity = 1.0 + 0.1 * math.log1p(max(0, degree or 0))
+        score = rel[nid] * recency * frequency * connectivity
+        scored.append(RecallItem(nid, kind, content, round(score, 9), float(confidence), valid_from, valid_until, session_id))
+    # deterministic: score, then id
+    scored.sort(key=lambda it: (-it.score, it.id))
+
+    label = (as_of_iso or reference)[:10]
+    result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=store.counter)
+    latency = (time.perf_counter() - started) * 1000.0
+    returned = [it.id for it in result.items]
+
+    if (touch and returned) or log:
+        stamp = now_iso()
+
+        def write(conn):
+            if touch and returned:
+                conn.executemany(
+                    "UPDATE mem_nodes SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                    [(stamp, i) for i in returned],
+                )
+            if log:
+                conn.execute(
+                    "INSERT INTO mem_recall_log(namespace, query, as_of, budget_tokens, stage, candidates, "
+                    "returned_ids, tokens, latency_ms, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (ns, query, as_of_iso, budget, stage_used, len(rows), json.dumps(returned), result.tokens,
+                     round(latency, 3), stamp),
+                )
+
+        store._write(write)
+
+    return Recall(
+        query=query,
+        text=result.text,
+        items=result.items,
+        tokens=result.tokens,
+        budget_tokens=budget,
+        as_of=as_of_iso,
+        namespace=ns,
+        candidates=len(rows),
+        stage=stage_used,
+        latency_ms=latency,
+        ids=returned,
+    )

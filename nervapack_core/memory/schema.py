@@ -1,0 +1,234 @@
+"""Memory database schema: numbered, forward-only migrations.
+
+Each migration is a list of SQL statements applied in its own ``BEGIN IMMEDIATE``
+transaction together with its row in ``schema_migrations`` and the bump of
+``PRAGMA user_version``; a crash leaves the database at the previous version.
+Never edit a migration that has shipped: append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+
+__all__ = ["MIGRATIONS", "LATEST_VERSION", "migrate", "schema_version"]
+
+# v1: the original layout. Rationale and rejected alternatives lived in a JSON ``data``
+# column and the full-text index covered ``content`` only.
+_V1 = [
+    """CREATE TABLE IF NOT EXISTS mem_nodes (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        namespace TEXT NOT NULL DEFAULT 'default',
+        kind TEXT NOT NULL,
+        content TEXT NOT NULL,
+        confidence REAL NOT NULL DEFAULT 1.0,
+        data TEXT NOT NULL DEFAULT '{}',
+        session_id TEXT,
+        valid_from TEXT NOT NULL,
+        valid_until TEXT,
+        recorded_at TEXT NOT NULL,
+        tombstoned INTEGER NOT NULL DEFAULT 0,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        last_accessed TEXT
+    )""",
+    """CREATE TABLE IF NOT EXISTS mem_edges (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL DEFAULT 'default',
+        src TEXT NOT NULL,
+        dst TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        weight REAL NOT NULL DEFAULT 1.0,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (src, dst, kind)
+    )""",
+    """CREATE TABLE IF NOT EXISTS mem_aliases (
+        namespace TEXT NOT NULL DEFAULT 'default',
+        alias TEXT NOT NULL COLLATE NOCASE,
+        entity_id TEXT NOT NULL,
+        PRIMARY KEY (namespace, alias)
+    )""",
+    """CREATE TABLE IF NOT EXISTS mem_review_queue (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL DEFAULT 'default',
+        session_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        processed_at TEXT
+    )""",
+    """CREATE TABLE IF NOT EXISTS mem_meta (
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT,
+        PRIMARY KEY (namespace, key)
+    )""",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS mem_fts USING fts5(content, content='mem_nodes', content_rowid='rid')",
+    """CREATE TRIGGER IF NOT EXISTS mem_nodes_ai AFTER INSERT ON mem_nodes BEGIN
+        INSERT INTO mem_fts(rowid, content) VALUES (new.rid, new.content);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS mem_nodes_ad AFTER DELETE ON mem_nodes BEGIN
+        INSERT INTO mem_fts(mem_fts, rowid, content) VALUES ('delete', old.rid, old.content);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS mem_nodes_au AFTER UPDATE OF content ON mem_nodes BEGIN
+        INSERT INTO mem_fts(mem_fts, rowid, content) VALUES ('delete', old.rid, old.content);
+        INSERT INTO mem_fts(rowid, content) VALUES (new.rid, new.content);
+    END""",
+    "CREATE INDEX IF NOT EXISTS mem_nodes_ns_kind ON mem_nodes(namespace, kind)",
+    "CREATE INDEX IF NOT EXISTS mem_edges_src ON mem_edges(src)",
+    "CREATE INDEX IF NOT EXISTS mem_edges_dst ON mem_edges(dst)",
+]
+
+# v2: first-class columns (rationale, alternatives, metadata, source, TTL, superseded_by,
+# degree, verification/tombstone times); full-text over content + rationale; indexes.
+_V2 = [
+    "ALTER TABLE mem_nodes ADD COLUMN rationale TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN alternatives TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE mem_nodes ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'",
+    "ALTER TABLE mem_nodes ADD COLUMN source TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN expires_at TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN superseded_by TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN degree INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE mem_nodes ADD COLUMN verified_at TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN tombstoned_at TEXT",
+    # carry v1's JSON data over into the new columns
+    """UPDATE mem_nodes SET
+        rationale = json_extract(data, '$.rationale'),
+        alternatives = COALESCE(json_extract(data, '$.alternatives_rejected'), '[]'),
+        metadata = COALESCE(json_extract(data, '$.metadata'), '{}'),
+        source = json_extract(data, '$.source')
+       WHERE json_valid(data)""",
+    """UPDATE mem_nodes SET superseded_by = (
+        SELECT e.src FROM mem_edges e WHERE e.dst = mem_nodes.id AND e.kind = 'SUPERSEDES'
+        ORDER BY e.rid DESC LIMIT 1)""",
+    """UPDATE mem_nodes SET degree = (SELECT COUNT(*) FROM mem_edges e WHERE e.src = mem_nodes.id)
+                                  + (SELECT COUNT(*) FROM mem_edges e WHERE e.dst = mem_nodes.id)""",
+    "DROP TRIGGER IF EXISTS mem_nodes_ai",
+    "DROP TRIGGER IF EXISTS mem_nodes_ad",
+    "DROP TRIGGER IF EXISTS mem_nodes_au",
+    "DROP TABLE IF EXISTS mem_fts",
+    """CREATE VIRTUAL TABLE mem_fts USING fts5(content, rationale, content='mem_nodes', content_rowid='rid',
+        tokenize='unicode61 remove_diacritics 2')""",
+    "INSERT INTO mem_fts(mem_fts) VALUES ('rebuild')",
+    """CREATE TRIGGER mem_nodes_ai AFTER INSERT ON mem_nodes BEGIN
+        INSERT INTO mem_fts(rowid, content, rationale) VALUES (new.rid, new.content, new.rationale);
+    END""",
+    """CREATE TRIGGER mem_nodes_ad AFTER DELETE ON mem_nodes BEGIN
+        INSERT INTO mem_fts(mem_fts, rowid, content, rationale) VALUES ('delete', old.rid, old.content, old.rationale);
+    END""",
+    """CREATE TRIGGER mem_nodes_au AFTER UPDATE OF content, rationale ON mem_nodes BEGIN
+        INSERT INTO mem_fts(mem_fts, rowid, content, rationale) VALUES ('delete', old.rid, old.content, old.rationale);
+        INSERT INTO mem_fts(rowid, content, rationale) VALUES (new.rid, new.content, new.rationale);
+    END""",
+    """CREATE TRIGGER mem_edges_degree_ai AFTER INSERT ON mem_edges BEGIN
+        UPDATE mem_nodes SET degree = degree + 1 WHERE id = new.src;
+        UPDATE mem_nodes SET degree = degree + 1 WHERE id = new.dst;
+    END""",
+    """CREATE TRIGGER mem_edges_degree_ad AFTER DELETE ON mem_edges BEGIN
+        UPDATE mem_nodes SET degree = degree - 1 WHERE id = old.src;
+        UPDATE mem_nodes SET degree = degree - 1 WHERE id = old.dst;
+    END""",
+    "CREATE INDEX IF NOT EXISTS mem_nodes_session ON mem_nodes(session_id)",
+    "CREATE INDEX IF NOT EXISTS mem_nodes_ns_recorded ON mem_nodes(namespace, recorded_at)",
+    "CREATE INDEX IF NOT EXISTS mem_edges_src_kind ON mem_edges(src, kind)",
+    "CREATE INDEX IF NOT EXISTS mem_edges_dst_kind ON mem_edges(dst, kind)",
+    "DROP INDEX IF EXISTS mem_edges_src",
+    "DROP INDEX IF EXISTS mem_edges_dst",
+    "CREATE INDEX IF NOT EXISTS mem_aliases_entity ON mem_aliases(entity_id)",
+]
+
+# v3: recall telemetry, code-graph references (TOUCHES bridge) and a change counter the
+# dashboard uses as a cache key.
+_CHANGE = "UPDATE mem_meta SET value = CAST(value AS INTEGER) + 1 WHERE namespace = '' AND key = 'change_seq';"
+_V3 = [
+    """CREATE TABLE mem_recall_log (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL,
+        query TEXT NOT NULL,
+        as_of TEXT,
+        budget_tokens INTEGER NOT NULL,
+        stage TEXT,
+        candidates INTEGER NOT NULL,
+        returned_ids TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        latency_ms REAL NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX mem_recall_log_ns ON mem_recall_log(namespace, rid)",
+    """CREATE TABLE mem_code_refs (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        graph_node_id TEXT NOT NULL,
+        code_kind TEXT,
+        name TEXT,
+        qualified_name TEXT,
+        file TEXT,
+        start_line INTEGER,
+        end_line INTEGER,
+        language TEXT,
+        file_sha TEXT,
+        file_mtime REAL,
+        created_at TEXT NOT NULL,
+        UNIQUE (node_id, graph_node_id)
+    )""",
+    "CREATE INDEX mem_code_refs_file ON mem_code_refs(namespace, file)",
+    "INSERT OR IGNORE INTO mem_meta(namespace, key, value) VALUES ('', 'change_seq', '0')",
+    f"CREATE TRIGGER mem_change_ni AFTER INSERT ON mem_nodes BEGIN {_CHANGE} END",
+    f"CREATE TRIGGER mem_change_nd AFTER DELETE ON mem_nodes BEGIN {_CHANGE} END",
+    f"""CREATE TRIGGER mem_change_nu AFTER UPDATE OF content, kind, confidence, valid_from, valid_until,
+        tombstoned, superseded_by, rationale, alternatives, metadata, expires_at, session_id, namespace
+        ON mem_nodes BEGIN {_CHANGE} END""",
+    f"CREATE TRIGGER mem_change_ei AFTER INSERT ON mem_edges BEGIN {_CHANGE} END",
+    f"CREATE TRIGGER mem_change_ed AFTER DELETE ON mem_edges BEGIN {_CHANGE} END",
+]
+
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    ("initial schema", _V1),
+    ("first-class columns, FTS over content and rationale, indexes", _V2),
+    ("recall telemetry, code references, change counter", _V3),
+]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(conn: sqlite3.Connection, target: int | None = None) -> list[int]:
+    """Apply every migration newer than the database, each in its own transaction.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``). Returns the
+    versions applied. Safe when several processes open a new database at once: the
+    version is re-read inside the write transaction.
+    """
+    target = LATEST_VERSION if target is None else target
+    applied: list[int] = []
+    if schema_version(conn) >= target:
+        return applied
+    for version in range(1, target + 1):
+        name, statements = MIGRATIONS[version - 1]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = schema_version(conn)
+            if current >= version:
+                conn.execute("COMMIT")
+                continue
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")),
+            )
+            conn.execute(f"PRAGMA user_version = {int(version)}")
+            conn.execute("COMMIT")
+            applied.append(version)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return applied
