@@ -126,7 +126,17 @@ def _comment_docstring(node) -> str:
     return _clean_docstring("\n".join(cleaned))
 
 
+def _end_line(node) -> int:
+    """1-based last line; a node ending with its newline (``#define``) ends on the line before."""
+    row, column = node.end_point
+    return row if column == 0 and row > node.start_point[0] else row + 1
+
+
+_XML_DOC_TAG = re.compile(r"</?(?:summary|remarks|param|returns|value|example|see|code|para)\b[^>]*>")
+
+
 def _clean_docstring(text: str) -> str:
+    text = _XML_DOC_TAG.sub("", text)
     text = "\n".join(line.strip() for line in text.strip().splitlines()).strip()
     return text[:DOCSTRING_MAX]
 
@@ -206,9 +216,11 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         while stack and stack[-1][0] <= start:
             stack.pop()
         display = _container_name(kind, node, name_node, language)
-        outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl")), None)
+        outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl", "variable")), None)
         qname = f"{outer[3]}.{display}" if outer and "." not in display else display
         if kind in ("impl", "module_block"):
+            if kind == "impl":  # `impl Trait for Type`: the trait is a base of Type
+                spans.append((start, end, "class", display))
             stack.append((end, kind, qname, display if kind == "impl" else (outer[3] if outer else "")))
             if kind == "module_block":
                 stack.pop()  # namespaces/modules are transparent for qualified names
@@ -225,7 +237,7 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         docstring = _python_docstring(node) if language == "python" and kind != "variable" else _comment_docstring(node)
         result.entities.append(Entity(
             kind=kind, name=_text(name_node).split("::")[-1], qualified_name=unique_qname,
-            start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
+            start_line=node.start_point[0] + 1, end_line=_end_line(node),
             signature=_signature(node), docstring=docstring, subkind=subkind, parent=parent,
         ))
         spans.append((start, end, kind, unique_qname))

@@ -1,0 +1,12 @@
+#include "util.h"
+#include <stdio.h>
+
+/* Adds two integers. */
+int add(int a, int b) {
+    return a + b;
+}
+
+int main(void) {
+    printf("%d\n", add(1, 2));
+    return 0;
+}

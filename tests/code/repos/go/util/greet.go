@@ -1,0 +1,8 @@
+package util
+
+const Prefix = "hello "
+
+// Greet says hello.
+func Greet(name string) string {
+	return Prefix + name
+}

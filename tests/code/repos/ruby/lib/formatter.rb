@@ -1,0 +1,3 @@
+def format_name(name)
+  name.strip
+end

@@ -1,0 +1,3 @@
+export function formatName(name: string): string {
+  return name.trim();
+}

@@ -1,0 +1,37 @@
+"""Shared test helpers: fixture repositories copied into fresh temporary folders."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPOS = Path(__file__).parent / "code" / "repos"
+
+# No test may touch the network or a user's real data folders.
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+def git_init(path: Path) -> None:
+    """Make ``path`` a git repository with one commit (as the corpora are)."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "fixture"]):
+        subprocess.run(cmd, cwd=path, check=True, env=env, capture_output=True)
+
+
+@pytest.fixture
+def fixture_repo(tmp_path):
+    """``fixture_repo("python")`` -> a fresh git copy of tests/code/repos/python."""
+
+    def make(name: str, git: bool = True) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(REPOS / name, dest)
+        if git:
+            git_init(dest)
+        return dest
+
+    return make
