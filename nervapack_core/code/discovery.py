@@ -198,6 +198,7 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
             result.skipped.append((rel, "broken or looping symlink" if full.is_symlink() else "unreadable"))
             continue
         if not full.is_file():
+            result.skipped.append((rel, "not a regular file"))
             continue
         if parts[-1] in LOCK_FILES:
             result.skipped.append((rel, "generated"))
