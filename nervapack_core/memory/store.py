@@ -1221,9 +1221,9 @@ class MemoryStore:
             return override or rec.get("namespace") or "default"
 
         def body(conn):
-            before = conn.total_changes
+            before = conn.execute("SELECT COUNT(*) FROM mem_nodes").fetchone()[0]
             conn.executemany(_INSERT_NODE.replace("INSERT INTO", "INSERT OR IGNORE INTO"), rows)
-            imported = conn.total_changes - before
+            imported = conn.execute("SELECT COUNT(*) FROM mem_nodes").fetchone()[0] - before
             try:
                 conn.executemany(
                     "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) VALUES (?,?,?,?,?,?,?)",

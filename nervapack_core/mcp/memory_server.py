@@ -1,0 +1,210 @@
+"""``nervapack-memory-mcp``: the memory engine's 17 tools over MCP stdio (official ``mcp`` SDK 2.x).
+
+Add to ``.mcp.json``::
+
+    {"mcpServers": {"nervapack-memory": {"command": "nervapack-memory-mcp"}}}
+
+Options: ``--db PATH`` (else ``NERVAPACK_MEMORY_DB``, the nearest ``.nervapack/memory.db``,
+``~/.nervapack/memory.db``) and ``--namespace NS``. Each tool is a thin layer over
+``nervapack_core.memory.MemoryStore``; a user error comes back as a tool error with a
+clear message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import threading
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..errors import NervapackError
+
+__all__ = ["build_server", "main", "TOOL_NAMES"]
+
+TOOL_NAMES = [
+    "memory_start_session", "memory_store", "memory_recall", "memory_about", "memory_why", "memory_timeline",
+    "memory_end_session", "memory_forget", "memory_verify", "memory_list_sessions", "memory_clear_session",
+    "memory_stats", "memory_for_code", "memory_to_code", "memory_import", "memory_switch_namespace",
+    "memory_verify_staleness",
+]
+
+INSTRUCTIONS = (
+    "Project memory. At the start of a session call memory_start_session('task name') and "
+    "memory_recall('project context', budget_tokens=400) for a briefing; recall a topic before working on it; "
+    "store decisions (with rationale and rejected alternatives), facts, procedures, preferences and outcomes as "
+    "they happen (supersedes=<old id> when something changes); end with memory_end_session('summary')."
+)
+
+
+def build_server(db_path: str | None = None, namespace: str = "default") -> MCPServer:
+    from ..memory import MemoryStore
+
+    server = MCPServer("nervapack-memory", instructions=INSTRUCTIONS, log_level="WARNING")
+    state: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def mem() -> MemoryStore:
+        with lock:
+            if "store" not in state:
+                state["store"] = MemoryStore(db_path, namespace=namespace)
+            return state["store"]
+
+    def ok(value) -> dict[str, Any]:
+        return json.loads(json.dumps(value, default=str))
+
+    def tool(fn):
+        """Register ``fn``; a ``NervapackError`` reaches the client as a tool error with its message."""
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except NervapackError as exc:
+                raise ToolError(str(exc)) from None
+
+        server.add_tool(wrapper, name=fn.__name__)
+        return fn
+
+    @tool
+    def memory_start_session(name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Open a named session (e.g. "JWT refactor"); later stores attach to it. Optional namespace."""
+        m = mem()
+        if namespace:
+            m.switch_namespace(namespace)
+        return ok({"session_id": m.start_session(name), "namespace": m.namespace})
+
+    @tool
+    def memory_store(
+        content: str,
+        kind: str = "fact",
+        entities: list[str] | None = None,
+        confidence: float = 1.0,
+        rationale: str | None = None,
+        alternatives_rejected: list[str] | None = None,
+        supersedes: str | None = None,
+        valid_from: str | None = None,
+        namespace: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        source: str | None = None,
+        expires_at: str | None = None,
+        caused_by: str | None = None,
+    ) -> dict[str, Any]:
+        """Persist a fact, decision, action, outcome, procedure, preference or entity.
+
+        supersedes: id of the memory this replaces (the old one closes at this one's valid_from).
+        valid_from: when it became true (ISO-8601 date or time; default now).
+        """
+        nid = mem().store(content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
+                          alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
+                          namespace=namespace, metadata=metadata, source=source, expires_at=expires_at,
+                          caused_by=caused_by)
+        return ok({"id": nid})
+
+    @tool
+    def memory_recall(query: str, budget_tokens: int = 500, as_of: str | None = None, namespace: str | None = None,
+                      min_confidence: float = 0.0) -> dict[str, Any]:
+        """FTS5 search, graph expansion, scored recall as Markdown that never exceeds budget_tokens.
+
+        as_of: recall what was true at that time (ISO-8601). The Markdown is in "text".
+        """
+        r = mem().recall(query, budget_tokens=budget_tokens, as_of=as_of, namespace=namespace,
+                         min_confidence=min_confidence)
+        return ok(r.to_dict())
+
+    @tool
+    def memory_about(entity: str, namespace: str | None = None) -> dict[str, Any]:
+        """Entity dossier: aliases, current and past memories linked to one entity, code locations."""
+        return ok(mem().about(entity, namespace=namespace))
+
+    @tool
+    def memory_why(node_id: str, namespace: str | None = None) -> dict[str, Any]:
+        """Explain a decision: rationale, rejected alternatives, caused outcomes, supersession history."""
+        return ok(mem().why(node_id, namespace=namespace))
+
+    @tool
+    def memory_timeline(topic: str, namespace: str | None = None) -> dict[str, Any]:
+        """Chronological trace of a topic or entity including superseded versions (oldest first)."""
+        return ok({"topic": topic, "versions": mem().timeline(topic, namespace=namespace)})
+
+    @tool
+    def memory_end_session(summary: str | None = None, namespace: str | None = None) -> dict[str, Any]:
+        """Close the active session with an outcome summary and queue consolidation."""
+        return ok(mem().end_session(summary, namespace=namespace))
+
+    @tool
+    def memory_forget(node_id: str | None = None, entity: str | None = None, purge: bool = False,
+                      namespace: str | None = None) -> dict[str, Any]:
+        """Tombstone (soft) or, with purge=true, hard-delete a memory or an entity and what is about it."""
+        return ok(mem().forget(node_id, entity=entity, purge=purge, namespace=namespace))
+
+    @tool
+    def memory_verify(node_id: str, verdict: str = "confirm", namespace: str | None = None) -> dict[str, Any]:
+        """verdict "confirm": confidence +0.1; "refute": close the memory now and halve its confidence."""
+        return ok(mem().verify(node_id, verdict, namespace=namespace))
+
+    @tool
+    def memory_list_sessions(namespace: str | None = None) -> dict[str, Any]:
+        """List sessions with node counts."""
+        return ok({"sessions": mem().list_sessions(namespace=namespace)})
+
+    @tool
+    def memory_clear_session(session_id: str, namespace: str | None = None) -> dict[str, Any]:
+        """Delete a session and every memory recorded in it."""
+        return ok(mem().clear_session(session_id, namespace=namespace))
+
+    @tool
+    def memory_stats(namespace: str | None = None) -> dict[str, Any]:
+        """Node counts, database size, top entities by degree."""
+        return ok(mem().stats(namespace=namespace))
+
+    @tool
+    def memory_for_code(file_path: str, line: int | None = None, namespace: str | None = None) -> dict[str, Any]:
+        """Memories that touch a source file (optionally the definition at a line)."""
+        return ok({"file": file_path, "memories": mem().for_code(file_path, line, namespace=namespace)})
+
+    @tool
+    def memory_to_code(node_id: str, namespace: str | None = None) -> dict[str, Any]:
+        """Code locations (file, line range, kind) a memory touches."""
+        return ok({"node_id": node_id, "locations": mem().to_code(node_id, namespace=namespace)})
+
+    @tool
+    def memory_import(nodes: list[dict[str, Any]] | str, namespace: str | None = None) -> dict[str, Any]:
+        """Bulk-seed memory from a JSON array of node specs ({"content", "kind", "entities", ...}) or an export."""
+        return ok(mem().import_nodes(nodes, namespace=namespace))
+
+    @tool
+    def memory_switch_namespace(namespace: str) -> dict[str, Any]:
+        """Switch the active namespace (resets the session; all writes go to the new namespace)."""
+        return ok({"namespace": mem().switch_namespace(namespace)})
+
+    @tool
+    def memory_verify_staleness(namespace: str | None = None) -> dict[str, Any]:
+        """Scan TOUCHES links; flag memories whose source file changed since they were stored."""
+        return ok(mem().verify_staleness(namespace=namespace))
+
+    return server
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="nervapack-memory-mcp", description="NervaPack memory MCP server (stdio).")
+    parser.add_argument("--db", default=None, help="memory database path")
+    parser.add_argument("--namespace", default="default", help="namespace to start in")
+    args = parser.parse_args(argv)
+    try:
+        server = build_server(args.db, args.namespace)
+        server.run("stdio")
+    except NervapackError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
