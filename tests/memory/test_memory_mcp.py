@@ -1,0 +1,79 @@
+"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 17 tools via the SDK client."""
+
+import json
+import sys
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from nervapack_core.mcp.memory_server import TOOL_NAMES
+
+
+def _data(result):
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+def test_mcp_round_trip_all_tools(tmp_path, make_graph):
+    ws = tmp_path / ".nervapack"
+    ws.mkdir()
+    make_graph(ws / "graph.db",
+               nodes=[("n1", "class", "AuthService", "AuthService", "src/auth.py", 1, 50, "python")],
+               files=[("src/auth.py", "sha1", 1.0, "python")])
+    db = ws / "memory.db"
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "nervapack_core.mcp.memory_server", "--db", str(db)],
+                                   cwd=str(tmp_path), env={"HOME": str(tmp_path)})
+    called = set()
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=60) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 17
+
+            async def call(tool, **args):
+                called.add(tool)
+                return _data(await client.call_tool(tool, args))
+
+            sid = (await call("memory_start_session", name="JWT refactor"))["session_id"]
+            d1 = (await call("memory_store", content="Chose session cookies for auth", kind="decision",
+                             entities=["AuthService"], valid_from="2026-01-01", rationale="simple",
+                             alternatives_rejected=["JWT"]))["id"]
+            d2 = (await call("memory_store", content="Chose JWT for auth", kind="decision", supersedes=d1,
+                             valid_from="2026-06-01", entities=["auth_service"]))["id"]
+            now = await call("memory_recall", query="auth mechanism", budget_tokens=400)
+            assert d2 in now["text"] and d1 not in now["text"] and now["tokens"] <= 400
+            past = await call("memory_recall", query="auth mechanism", as_of="2026-03-15")
+            assert [i["id"] for i in past["items"] if i["kind"] == "decision"] == [d1]
+            tl = (await call("memory_timeline", topic="auth"))["versions"]
+            assert [v["id"] for v in tl] == [d1, d2] and tl[0]["superseded_by"] == d2
+            assert {n["id"] for n in (await call("memory_about", entity="auth-service"))["current"]} == {d2}
+            assert (await call("memory_why", node_id=d1))["alternatives_rejected"] == ["JWT"]
+            assert (await call("memory_verify", node_id=d2, verdict="confirm"))["confidence"] == 1.0
+            assert (await call("memory_for_code", file_path="src/auth.py"))["memories"]
+            assert (await call("memory_to_code", node_id=d2))["locations"][0]["file"] == "src/auth.py"
+            assert (await call("memory_verify_staleness"))["stale"] == []
+            imp = await call("memory_import", nodes=[{"content": "Deploy via GitHub Actions", "kind": "procedure"}])
+            assert len(imp["ids"]) == 1
+            stats = await call("memory_stats")
+            assert stats["nodes"]["decision"] == 2 and stats["nodes"]["procedure"] == 1
+            assert (await call("memory_end_session", summary="moved to JWT"))["session_id"] == sid
+            sessions = (await call("memory_list_sessions"))["sessions"]
+            assert sessions[0]["id"] == sid and sessions[0]["nodes"] >= 3
+            assert (await call("memory_forget", node_id=imp["ids"][0]))["ids"] == imp["ids"]
+            assert (await call("memory_switch_namespace", namespace="other"))["namespace"] == "other"
+            assert (await call("memory_recall", query="auth"))["items"] == []
+            s2 = (await call("memory_start_session", name="scratch"))["session_id"]
+            await call("memory_store", content="scratch note", kind="fact")
+            assert (await call("memory_clear_session", session_id=s2))["deleted_nodes"] == 1
+            # user errors come back as tool errors with the message
+            bad = await client.call_tool("memory_recall", {"query": "x", "budget_tokens": 0})
+            assert bad.is_error and "budget_tokens must be at least 1" in bad.content[0].text
+            bad = await client.call_tool("memory_store", {"content": "x", "kind": "opinion"})
+            assert bad.is_error and "unknown node kind" in bad.content[0].text
+
+    anyio.run(scenario)
+    assert called == set(TOOL_NAMES)
