@@ -1,0 +1,46 @@
+"""NervaPack dashboard: ``nervapack serve`` runs this file with Streamlit.
+
+The pages live in ``pages/`` (presentation only); everything they show is read by
+``nervapack_core.dashboard``.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from nervapack_core import __version__
+from nervapack_core.dashboard.data import resolve_sources
+
+st.set_page_config(page_title="NervaPack", page_icon=":material/hub:", layout="wide")
+
+_PAGES = Path(__file__).resolve().parent / "pages"
+
+
+def _page(file: str, title: str, icon: str, url_path: str, **kw) -> st.Page:
+    return st.Page(_PAGES / file, title=title, icon=icon, url_path=url_path, **kw)
+
+
+navigation = st.navigation({
+    "Code graph": [
+        _page("overview.py", "Overview", ":material/dashboard:", "overview", default=True),
+        _page("analytics.py", "Analytics", ":material/analytics:", "analytics"),
+        _page("query_history.py", "Query History", ":material/query_stats:", "queries"),
+        _page("graph_explorer.py", "Graph Explorer", ":material/travel_explore:", "explorer"),
+        _page("communities.py", "Communities", ":material/bubble_chart:", "communities"),
+    ],
+    "Memory": [
+        _page("decisions.py", "Decisions", ":material/gavel:", "decisions"),
+        _page("memory_timeline.py", "Memory Timeline", ":material/timeline:", "timeline"),
+        _page("namespaces.py", "Namespaces", ":material/view_column:", "namespaces"),
+    ],
+})
+
+_src = resolve_sources()
+with st.sidebar:
+    if _src.demo:
+        st.caption(":material/science: Demo workspace")
+    st.caption("Workspace")
+    st.text(str(_src.root) if _src.root else "none found (run `nervapack ingest .`)")
+    st.caption(f"NervaPack Core {__version__}")
+
+navigation.run()

@@ -1,0 +1,640 @@
+"""Everything the dashboard pages show, read from the workspace's files.
+
+This module never imports Streamlit (``cache`` wraps it for the pages), nor chromadb or
+tree-sitter. The code graph is read through read-only SQLite connections, so the
+dashboard never waits on, or blocks, a running ingest. Every function that could face a
+large table aggregates or pages in SQL (``GROUP BY``, ``LIMIT``/``OFFSET``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+import sqlite3
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from ..workspace import find_workspace
+from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
+
+__all__ = [
+    "Sources", "resolve_sources", "graph_marker", "history_marker", "memory_file_marker",
+    "overview", "health_now", "analytics", "search_nodes", "node_detail", "neighbours", "read_code",
+    "communities_overview", "community_detail", "load_history", "history_summary",
+    "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
+    "sample_versions", "md_escape",
+]
+
+MAX_CODE_LINES = 400
+
+
+# ---------------------------------------------------------------------------- where
+@dataclass(frozen=True)
+class Sources:
+    """The files one dashboard shows. Any of them may be missing (empty states)."""
+
+    root: Path | None
+    memory_db: Path | None
+    demo: bool = False
+
+    @property
+    def graph_db(self) -> Path | None:
+        return self.root / ".nervapack" / "graph.db" if self.root else None
+
+    @property
+    def history_file(self) -> Path | None:
+        return self.root / ".nervapack" / "query_history.jsonl" if self.root else None
+
+    @property
+    def has_graph(self) -> bool:
+        return bool(self.graph_db and self.graph_db.is_file())
+
+    @property
+    def has_memory(self) -> bool:
+        return bool(self.memory_db and self.memory_db.is_file())
+
+    @property
+    def has_history(self) -> bool:
+        return bool(self.history_file and self.history_file.is_file())
+
+
+def resolve_sources(environ=None) -> Sources:
+    """The workspace ``nervapack serve`` passed (``NERVAPACK_DASHBOARD_ROOT``), else the
+    nearest one; memory from ``NERVAPACK_DASHBOARD_MEMORY_DB``, ``NERVAPACK_MEMORY_DB``,
+    then the workspace's ``.nervapack/memory.db``."""
+    env = os.environ if environ is None else environ
+    demo = env.get(DEMO_ENV, "") not in ("", "0", "false")
+    root_text = env.get(ROOT_ENV)
+    if root_text:
+        root = Path(root_text).expanduser().resolve()
+    else:
+        ws = find_workspace()
+        root = ws.root if ws else None
+    mem_text = env.get(MEMORY_ENV) or env.get("NERVAPACK_MEMORY_DB")
+    if mem_text:
+        memory = Path(mem_text).expanduser()
+    else:
+        memory = root / ".nervapack" / "memory.db" if root else None
+    return Sources(root=root, memory_db=memory, demo=demo)
+
+
+# ---------------------------------------------------------------------------- sqlite
+@contextmanager
+def _ro(path: Path):
+    """A read-only connection (falls back to read-write when the WAL files cannot be made)."""
+    uri = f"file:{quote(str(path))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(str(path), timeout=10, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout=10000")
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _stat_key(path: Path) -> tuple:
+    st = path.stat()
+    return (st.st_dev, st.st_ino)
+
+
+def graph_marker(graph_db: Path | None) -> tuple | None:
+    """Changes when an ingest commits or its snapshots (communities, health) are refreshed."""
+    if not graph_db or not graph_db.is_file():
+        return None
+    try:
+        with _ro(graph_db) as conn:
+            run = conn.execute("SELECT max(id), max(finished_at) FROM ingest_runs").fetchone()
+            snap = conn.execute(
+                "SELECT json_extract(value, '$.at') FROM meta WHERE key='health_snapshot'").fetchone()
+            return (*_stat_key(graph_db), run[0], run[1], snap[0] if snap else None)
+    except sqlite3.DatabaseError as exc:
+        return ("error", str(exc))
+
+
+def history_marker(path: Path | None) -> tuple | None:
+    if not path or not path.is_file():
+        return None
+    st = path.stat()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def memory_file_marker(path: Path | None) -> tuple | None:
+    """Identifies the memory database file itself (a replaced file gets a new store)."""
+    if not path or not path.is_file():
+        return None
+    return _stat_key(path)
+
+
+class GraphUnreadable(Exception):
+    pass
+
+
+@contextmanager
+def graph(graph_db: Path):
+    try:
+        with _ro(graph_db) as conn:
+            conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()
+            yield conn
+    except sqlite3.DatabaseError as exc:
+        raise GraphUnreadable(
+            f"{graph_db} is not a readable code graph ({exc}). Run `nervapack ingest --rebuild`.") from None
+
+
+# ---------------------------------------------------------------------------- overview
+def _rows(cur) -> list[dict]:
+    return [dict(r) for r in cur.fetchall()]
+
+
+def overview(graph_db: Path) -> dict:
+    """Counts, languages, most connected files, ingest history and the stored health snapshot."""
+    from ..code.analytics import language_stats, top_files
+
+    with graph(graph_db) as conn:
+        node_kinds = dict(conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind").fetchall())
+        edge_kinds = dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall())
+        files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        lines = conn.execute("SELECT coalesce(sum(lines), 0) FROM files").fetchone()[0]
+        skipped = conn.execute("SELECT count(*) FROM skipped").fetchone()[0]
+        runs = _rows(conn.execute(
+            "SELECT id, started_at, finished_at, git_commit, files, nodes, edges, changed_files "
+            "FROM ingest_runs ORDER BY id"))
+        meta = {r[0]: json.loads(r[1]) for r in conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('health_snapshot', 'root', 'is_git')")}
+        return {
+            "nodes": sum(node_kinds.values()), "edges": sum(edge_kinds.values()), "files": files,
+            "lines": lines, "skipped": skipped, "node_kinds": node_kinds, "edge_kinds": edge_kinds,
+            "runs": runs, "snapshot": meta.get("health_snapshot"), "indexed_root": meta.get("root"),
+            "is_git": meta.get("is_git"), "languages": language_stats(conn), "top_files": top_files(conn, 15),
+        }
+
+
+def health_now(graph_db: Path, root: Path | None) -> dict:
+    """The health score with freshness measured against the working tree now."""
+    from ..code.analytics import changed_since_ingest, health
+
+    with graph(graph_db) as conn:
+        changes = None
+        if root is not None and root.is_dir():
+            try:
+                changes = changed_since_ingest(conn, root)
+            except OSError:
+                changes = None
+        report = health(conn, root=None, changes=changes)
+        out = report.as_dict()
+        out["changes"] = changes
+        return out
+
+
+# ---------------------------------------------------------------------------- analytics
+def analytics(graph_db: Path, top: int = 20) -> dict:
+    from ..code.analytics import import_cycles, import_graph
+
+    with graph(graph_db) as conn:
+        node_kinds = _rows(conn.execute("SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
+        edge_kinds = _rows(conn.execute(
+            "SELECT kind, count(*) AS count, round(avg(confidence), 3) AS mean_confidence FROM edges "
+            "GROUP BY kind ORDER BY count DESC"))
+        # degree of classes and functions over the relations that cross definitions (not DEFINES)
+        conn.execute("""CREATE TEMP TABLE IF NOT EXISTS deg AS
+            SELECT node, count(*) AS degree FROM (
+                SELECT source AS node FROM edges WHERE kind != 'DEFINES'
+                UNION ALL SELECT target FROM edges WHERE kind != 'DEFINES') GROUP BY node""")
+        definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
+        hist = _rows(conn.execute(
+            "SELECT d.degree AS degree, count(*) AS nodes FROM deg d JOIN nodes n ON n.id = d.node "
+            "WHERE n.kind IN ('class', 'function') GROUP BY d.degree ORDER BY d.degree"))
+        connected = sum(h["nodes"] for h in hist)
+        if definitions - connected > 0:
+            hist.insert(0, {"degree": 0, "nodes": definitions - connected})
+        most = _rows(conn.execute(
+            "SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line, d.degree FROM deg d "
+            "JOIN nodes n ON n.id = d.node WHERE n.kind IN ('class', 'function') "
+            "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
+        conn.execute("DROP TABLE deg")
+        g = import_graph(conn)
+        cycles = import_cycles(conn, g)
+        fan_in = sorted(((f, g.in_degree(f)) for f in g.nodes if g.in_degree(f)), key=lambda kv: (-kv[1], kv[0]))
+        fan_out = sorted(((f, g.out_degree(f)) for f in g.nodes if g.out_degree(f)), key=lambda kv: (-kv[1], kv[0]))
+        code_files = conn.execute(
+            "SELECT count(*) FROM files WHERE language NOT IN ('markdown', 'rst', 'text', 'json', 'yaml', 'toml')"
+        ).fetchone()[0]
+        import_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind='import'").fetchone()[0]
+        skipped = _rows(conn.execute("SELECT reason, count(*) AS files FROM skipped GROUP BY reason ORDER BY files DESC"))
+        return {
+            "node_kinds": node_kinds, "edge_kinds": edge_kinds, "degree_histogram": hist,
+            "definitions": definitions, "most_connected": most,
+            "import_edges": g.number_of_edges(), "import_statements": import_nodes,
+            "files_in_imports": sum(1 for f in g.nodes if g.degree(f)), "code_files": code_files,
+            "fan_in": [{"file": f, "imported_by": n} for f, n in fan_in[:top]],
+            "fan_out": [{"file": f, "imports": n} for f, n in fan_out[:top]],
+            "cycles": cycles, "skipped": skipped,
+        }
+
+
+# ---------------------------------------------------------------------------- explorer
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _fts_query(text: str, any_word: bool = False) -> str | None:
+    words = _WORD.findall(text or "")
+    if not words:
+        return None
+    terms = [f'"{w}"*' for w in words[:12]]  # quoted: no user text is FTS syntax
+    return (" OR " if any_word else " AND ").join(terms)
+
+
+def search_nodes(graph_db: Path, query: str, kinds: list[str] | None = None, limit: int = 50) -> list[dict]:
+    """Definitions and doc sections matching ``query`` (FTS5 over names and text), best first."""
+    limit = max(1, min(int(limit), 500))
+    kind_sql, kind_args = "", []
+    if kinds:
+        kind_sql = f" AND n.kind IN ({','.join('?' * len(kinds))})"
+        kind_args = list(kinds)
+    cols = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
+    with graph(graph_db) as conn:
+        for any_word in (False, True):
+            match = _fts_query(query, any_word)
+            if not match:
+                return []
+            try:
+                rows = conn.execute(
+                    f"SELECT {cols} FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
+                    f"WHERE nodes_fts MATCH ?{kind_sql} ORDER BY bm25(nodes_fts, 5.0, 1.0), n.rowid LIMIT ?",
+                    (match, *kind_args, limit)).fetchall()
+            except sqlite3.OperationalError:
+                rows = []
+            if rows:
+                return [dict(r) for r in rows]
+        like = f"%{query.strip()}%"
+        return _rows(conn.execute(
+            f"SELECT {cols} FROM nodes n WHERE (n.qualified_name LIKE ? OR n.file LIKE ?){kind_sql} "
+            "ORDER BY n.file, n.start_line LIMIT ?", (like, like, *kind_args, limit)))
+
+
+def node_detail(graph_db: Path, node_id: str) -> dict | None:
+    with graph(graph_db) as conn:
+        row = conn.execute(
+            "SELECT id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
+            "subkind, parent_id, substr(text, 1, 20000) AS text FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        if row is None:
+            return None
+        d = dict(row)
+        c = conn.execute("SELECT community FROM communities WHERE node_id = ?", (node_id,)).fetchone()
+        d["community"] = c[0] if c else None
+        d["degree"] = conn.execute(
+            "SELECT (SELECT count(*) FROM edges WHERE source = ?) + (SELECT count(*) FROM edges WHERE target = ?)",
+            (node_id, node_id)).fetchone()[0]
+        return d
+
+
+def neighbours(graph_db: Path, node_id: str, limit: int = 200) -> list[dict]:
+    """Edges in and out of one node with the other end described, strongest first."""
+    with graph(graph_db) as conn:
+        return _rows(conn.execute(
+            """SELECT * FROM (
+                 SELECT 'out' AS direction, e.kind, e.confidence, e.evidence, n.id, n.kind AS node_kind,
+                        n.qualified_name, n.file, n.start_line
+                 FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source = ?
+                 UNION ALL
+                 SELECT 'in', e.kind, e.confidence, e.evidence, n.id, n.kind, n.qualified_name, n.file, n.start_line
+                 FROM edges e JOIN nodes n ON n.id = e.source WHERE e.target = ?)
+               ORDER BY kind, direction, file, start_line LIMIT ?""", (node_id, node_id, int(limit))))
+
+
+def read_code(root: Path | None, file: str, start: int | None, end: int | None,
+              max_lines: int = MAX_CODE_LINES) -> tuple[str | None, str]:
+    """The node's lines from the working tree: ``(code, note)``; ``code`` is None when unreadable."""
+    if root is None:
+        return None, "No repository root is known."
+    base = root.resolve()
+    path = (base / file).resolve()
+    if base != path and base not in path.parents:
+        return None, f"{file} is outside the repository."
+    if not path.is_file():
+        return None, f"{file} is no longer in the working tree (run `nervapack ingest` to refresh)."
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        return None, f"Cannot read {file}: {exc}"
+    s = max(1, start or 1)
+    e = min(len(lines), end or len(lines))
+    note = f"{file}, lines {s}-{e}"
+    if e - s + 1 > max_lines:
+        e = s + max_lines - 1
+        note += f" (first {max_lines} lines shown)"
+    return "\n".join(lines[s - 1:e]), note
+
+
+# ---------------------------------------------------------------------------- communities
+def _community_labels(conn) -> dict[int, dict]:
+    """Per community: size, files, the folder most of its nodes live in, node kinds."""
+    out: dict[int, dict] = {}
+    for r in conn.execute(
+            "SELECT c.community, n.file, n.kind, count(*) AS k FROM communities c JOIN nodes n ON n.id = c.node_id "
+            "GROUP BY c.community, n.file, n.kind"):
+        d = out.setdefault(r[0], {"community": r[0], "size": 0, "files": Counter(), "kinds": Counter()})
+        d["size"] += r[3]
+        d["files"][r[1]] += r[3]
+        d["kinds"][r[2]] += r[3]
+    for d in out.values():
+        folders = Counter()
+        for f, k in d["files"].items():
+            folders[f.rsplit("/", 1)[0] if "/" in f else "."] += k
+        top_file, _ = max(d["files"].items(), key=lambda kv: (kv[1], kv[0]))
+        folder, _ = max(folders.items(), key=lambda kv: (kv[1], kv[0]))
+        d["top_file"] = top_file
+        d["folder"] = folder
+        d["n_files"] = len(d["files"])
+        d["label"] = top_file if len(d["files"]) == 1 else f"{folder}/ ({top_file.rsplit('/', 1)[-1]}…)"
+        d["files"] = d["files"].most_common(10)
+        d["kinds"] = dict(d["kinds"])
+    return out
+
+
+def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
+    """A community-level map: one bubble per community (the largest ``max_shown``, the rest
+    folded into one "other" bubble), links weighted by the edges between communities."""
+    import networkx as nx
+
+    with graph(graph_db) as conn:
+        info = _community_labels(conn)
+        if not info:
+            return {"communities": [], "links": [], "total": 0, "assigned": 0, "shown": 0}
+        order = sorted(info, key=lambda c: (-info[c]["size"], c))
+        shown = set(order[:max_shown])
+        links = Counter()
+        for a, b, k in conn.execute(
+                "SELECT ca.community, cb.community, count(*) FROM edges e "
+                "JOIN communities ca ON ca.node_id = e.source JOIN communities cb ON cb.node_id = e.target "
+                "WHERE ca.community != cb.community GROUP BY 1, 2"):
+            a = a if a in shown else -1
+            b = b if b in shown else -1
+            if a != b:
+                links[tuple(sorted((a, b)))] += k
+        total_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('file','class','function')").fetchone()[0]
+    rows = [dict(info[c], other=False) for c in order[:max_shown]]
+    rest = order[max_shown:]
+    if rest:
+        rows.append({"community": -1, "size": sum(info[c]["size"] for c in rest), "n_files": None,
+                     "label": f"{len(rest)} smaller communities", "top_file": "", "folder": "", "kinds": {},
+                     "files": [], "other": True})
+    g = nx.Graph()
+    g.add_nodes_from(r["community"] for r in rows)
+    for (a, b), k in links.items():
+        g.add_edge(a, b, weight=math.log1p(k))
+    pos = nx.spring_layout(g, seed=42, weight="weight", k=1.5 / math.sqrt(max(1, len(rows))))
+    for r in rows:
+        r["x"], r["y"] = (float(v) for v in pos[r["community"]])
+    return {
+        "communities": rows,
+        "links": [{"a": a, "b": b, "edges": k} for (a, b), k in sorted(links.items(), key=lambda kv: -kv[1])],
+        "total": len(order), "assigned": sum(info[c]["size"] for c in order), "shown": min(len(order), max_shown),
+        "graph_nodes": total_nodes,
+        "all_sizes": [info[c]["size"] for c in order],
+    }
+
+
+def community_detail(graph_db: Path, community: int, limit: int = 120) -> dict:
+    """One community: its best-connected members (at most ``limit``) and the edges among them."""
+    with graph(graph_db) as conn:
+        size = conn.execute("SELECT count(*) FROM communities WHERE community = ?", (community,)).fetchone()[0]
+        files = _rows(conn.execute(
+            "SELECT n.file, count(*) AS nodes FROM communities c JOIN nodes n ON n.id = c.node_id "
+            "WHERE c.community = ? GROUP BY n.file ORDER BY nodes DESC, n.file", (community,)))
+        members = _rows(conn.execute(
+            """SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line,
+                      (SELECT count(*) FROM edges e WHERE e.source = n.id) +
+                      (SELECT count(*) FROM edges e WHERE e.target = n.id) AS degree
+               FROM communities c JOIN nodes n ON n.id = c.node_id WHERE c.community = ?
+               ORDER BY degree DESC, n.file, n.qualified_name LIMIT ?""", (community, int(limit))))
+        ids = [m["id"] for m in members]
+        edges = []
+        if ids:
+            marks = ",".join("?" * len(ids))
+            edges = _rows(conn.execute(
+                f"SELECT source, target, kind FROM edges WHERE source IN ({marks}) AND target IN ({marks})",
+                (*ids, *ids)))
+        outside = _rows(conn.execute(
+            """SELECT cb.community AS community, count(*) AS edges FROM communities ca
+               JOIN edges e ON e.source = ca.node_id JOIN communities cb ON cb.node_id = e.target
+               WHERE ca.community = ? AND cb.community != ? GROUP BY cb.community ORDER BY edges DESC LIMIT 10""",
+            (community, community)))
+    return {"community": community, "size": size, "files": files, "members": members, "edges": edges,
+            "neighbours": outside}
+
+
+def layout(nodes: list[str], edges: list[tuple[str, str]], seed: int = 42) -> dict[str, tuple[float, float]]:
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from((a, b) for a, b in edges if a != b)
+    return {k: (float(v[0]), float(v[1])) for k, v in nx.spring_layout(g, seed=seed).items()}
+
+
+# ---------------------------------------------------------------------------- query history
+def _read_history_jsonl(path: Path, limit: int | None = None) -> list[dict]:
+    out = []
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and rec.get("query") is not None:
+                out.append(rec)
+    return out[-limit:] if limit else out
+
+
+def load_history(path: Path, limit: int | None = None) -> list[dict]:
+    """Query records, oldest first (``nervapack_core.history`` when present); malformed
+    lines are skipped silently here (the CLI warns about them)."""
+    import warnings
+
+    try:
+        from ..history import read_history
+    except ImportError:
+        return _read_history_jsonl(path, limit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return read_history(path, limit=limit)
+
+
+def _num(v, default=0.0) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return default
+    return f if math.isfinite(f) else default
+
+
+def history_frame(records: list[dict]):
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        rows.append({
+            "timestamp": pd.to_datetime(r.get("timestamp"), utc=True, errors="coerce"),
+            "query": str(r.get("query", "")), "source": str(r.get("source", "")),
+            "nodes": int(_num(r.get("nodes"))), "files": int(_num(r.get("files"))),
+            "tokens": int(_num(r.get("tokens"))), "naive_tokens": int(_num(r.get("naive_tokens"))),
+            "savings_pct": _num(r.get("savings_pct")), "latency_ms": _num(r.get("latency_ms")),
+            "budget": r.get("budget"),
+            "top_files": ", ".join(str(f) for f in (r.get("top_files") or [])[:5]),
+        })
+    return pd.DataFrame(rows, columns=["timestamp", "query", "source", "nodes", "files", "tokens", "naive_tokens",
+                                       "savings_pct", "latency_ms", "budget", "top_files"])
+
+
+def history_summary(records: list[dict]) -> dict:
+    try:
+        from ..history import history_stats
+    except ImportError:
+        history_stats = None
+    stats = dict(history_stats(records)) if history_stats is not None else _history_stats(records)
+    cost = stats.get("cost_saved_usd")
+    stats["cost_by_model"] = dict(cost) if isinstance(cost, dict) else {"Claude Sonnet": _num(cost)}
+    return stats
+
+
+_STOP = set("a an and are as at be by can do does for from how i in is it of on or the this to what when where "
+            "which who why with".split())
+
+
+def _history_stats(records: list[dict]) -> dict:
+    """Stand-in for ``nervapack_core.history.history_stats`` (same keys)."""
+    n = len(records)
+    saved = sum(max(0, int(_num(r.get("naive_tokens"))) - int(_num(r.get("tokens")))) for r in records)
+    lat = sorted(_num(r.get("latency_ms")) for r in records)
+    words = Counter(w for r in records for w in re.findall(r"[a-z][a-z0-9_]+", str(r.get("query", "")).lower())
+                    if w not in _STOP)
+
+    def pct(p):
+        if not lat:
+            return 0.0
+        k = max(0, min(len(lat) - 1, math.ceil(p / 100 * len(lat)) - 1))
+        return lat[k]
+
+    return {
+        "total_queries": n,
+        "avg_savings_pct": sum(_num(r.get("savings_pct")) for r in records) / n if n else 0.0,
+        "total_tokens_saved": saved,
+        "cost_saved_usd": {"GPT-4o": saved / 1_000_000 * 2.5, "Claude Sonnet": saved / 1_000_000 * 3.0},
+        "top_keywords": words.most_common(15),
+        "p50_latency_ms": pct(50), "p95_latency_ms": pct(95),
+    }
+
+
+# ---------------------------------------------------------------------------- memory
+# The memory pages use ``MemoryStore``'s API; the few aggregate and paged reads it has no
+# call for (a namespace's nodes page by page, activity per day, entities by version
+# count) are plain read-only SELECTs over its tables here.
+def memory_entities(memory_db: Path, namespace: str, limit: int = 200) -> list[dict]:
+    """Entities with the most memories about them (for the timeline picker)."""
+    with _ro(memory_db) as conn:
+        return _rows(conn.execute(
+            """SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
+               JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
+               WHERE e.namespace = ? AND e.kind = 'entity' AND e.tombstoned = 0
+               GROUP BY e.id ORDER BY versions DESC, e.content LIMIT ?""", (namespace, int(limit))))
+
+
+_PAGE_COLS = ("id, kind, content, confidence, valid_from, valid_until, superseded_by, session_id, tombstoned, "
+              "recorded_at")
+
+
+def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None = None, text: str = "",
+                   current_only: bool = False, page: int = 0, page_size: int = 50) -> dict:
+    """One page of a namespace's nodes, newest first (``LIMIT``/``OFFSET``), and the match count."""
+    where, args = ["namespace = ?", "kind != 'session'"], [namespace]
+    if kinds:
+        where.append(f"kind IN ({','.join('?' * len(kinds))})")
+        args += list(kinds)
+    if current_only:
+        where.append("tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL")
+    if text.strip():
+        where.append("content LIKE ? ESCAPE '\\'")
+        args.append("%" + re.sub(r"([%_\\])", r"\\\1", text.strip()) + "%")
+    page_size = max(1, min(int(page_size), 500))
+    sql_where = " AND ".join(where)
+    with _ro(memory_db) as conn:
+        total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {sql_where}", args).fetchone()[0]
+        pages = max(1, math.ceil(total / page_size))
+        page = max(0, min(int(page), pages - 1))
+        rows = _rows(conn.execute(
+            f"SELECT {_PAGE_COLS} FROM mem_nodes WHERE {sql_where} ORDER BY rid DESC LIMIT ? OFFSET ?",
+            (*args, page_size, page * page_size)))
+    return {"total": total, "page": page, "pages": pages, "page_size": page_size, "rows": rows}
+
+
+def namespace_activity(memory_db: Path, namespace: str) -> list[dict]:
+    """Memories recorded per day and kind (an aggregate: the chart stays small at any size)."""
+    with _ro(memory_db) as conn:
+        return _rows(conn.execute(
+            "SELECT substr(valid_from, 1, 10) AS day, kind, count(*) AS nodes FROM mem_nodes "
+            "WHERE namespace = ? AND kind NOT IN ('session', 'entity') AND tombstoned = 0 "
+            "GROUP BY day, kind ORDER BY day", (namespace,)))
+
+
+def sample_versions(versions: list[dict], around: int, max_shown: int = 200) -> list[int]:
+    """Indices of at most ``max_shown`` versions to draw: a window around ``around`` plus an
+    even sample of the rest, always including the first, the last and every current one."""
+    n = len(versions)
+    if n <= max_shown:
+        return list(range(n))
+    half = max_shown // 4
+    keep = set(range(max(0, around - half), min(n, around + half + 1)))
+    keep.update((0, n - 1))
+    keep.update(i for i, v in enumerate(versions) if v.get("current"))
+    budget = max_shown - len(keep)
+    if budget > 0:
+        step = n / budget
+        keep.update(min(n - 1, int(i * step)) for i in range(budget))
+    return sorted(keep)[: max(max_shown, len(keep))]
+
+
+def as_of_version(versions: list[dict], instant: str) -> list[dict]:
+    """The versions valid at ``instant`` (ISO-8601; ``valid_from <= t < valid_until``)."""
+    return [v for v in versions if not v.get("tombstoned") and v["valid_from"] <= instant
+            and (v.get("valid_until") is None or instant < v["valid_until"])]
+
+
+def version_diff(old: dict, new: dict) -> str:
+    """A unified diff of two versions' content, rationale and rejected alternatives."""
+    def lines(v):
+        out = [f"content: {v.get('content', '')}"]
+        if v.get("rationale"):
+            out.append(f"rationale: {v['rationale']}")
+        for alt in v.get("alternatives_rejected") or []:
+            out.append(f"rejected: {alt}")
+        out.append(f"confidence: {v.get('confidence')}")
+        out.append(f"valid: {v.get('valid_from')} .. {v.get('valid_until') or 'now'}")
+        return out
+
+    return "\n".join(difflib.unified_diff(lines(old), lines(new), fromfile=old.get("id", "old"),
+                                          tofile=new.get("id", "new"), lineterm=""))
+
+
+# ---------------------------------------------------------------------------- text
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&=\"'])")
+
+
+def md_escape(text) -> str:
+    """``text`` safe to place inside Markdown: every punctuation mark that Markdown, HTML,
+    LaTeX or Streamlit's ``:icon:``/``:color[...]`` directives read is backslash-escaped."""
+    s = "" if text is None else str(text)
+    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", " ")

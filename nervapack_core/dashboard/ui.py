@@ -1,0 +1,95 @@
+"""Small presentation helpers shared by the pages (imports Streamlit; pages only)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from . import data
+from .data import md_escape
+
+__all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
+           "md_escape", "fmt_int", "page_controls", "param"]
+
+PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
+
+
+def header(title: str, caption: str, src: data.Sources) -> None:
+    st.title(title)
+    st.caption(caption)
+    if src.demo:
+        st.info("This is the **demo workspace**: NervaPack Core's own source and a sample decision memory. "
+                "Run `nervapack ingest .` in your repository, then `nervapack serve` there to see your own.",
+                icon=":material/science:")
+
+
+def require_graph(src: data.Sources) -> None:
+    """Stops the page with what to run when there is no code graph."""
+    if src.has_graph:
+        return
+    where = f" in `{md_escape(src.root)}`" if src.root else " at the root of your repository"
+    st.info(f"**No code graph yet.** Run `nervapack ingest .`{where}, then refresh this page.",
+            icon=":material/account_tree:")
+    st.stop()
+
+
+def require_memory(src: data.Sources) -> None:
+    if src.has_memory:
+        return
+    where = f"`{md_escape(src.memory_db)}`" if src.memory_db else "this workspace"
+    st.info(f"**No memory yet** ({where} does not exist). Store a first decision with "
+            "`nervapack memory store \"Chose X over Y\" --kind decision`, or from Python with "
+            "`MemoryStore().store(...)`, then refresh this page.", icon=":material/psychology:")
+    st.stop()
+
+
+def require_history(src: data.Sources) -> None:
+    if src.has_history:
+        return
+    st.info("**No queries yet.** Ask the code graph a question with `nervapack query \"how does X work\"`; "
+            "every query is recorded in `.nervapack/query_history.jsonl` and shows up here.",
+            icon=":material/query_stats:")
+    st.stop()
+
+
+def graph_error(exc: Exception) -> None:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+
+
+def param(name: str, default=None):
+    """A query parameter (deep link), or ``default``."""
+    value = st.query_params.get(name)
+    return value if value not in (None, "") else default
+
+
+def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "namespace", label: str = "Namespace"):
+    """A namespace select box bound to the ``namespace`` query parameter (deep links)."""
+    if not namespaces:
+        return None
+    wanted = param("namespace")
+    index = namespaces.index(wanted) if wanted in namespaces else (
+        namespaces.index("default") if "default" in namespaces else 0)
+    ns = st.selectbox(label, namespaces, index=index, key=key)
+    if st.query_params.get("namespace") != ns:
+        st.query_params["namespace"] = ns
+    return ns
+
+
+def chart(fig, key: str | None = None, height: int | None = None) -> None:
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10))
+    if height:
+        fig.update_layout(height=height)
+    st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
+
+
+def fmt_int(n) -> str:
+    return f"{int(n or 0):,}"
+
+
+def page_controls(total: int, page_size: int, key: str) -> int:
+    """A page number input for ``total`` rows; returns the 0-based page."""
+    pages = max(1, -(-total // page_size))
+    if pages == 1:
+        return 0
+    page = st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1, step=1, key=key)
+    return int(page) - 1

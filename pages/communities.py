@@ -1,0 +1,131 @@
+"""Communities: Louvain communities of the code graph (computed at ingest), one bubble each,
+with a drill-down into one community."""
+
+from urllib.parse import quote
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from nervapack_core.dashboard import cache, ui
+from nervapack_core.dashboard.data import GraphUnreadable
+
+MAX_SHOWN = 40
+MEMBERS = 120
+
+src = cache.sources()
+ui.header("Communities", "Groups of files, classes and functions more connected to each other than to the rest "
+          "(Louvain, fixed seed, computed at ingest).", src)
+ui.require_graph(src)
+try:
+    co = cache.communities_overview(src, MAX_SHOWN)
+except GraphUnreadable as exc:
+    ui.graph_error(exc)
+if not co["communities"]:
+    st.info("No communities stored: the graph has no edges between definitions yet, or it was built before "
+            "communities existed. Run `nervapack ingest .` to compute them.", icon=":material/bubble_chart:")
+    st.stop()
+
+sizes = co["all_sizes"]
+cols = st.columns(4)
+cols[0].metric("Communities", ui.fmt_int(co["total"]), border=True)
+cols[1].metric("Nodes assigned", f"{co['assigned']:,}/{co['graph_nodes']:,}", border=True,
+               help="Files, classes and functions; isolated ones belong to no community.")
+cols[2].metric("Largest", ui.fmt_int(sizes[0]), border=True)
+cols[3].metric("Median size", ui.fmt_int(sorted(sizes)[len(sizes) // 2]), border=True)
+
+rows = pd.DataFrame(co["communities"])
+st.subheader("Community map", anchor="map")
+fig = go.Figure()
+pos = {r["community"]: (r["x"], r["y"]) for r in co["communities"]}
+if co["links"]:
+    top_w = max(link["edges"] for link in co["links"])
+    for link in co["links"][:300]:
+        (x0, y0), (x1, y1) = pos[link["a"]], pos[link["b"]]
+        fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", showlegend=False, hoverinfo="skip",
+                        line=dict(color="#94a3b8", width=0.5 + 5 * link["edges"] / top_w), opacity=0.6)
+big = max(rows["size"])
+fig.add_scatter(
+    x=rows["x"], y=rows["y"], mode="markers+text",
+    marker=dict(size=[12 + 60 * (s / big) ** 0.5 for s in rows["size"]],
+                color=["#cbd5e1" if o else "#1d4ed8" for o in rows["other"]], opacity=0.85,
+                line=dict(color="#0f172a", width=1)),
+    text=[("other" if o else str(c)) for c, o in zip(rows["community"], rows["other"])],
+    textfont=dict(color="white"), customdata=list(zip(rows["label"], rows["size"])),
+    hovertemplate="community %{text}<br>%{customdata[0]}<br>%{customdata[1]} nodes<extra></extra>",
+    showlegend=False)
+shown_note = f"the {co['shown']} largest of {co['total']}, the rest folded into one bubble" \
+    if co["total"] > co["shown"] else f"all {co['total']}"
+fig.update_layout(title=f"One bubble per community ({shown_note}); area ∝ size, lines ∝ edges between them",
+                  xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"))
+left, right = st.columns([3, 2])
+with left:
+    ui.chart(fig, key="community_map", height=520)
+with right:
+    table = rows[~rows["other"]][["community", "size", "n_files", "label"]]
+    st.dataframe(table, hide_index=True, height=470,
+                 column_config={"community": "Id", "size": "Nodes", "n_files": "Files", "label": "Mostly in"})
+
+if len(sizes) > 1:
+    fig = go.Figure(go.Bar(x=list(range(len(sizes))), y=sizes, marker_color="#1d4ed8"))
+    fig.update_layout(title="Community sizes (largest first)", xaxis_title="community", yaxis_title="nodes",
+                      yaxis_type="log" if sizes[0] > 20 * max(1, sizes[-1]) else "linear")
+    ui.chart(fig, key="sizes", height=260)
+
+# ---------------------------------------------------------------- drill-down
+st.subheader("Drill down", anchor="drill-down")
+ids = [r["community"] for r in co["communities"] if not r["other"]]
+if co["total"] > co["shown"]:
+    ids = list(range(co["total"]))  # communities are numbered by size: 0 = largest
+wanted = ui.param("community")
+try:
+    wanted = int(wanted) if wanted is not None else ids[0]
+except ValueError:
+    wanted = ids[0]
+labels = {r["community"]: r["label"] for r in co["communities"]}
+chosen = st.selectbox("Community", ids, index=ids.index(wanted) if wanted in ids else 0,
+                      format_func=lambda c: f"{c}: {labels.get(c, '')}", key="community")
+if str(chosen) != st.query_params.get("community"):
+    st.query_params["community"] = str(chosen)
+detail = cache.community_detail(src, int(chosen), MEMBERS)
+
+c = st.columns(3)
+c[0].metric("Nodes", ui.fmt_int(detail["size"]))
+c[1].metric("Files", ui.fmt_int(len(detail["files"])))
+c[2].metric("Internal edges drawn", ui.fmt_int(len(detail["edges"])))
+members = pd.DataFrame(detail["members"], columns=["id", "kind", "qualified_name", "file", "start_line", "degree"])
+lay = detail["layout"]
+fig = go.Figure()
+ex, ey = [], []
+for e in detail["edges"]:
+    if e["source"] in lay and e["target"] in lay and e["source"] != e["target"]:
+        ex += [lay[e["source"]][0], lay[e["target"]][0], None]
+        ey += [lay[e["source"]][1], lay[e["target"]][1], None]
+fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#cbd5e1", width=1), hoverinfo="skip", showlegend=False)
+for kind, color in (("file", "#10b981"), ("class", "#a855f7"), ("function", "#1d4ed8")):
+    part = members[members["kind"] == kind]
+    if part.empty:
+        continue
+    fig.add_scatter(x=[lay[i][0] for i in part["id"]], y=[lay[i][1] for i in part["id"]], mode="markers", name=kind,
+                    marker=dict(color=color, size=[6 + min(20, d) for d in part["degree"]]),
+                    text=part["qualified_name"], customdata=part["file"],
+                    hovertemplate="%{text}<br>%{customdata}<extra></extra>")
+drawn = f"the {len(members)} best-connected of {detail['size']:,} nodes" if detail["size"] > len(members) \
+    else f"all {detail['size']} nodes"
+fig.update_layout(title=f"Community {chosen}: {drawn}", xaxis=dict(visible=False),
+                  yaxis=dict(visible=False, scaleanchor="x"), legend=dict(orientation="h"))
+left, right = st.columns([3, 2])
+with left:
+    ui.chart(fig, key="community_detail", height=480)
+with right:
+    st.caption("Files in this community")
+    st.dataframe(pd.DataFrame(detail["files"], columns=["file", "nodes"]), hide_index=True, height=200,
+                 column_config={"file": "File", "nodes": "Nodes"})
+    if detail["neighbours"]:
+        st.caption("Most linked communities")
+        st.dataframe(pd.DataFrame(detail["neighbours"]), hide_index=True,
+                     column_config={"community": "Community", "edges": "Edges"})
+members["open"] = [f"./explorer?node={quote(i, safe='')}" for i in members["id"]]
+st.dataframe(members[["qualified_name", "kind", "file", "start_line", "degree", "open"]], hide_index=True,
+             column_config={"qualified_name": "Name", "file": "File", "start_line": "Line", "degree": "Relations",
+                            "open": st.column_config.LinkColumn("Explore", display_text="open")})

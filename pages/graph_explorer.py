@@ -1,0 +1,137 @@
+"""Graph Explorer: search the graph, read a node's code, walk its neighbourhood."""
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from nervapack_core.dashboard import cache, ui
+from nervapack_core.dashboard.data import GraphUnreadable, read_code
+
+KINDS = ["function", "class", "variable", "file", "doc", "import"]
+EDGE_COLORS = {"CALLS": "#1d4ed8", "DEFINES": "#94a3b8", "IMPORTS": "#10b981", "INHERITS": "#a855f7",
+               "REFERENCES": "#f59e0b", "EXPLAINS": "#ef4444"}
+
+src = cache.sources()
+ui.header("Graph Explorer", "Search classes, functions, files and documentation sections; open one to read its "
+          "code and see what it is connected to.", src)
+ui.require_graph(src)
+
+left, right = st.columns([3, 2])
+query = left.text_input("Search", value=ui.param("q", ""), placeholder="a name, a word from a docstring…",
+                        key="q")
+kinds = right.multiselect("Kinds", KINDS, default=["function", "class", "file", "doc"], key="kinds")
+if query != (ui.param("q", "") or ""):
+    st.query_params["q"] = query
+
+try:
+    results = cache.search_nodes(src, query, kinds, 50) if query.strip() else []
+except GraphUnreadable as exc:
+    ui.graph_error(exc)
+
+node_id = ui.param("node")
+if query.strip():
+    if not results:
+        st.caption("Nothing matches; try a shorter word or another kind.")
+    else:
+        labels = {r["id"]: f"{r['kind']}  {r['qualified_name']}  ({r['file']}:{r['start_line'] or 1})"
+                  for r in results}
+        ids = list(labels)
+        choice = st.selectbox(f"{len(results)} result(s)", ids, format_func=labels.get,
+                              index=ids.index(node_id) if node_id in ids else 0, key="result")
+        if choice != node_id:
+            node_id = choice
+            st.query_params["node"] = node_id
+elif not node_id:
+    st.caption("Type a name to search, or open a node from the Analytics or Communities pages.")
+    st.stop()
+
+node = cache.node_detail(src, node_id) if node_id else None
+if node_id and node is None:
+    st.warning("That node is not in the graph any more (the code changed since the link was made).",
+               icon=":material/link_off:")
+    st.stop()
+if node is None:
+    st.stop()
+
+# ---------------------------------------------------------------- details
+st.divider()
+st.subheader(f"{node['kind']}: {ui.md_escape(node['qualified_name'])}", anchor="node")
+c = st.columns(4)
+c[0].metric("Kind", node["kind"] + (f" ({node['subkind']})" if node.get("subkind") else ""))
+c[1].metric("Lines", f"{node['start_line'] or 1}-{node['end_line'] or node['start_line'] or 1}")
+c[2].metric("Relations", ui.fmt_int(node["degree"]))
+c[3].metric("Community", "none" if node["community"] is None else str(node["community"]))
+st.caption("File")
+st.text(node["file"])
+if node.get("signature"):
+    st.caption("Signature")
+    st.code(node["signature"], language=node.get("language") or None, wrap_lines=True)
+if node.get("docstring"):
+    st.caption("Docstring")
+    st.text(node["docstring"])
+
+if node["kind"] == "doc":
+    st.caption("Section text")
+    st.text(node.get("text") or "")
+else:
+    whole_file = node["kind"] == "file"
+    code, note = read_code(src.root, node["file"], 1 if whole_file else node["start_line"],
+                           None if whole_file else node["end_line"])
+    st.caption(note)
+    if code is not None:
+        st.code(code, language=node.get("language") or None, line_numbers=True)
+
+# ---------------------------------------------------------------- neighbourhood
+st.subheader("Neighbourhood", anchor="neighbourhood")
+nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
+                  columns=["direction", "kind", "confidence", "evidence", "id", "node_kind", "qualified_name", "file",
+                           "start_line"])
+if nb.empty:
+    st.caption("No edges in or out of this node.")
+    st.stop()
+shown = nb.head(60)
+n = len(shown)
+fig = go.Figure()
+xs, ys = [], []
+for i in range(n):
+    a = 2 * math.pi * i / max(1, n)
+    xs.append(math.cos(a))
+    ys.append(math.sin(a))
+for kind, color in EDGE_COLORS.items():
+    idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
+    if not idx:
+        continue
+    ex, ey = [], []
+    for i in idx:
+        ex += [0, xs[i], None]
+        ey += [0, ys[i], None]
+    fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color=color, width=1.5), name=kind, hoverinfo="skip")
+fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=12, color="#0f172a"),
+                text=[q.rsplit(".", 1)[-1][:24] for q in shown["qualified_name"]], textposition="top center",
+                customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
+                hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}<extra></extra>",
+                showlegend=False)
+fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
+                text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
+fig.update_layout(title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else ""),
+                  xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"), legend=dict(orientation="h"))
+left, right = st.columns([2, 3])
+with left:
+    ui.chart(fig, key="neighbourhood", height=460)
+with right:
+    st.dataframe(nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
+                 hide_index=True, height=380,
+                 column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
+                                "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
+    options = list(dict.fromkeys(nb["id"]))
+    names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
+    target = st.selectbox("Go to a neighbour", [None] + options, format_func=lambda i: "—" if i is None else names[i],
+                          key="goto")
+    if target:
+        st.query_params["node"] = target
+        st.query_params.pop("q", None)
+        for k in ("q", "result", "goto"):
+            st.session_state.pop(k, None)
+        st.rerun()

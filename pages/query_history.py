@@ -1,0 +1,107 @@
+"""Query History: how much context the queries saved, what they cost, how fast they were."""
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from nervapack_core.dashboard import cache, ui
+
+src = cache.sources()
+ui.header("Query History", "Every `nervapack query` (CLI or MCP): tokens returned against the whole files, "
+          "latency and what people ask about.", src)
+ui.require_history(src)
+records, stats, df = cache.history(src)
+if df.empty:
+    st.info("**No queries yet.** The history file exists but holds no readable record. "
+            "Run `nervapack query \"how does X work\"`.", icon=":material/query_stats:")
+    st.stop()
+
+cols = st.columns(6)
+cols[0].metric("Queries", ui.fmt_int(stats["total_queries"]), border=True)
+cols[1].metric("Mean savings", f"{stats['avg_savings_pct']:.1f}%", border=True,
+               help="Tokens returned against the whole files that contain the returned nodes.")
+cols[2].metric("Tokens saved", ui.fmt_int(stats["total_tokens_saved"]), border=True)
+costs = stats["cost_by_model"]
+model = "Claude Sonnet" if "Claude Sonnet" in costs else next(iter(costs))
+cols[3].metric(f"Cost saved ({model})", f"${costs[model]:,.2f}", border=True,
+               help="Tokens saved priced as input tokens: "
+                    + "; ".join(f"{m} ${v:,.4f}" for m, v in costs.items()))
+cols[4].metric("Latency p50", f"{stats.get('p50_latency_ms', 0):.0f} ms", border=True)
+cols[5].metric("Latency p95", f"{stats.get('p95_latency_ms', 0):.0f} ms", border=True)
+
+df = df.sort_values("timestamp")
+df["saved"] = (df["naive_tokens"] - df["tokens"]).clip(lower=0)
+
+st.subheader("Trends", anchor="trends")
+left, right = st.columns(2)
+with left:
+    daily = (df.dropna(subset=["timestamp"]).set_index("timestamp")
+             .resample("D").agg({"query": "count", "tokens": "sum", "naive_tokens": "sum", "saved": "sum"})
+             .reset_index())
+    fig = go.Figure()
+    fig.add_bar(x=daily["timestamp"], y=daily["naive_tokens"], name="whole files (naive)", marker_color="#cbd5e1")
+    fig.add_bar(x=daily["timestamp"], y=daily["tokens"], name="returned", marker_color="#1d4ed8")
+    fig.add_scatter(x=daily["timestamp"], y=daily["query"], name="queries", yaxis="y2", mode="lines+markers",
+                    line_color="#f59e0b")
+    fig.update_layout(title="Tokens per day: returned vs whole files", barmode="overlay", yaxis_title="tokens",
+                      yaxis2=dict(title="queries", overlaying="y", side="right", rangemode="tozero"),
+                      legend=dict(orientation="h"))
+    ui.chart(fig, key="tokens_daily", height=340)
+with right:
+    fig = go.Figure()
+    for source, color in (("cli", "#1d4ed8"), ("mcp", "#10b981")):
+        part = df[df["source"] == source]
+        if not part.empty:
+            fig.add_scatter(x=part["timestamp"], y=part["savings_pct"], mode="markers", name=source,
+                            marker=dict(color=color, size=8), text=part["query"],
+                            hovertemplate="%{text}<br>%{y:.1f}% saved<extra></extra>")
+    other = df[~df["source"].isin(["cli", "mcp"])]
+    if not other.empty:
+        fig.add_scatter(x=other["timestamp"], y=other["savings_pct"], mode="markers", name="other")
+    fig.update_layout(title="Savings per query", yaxis_title="% of naive tokens saved", yaxis_range=[0, 105],
+                      legend=dict(orientation="h"))
+    ui.chart(fig, key="savings", height=340)
+
+left, right = st.columns(2)
+with left:
+    fig = go.Figure(go.Histogram(x=df["latency_ms"], nbinsx=30, marker_color="#1d4ed8"))
+    for name, key, color in (("p50", "p50_latency_ms", "#10b981"), ("p95", "p95_latency_ms", "#ef4444")):
+        v = stats.get(key)
+        if v:
+            fig.add_vline(x=v, line_dash="dash", line_color=color, annotation_text=f"{name} {v:.0f} ms")
+    fig.update_layout(title="Latency", xaxis_title="ms", yaxis_title="queries")
+    ui.chart(fig, key="latency", height=320)
+with right:
+    kw = pd.DataFrame(stats.get("top_keywords") or [], columns=["keyword", "count"]).head(15)
+    if kw.empty:
+        st.caption("No keywords.")
+    else:
+        fig = go.Figure(go.Bar(x=kw["count"], y=kw["keyword"], orientation="h", marker_color="#f59e0b"))
+        fig.update_layout(title="Most asked-about words", yaxis=dict(autorange="reversed"), xaxis_title="queries")
+        ui.chart(fig, key="keywords", height=320)
+
+st.subheader("Recent queries", anchor="recent")
+recent = df.sort_values("timestamp", ascending=False).head(500)
+st.dataframe(recent[["timestamp", "query", "source", "tokens", "naive_tokens", "savings_pct", "latency_ms", "nodes",
+                     "files", "top_files"]], hide_index=True,
+             column_config={"timestamp": st.column_config.DatetimeColumn("When", format="YYYY-MM-DD HH:mm"),
+                            "query": "Query", "tokens": "Tokens", "naive_tokens": "Whole files",
+                            "savings_pct": st.column_config.NumberColumn("Saved", format="%.1f%%"),
+                            "latency_ms": st.column_config.NumberColumn("Latency", format="%.0f ms"),
+                            "top_files": "Top files"})
+if len(df) > 500:
+    st.caption(f"The 500 most recent of {len(df):,} queries.")
+
+# ---------------------------------------------------------------- memory recalls
+if src.has_memory:
+    log = cache.recall_log(src)
+    if log:
+        st.subheader("Memory recalls", anchor="recalls")
+        rl = pd.DataFrame(log)
+        c = st.columns(4)
+        c[0].metric("Recalls", ui.fmt_int(len(rl)), border=True)
+        c[1].metric("Recall p50", f"{rl['latency_ms'].median():.1f} ms", border=True)
+        c[2].metric("Mean tokens", f"{rl['tokens'].mean():.0f}", border=True)
+        c[3].metric("Within budget", f"{(rl['tokens'] <= rl['budget_tokens']).mean() * 100:.0f}%", border=True)
+        st.dataframe(rl[["created_at", "namespace", "query", "budget_tokens", "tokens", "candidates", "stage",
+                         "latency_ms"]].head(200), hide_index=True)

@@ -1,0 +1,168 @@
+"""Seeded workspaces for the dashboard tests: a small ingested repository, a query
+history with known numbers, and a memory with decisions, supersessions, outcomes,
+sessions and two namespaces."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+APP = REPO / "app.py"
+
+FILES = {
+    "pkg/__init__.py": '"""The package."""\n',
+    "pkg/auth.py": '''
+        """Authentication."""
+        from pkg import session
+
+
+        class AuthService:
+            """Checks credentials."""
+
+            def login(self, user):
+                """Log a user in."""
+                return session.open_session(user)
+
+
+        def check_token(token):
+            """Validate a token."""
+            return bool(token)
+        ''',
+    "pkg/session.py": '''
+        """Sessions."""
+        from pkg import auth
+
+
+        def open_session(user):
+            """Open a session."""
+            return auth.check_token(user)
+
+
+        def close_session(sid):
+            return sid
+        ''',
+    "pkg/util.py": '''
+        MAX_RETRIES = 3
+
+
+        def retry(fn):
+            """Call fn up to MAX_RETRIES times."""
+            for _ in range(MAX_RETRIES):
+                fn()
+        ''',
+    "README.md": "# Demo\n\n## Auth\n\nUse `AuthService.login` to log in and `check_token` to validate.\n",
+}
+
+HISTORY = [
+    {"timestamp": "2026-01-01T10:00:00Z", "query": "how does login work", "source": "cli", "nodes": 5, "files": 2,
+     "tokens": 1000, "naive_tokens": 5000, "savings_pct": 80.0, "latency_ms": 100.0,
+     "top_files": ["pkg/auth.py"], "budget": 2000},
+    {"timestamp": "2026-01-02T10:00:00Z", "query": "session handling login", "source": "mcp", "nodes": 3,
+     "files": 1, "tokens": 500, "naive_tokens": 1000, "savings_pct": 50.0, "latency_ms": 300.0,
+     "top_files": ["pkg/session.py"], "budget": 2000},
+    "this line is not JSON",
+    {"timestamp": "2026-01-03T10:00:00Z", "query": "retry policy", "source": "cli", "nodes": 2, "files": 1,
+     "tokens": 200, "naive_tokens": 1000, "savings_pct": 80.0, "latency_ms": 200.0,
+     "top_files": ["pkg/util.py"], "budget": 1000},
+]
+
+
+def write_repo(root: Path) -> None:
+    for rel, text in FILES.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+
+
+def seed_memory(db: Path) -> dict:
+    from nervapack_core.memory import MemoryStore
+
+    ids = {}
+    with MemoryStore(db_path=db) as m:
+        ids["s1"] = m.start_session("Auth redesign")
+        ids["d1"] = m.store("Chose session cookies for auth", kind="decision", entities=["AuthService"],
+                            valid_from="2026-01-01", rationale="Simple and server-side revocable",
+                            alternatives_rejected=["JWT", "Basic auth"])
+        ids["o1"] = m.store("Cookie auth broke the mobile client", kind="outcome", entities=["AuthService"],
+                            valid_from="2026-03-01", caused_by=[ids["d1"]])
+        ids["d2"] = m.store("Chose JWT for auth", kind="decision", entities=["AuthService"],
+                            supersedes=ids["d1"], valid_from="2026-06-01",
+                            rationale="Mobile clients need stateless tokens <b>bold</b> [x](http://example.com)",
+                            alternatives_rejected=["session cookies"])
+        m.end_session("Moved to JWT")
+        ids["d3"] = m.store("Use PostgreSQL for storage", kind="decision", entities=["Database"],
+                            valid_from="2026-02-01", rationale="Team knows it")
+        ids["f1"] = m.store("Retries are capped at 3", kind="fact", entities=["retry"], valid_from="2026-02-02")
+        ids["x1"] = m.store("Billing uses Stripe", kind="decision", entities=["Billing"], namespace="billing",
+                            valid_from="2026-04-01", rationale="PCI scope")
+        ids["x2"] = m.store("Invoices are monthly", kind="fact", namespace="billing", valid_from="2026-04-02")
+    return ids
+
+
+def build_workspace(root: Path, *, memory: bool = True, history: bool = True) -> dict:
+    from nervapack_core.code.ingest import ingest
+
+    write_repo(root)
+    ingest(root, embed=False, workers=1)
+    # a second ingest with one more file: two runs, so the metrics have deltas
+    (root / "pkg" / "extra.py").write_text("def extra():\n    return 1\n")
+    ingest(root, embed=False, workers=1)
+    ids = {}
+    if history:
+        with (root / ".nervapack" / "query_history.jsonl").open("w") as fh:
+            for rec in HISTORY:
+                fh.write((rec if isinstance(rec, str) else json.dumps(rec)) + "\n")
+    if memory:
+        ids = seed_memory(root / ".nervapack" / "memory.db")
+    return ids
+
+
+@pytest.fixture(scope="session")
+def seeded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("seeded")
+    ids = build_workspace(root)
+    return root, ids
+
+
+@pytest.fixture()
+def use_root(monkeypatch):
+    """Point the dashboard at a workspace (what `nervapack serve` does with an env var)."""
+    def use(root: Path | None, memory_db: Path | None = None, demo: bool = False):
+        from nervapack_core.dashboard import DEMO_ENV, MEMORY_ENV, ROOT_ENV
+
+        monkeypatch.delenv("NERVAPACK_MEMORY_DB", raising=False)
+        monkeypatch.delenv("NERVAPACK_HOME", raising=False)
+        monkeypatch.setenv(ROOT_ENV, str(root))
+        if memory_db:
+            monkeypatch.setenv(MEMORY_ENV, str(memory_db))
+        else:
+            monkeypatch.delenv(MEMORY_ENV, raising=False)
+        if demo:
+            monkeypatch.setenv(DEMO_ENV, "1")
+        else:
+            monkeypatch.delenv(DEMO_ENV, raising=False)
+    return use
+
+
+@pytest.fixture()
+def app():
+    """An AppTest of the real app.py; ``app(page)`` runs it and switches to ``pages/<page>.py``."""
+    from streamlit.testing.v1 import AppTest
+
+    def run(page: str | None = None, params: dict | None = None, timeout: float = 60):
+        at = AppTest.from_file(str(APP), default_timeout=timeout)
+        at.run()
+        if page:
+            at.switch_page(f"pages/{page}.py")
+            if params:
+                for k, v in params.items():
+                    at.query_params[k] = v
+            at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+    return run
