@@ -1,0 +1,370 @@
+"""Packing ranked nodes into Markdown that never exceeds a token budget (cl100k_base).
+
+Layout, grouped by file (files in the order of their best node)::
+
+    ## src/requests/sessions.py
+    ### Session.send — function, L673-748
+    ```python
+    def send(self, request, **kwargs):
+        ...
+    ```
+    - `SessionRedirectMixin.resolve_redirects` L159-280: `def resolve_redirects(self, resp, req, …)` — Receives a Response…
+
+Breadth beats depth: the best nodes get their code (a class gets an outline: its header,
+docstring and member signatures; a long body keeps its head, with a first-paragraph
+docstring, and says which lines were left out), the next ones one line each with their
+signature, first docstring line and location — like Aider's repo map — so a 2,000-token
+answer points at dozens of places.
+
+Fitting is a search, not a guess: every block is counted with the real tokenizer, the
+number of one-line entries is found by binary search on the summed counts, and the final
+text is counted again exactly; if it is still over (token merges across block
+boundaries), entries are dropped until it fits, and as a last resort the text is cut at
+a token boundary. ``tokens <= budget`` holds for every input and every budget >= 1.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+from ..errors import NervapackError
+from ..tokens import default_counter
+from .retrieval import ScoredNode
+
+__all__ = ["pack", "Packed", "PackedEntry", "check_budget", "FENCE_LANG"]
+
+FENCE_LANG = {"typescript": "ts", "javascript": "js", "csharp": "csharp", "cpp": "cpp", "markdown": "markdown",
+              "rst": "rst"}
+MIN_BODY_TOKENS = 60
+
+
+def check_budget(budget) -> int:
+    try:
+        value = int(budget)
+    except (TypeError, ValueError):
+        raise NervapackError(f"The budget must be a whole number of tokens, not {budget!r}.") from None
+    if value < 1:
+        raise NervapackError(f"The budget must be at least 1 token (got {value}).")
+    return value
+
+
+@dataclass
+class PackedEntry:
+    node: ScoredNode
+    mode: str  # "body" | "outline" | "stub"
+    text: str
+    tokens: int
+
+
+@dataclass
+class Packed:
+    markdown: str
+    tokens: int
+    budget: int
+    entries: list[PackedEntry] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(e.node.file for e in self.entries))
+
+
+class _Count:
+    def __init__(self, counter):
+        self.counter = counter
+        self.cache: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        n = self.cache.get(text)
+        if n is None:
+            n = self.counter.count(text)
+            if len(self.cache) < 20000:
+                self.cache[text] = n
+        return n
+
+
+# -- rendering one node -----------------------------------------------------------------------
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _first_doc_line(node: ScoredNode, doc_text: str = "") -> str:
+    source = node.docstring or doc_text or ""
+    for line in source.strip().splitlines():
+        line = line.strip().strip('"\'').strip()
+        if line and not line.startswith((":param", "@param", "#")):
+            return line
+    return ""
+
+
+def _lines_label(node: ScoredNode) -> str:
+    if node.end_line and node.end_line != node.start_line:
+        return f"L{node.start_line}-{node.end_line}"
+    return f"L{node.start_line}"
+
+
+def render_stub(node: ScoredNode, doc_text: str = "") -> str:
+    parts = [f"- `{node.qualified_name if node.kind != 'doc' else node.name}` {_lines_label(node)}"]
+    if node.kind == "doc":
+        parts[0] = f"- doc `{_one_line(node.name, 80)}` {_lines_label(node)}"
+    sig = _one_line(node.signature, 110) if node.signature else ""
+    if sig:
+        parts.append(f": `{sig.replace('`', '')}`")
+    doc = _one_line(_first_doc_line(node, doc_text), 100)
+    if doc:
+        parts.append(f" — {doc}")
+    return "".join(parts)
+
+
+def _fence(lang: str, body: str) -> str:
+    ticks = "```"
+    while ticks in body:
+        ticks += "`"
+    return f"{ticks}{FENCE_LANG.get(lang, lang)}\n{body}\n{ticks}"
+
+
+def _heading(node: ScoredNode, note: str = "") -> str:
+    kind = node.subkind if node.subkind and node.kind != "doc" and node.subkind not in ("section",) else node.kind
+    name = node.qualified_name if node.kind != "doc" else _one_line(node.name, 100)
+    return f"### {name} — {kind}, {_lines_label(node)}{note}"
+
+
+_DOCSTART = re.compile(r'^\s*[rRbBuU]?("""|\'\'\')')
+
+
+def _collapse_docstring(lines: list[str]) -> list[str]:
+    """Keep a long Python docstring's first paragraph only."""
+    for i, line in enumerate(lines[:20]):
+        m = _DOCSTART.match(line)
+        if not m:
+            continue
+        quote = m.group(1)
+        rest = line[m.end():]
+        if quote in rest:
+            return lines  # one-line docstring
+        end = next((j for j in range(i + 1, len(lines)) if quote in lines[j]), None)
+        if end is None or end - i < 5:
+            return lines
+        keep = [line]
+        for j in range(i + 1, end):
+            if not lines[j].strip():
+                break
+            keep.append(lines[j])
+            if len(keep) >= 4:
+                break
+        indent = re.match(r"\s*", line).group(0)
+        return lines[:i] + keep + [f"{indent}… {quote}"] + lines[end + 1:]
+    return lines
+
+
+def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -> str:
+    """The longest head of ``lines`` that fits ``cap`` tokens with an elision note (binary search)."""
+    full = "\n".join(lines)
+    if count(full) <= cap:
+        return full
+    mark = "#" if lang in ("python", "ruby", "bash") else "//"
+
+    def cut(k: int) -> str:
+        omitted_from = first_line + k
+        omitted_to = first_line + len(lines) - 1
+        return "\n".join(lines[:k] + [f"{mark} … lines {omitted_from}-{omitted_to} omitted"])
+
+    lo, hi = 1, len(lines) - 1
+    best = cut(1)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        text = cut(mid)
+        if count(text) <= cap:
+            best, lo = text, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+class _Source:
+    """What the packer needs from the graph: file lines, class members, doc text."""
+
+    def __init__(self, retriever):
+        self.r = retriever
+
+    def lines(self, node: ScoredNode) -> list[str]:
+        all_lines = self.r.file_lines(node.file)
+        return all_lines[max(0, node.start_line - 1): node.end_line]
+
+    def members(self, node: ScoredNode):
+        return self.r.children(node.id)
+
+    def doc_text(self, node: ScoredNode) -> str:
+        row = self.r.conn.execute("SELECT text FROM nodes WHERE id=?", (node.id,)).fetchone()
+        return row[0] if row and row[0] else ""
+
+
+def render_body(node: ScoredNode, cap: int, source: _Source, count) -> tuple[str, str]:
+    """``(text, mode)`` with the node's code, outline or doc text, at most ~``cap`` tokens."""
+    if node.kind == "doc":
+        text = source.doc_text(node).strip()
+        lines = text.splitlines() or [node.name]
+        body = _trim_lines(lines, max(cap - 20, 10), count, node.start_line, "markdown")
+        return f"{_heading(node)}\n{body}", "body"
+    lines = source.lines(node)
+    if not lines:
+        return "", "stub"
+    lang = node.language
+    if node.kind == "class":
+        members = source.members(node)
+        if node.end_line - node.start_line > 25 and members:
+            return _render_outline(node, lines, members, cap, count), "outline"
+    lines = textwrap.dedent("\n".join(lines)).splitlines()
+    overhead = count(_heading(node)) + 6
+    room = max(cap - overhead, 16)
+    if count("\n".join(lines)) > room and lang == "python":
+        lines = _collapse_docstring(lines)
+    code = _trim_lines(lines, room, count, node.start_line, lang)
+    return f"{_heading(node)}\n{_fence(lang, code)}", "body"
+
+
+def _render_outline(node: ScoredNode, lines: list[str], members, cap: int, count) -> str:
+    first_member = min((m["start_line"] for m in members), default=node.end_line + 1)
+    head = lines[: max(1, first_member - node.start_line)]
+    while head and not head[-1].strip():
+        head.pop()
+    head = textwrap.dedent("\n".join(head)).splitlines()
+    if node.language == "python":
+        head = _collapse_docstring(head)
+    room = max(cap - count(_heading(node, " (outline)")) - 8, 16)
+    head_text = _trim_lines(head, max(room // 3, 12), count, node.start_line, node.language)
+    mark = "#" if node.language in ("python", "ruby") else "//"
+    member_lines = []
+    for m in members:
+        sig = _one_line(m["signature"] or m["name"], 120)
+        member_lines.append(f"    {sig}  {mark} L{m['start_line']}-{m['end_line']}")
+    text_lines = head_text.splitlines()
+    budget_left = room - count(head_text)
+    kept = []
+    used = 0
+    for i, ml in enumerate(member_lines):
+        t = count(ml) + 1
+        if used + t > budget_left - 12:
+            kept.append(f"    {mark} … {len(member_lines) - i} more members")
+            break
+        kept.append(ml)
+        used += t
+    code = "\n".join(text_lines + kept)
+    return f"{_heading(node, ' (outline)')}\n{_fence(node.language, code)}"
+
+
+# -- the packer ----------------------------------------------------------------------------------
+
+def _assemble(header: str, chosen: list[PackedEntry], order: dict[str, int]) -> str:
+    by_file: dict[str, list[PackedEntry]] = {}
+    for e in sorted(chosen, key=lambda e: order[e.node.id]):
+        by_file.setdefault(e.node.file, []).append(e)
+    parts = [header] if header else []
+    for path, entries in by_file.items():
+        block = [f"## {path}"]
+        for e in entries:
+            block.append(e.text)
+        parts.append("\n".join(block))
+    return "\n\n".join(parts)
+
+
+def pack(nodes: list[ScoredNode], budget: int, retriever, *, prompt: str = "", counter=None,
+         body_share: float = 0.5) -> Packed:
+    """Markdown for ``nodes`` (ranked best first) in at most ``budget`` cl100k tokens."""
+    budget = check_budget(budget)
+    counter = counter or default_counter()
+    count = _Count(counter)
+    source = _Source(retriever)
+    header = f"# NervaPack context: {_one_line(prompt, 80)}" if prompt else "# NervaPack context"
+    if count(header) > budget // 4:
+        header = ""
+    order = {n.id: i for i, n in enumerate(nodes)}
+    if not nodes:
+        text = header or ""
+        text = text if count(text) <= budget else counter.truncate(text, budget)
+        return Packed(text, count(text), budget, [])
+
+    doc_texts: dict[str, str] = {}
+
+    def stub_for(n: ScoredNode) -> PackedEntry:
+        dt = ""
+        if n.kind == "doc":
+            dt = doc_texts.setdefault(n.id, source.doc_text(n))
+        text = render_stub(n, dt)
+        return PackedEntry(n, "stub", text, count(text) + 1)
+
+    stubs_all = [stub_for(n) for n in nodes]
+    file_heads = {n.file: count(f"## {n.file}") + 2 for n in nodes}
+    header_tokens = count(header) + 2 if header else 0
+
+    def estimate(chosen: list[PackedEntry]) -> int:
+        files = {e.node.file for e in chosen}
+        return header_tokens + sum(file_heads[f] for f in files) + sum(e.tokens for e in chosen)
+
+    best: Packed | None = None
+    for share in (body_share, min(0.85, body_share + 0.2), 0.95):
+        bodies = _choose_bodies(nodes, budget, share, source, count)
+        body_ids = {e.node.id for e in bodies}
+        stubs = [s for s in stubs_all if s.node.id not in body_ids]
+        chosen = _fit(bodies, stubs, budget, estimate)
+        text = _assemble(header, chosen, order)
+        # exact check: drop the lowest-ranked entries until the real count fits
+        while count(text) > budget and chosen:
+            chosen = _drop_last(chosen, order)
+            text = _assemble(header, chosen, order)
+        if count(text) > budget:
+            text = counter.truncate(text, budget)
+        result = Packed(text, count(text), budget, sorted(chosen, key=lambda e: order[e.node.id]))
+        if best is None or (len(result.entries), result.tokens) > (len(best.entries), best.tokens):
+            best = result
+        all_in = len(chosen) == len(nodes)
+        if not all_in or budget - result.tokens < budget * 0.15 or not bodies:
+            break
+        # everything fits with room to spare: give the spare room to code and try again
+    assert best is not None and best.tokens <= budget
+    return best
+
+
+def _choose_bodies(nodes, budget: int, share: float, source: _Source, count) -> list[PackedEntry]:
+    """The best nodes get their code while the body share of the budget lasts."""
+    if budget < 120:
+        return []
+    room = int(budget * share)
+    per_cap = max(MIN_BODY_TOKENS * 2, int(budget * max(0.2, share * 0.45)))
+    out: list[PackedEntry] = []
+    for n in nodes[: max(2, budget // 200)]:
+        if room < MIN_BODY_TOKENS:
+            break
+        cap = min(per_cap, room)
+        text, mode = render_body(n, cap, source, count)
+        if not text:
+            continue
+        t = count(text) + 1
+        if t > room:
+            continue
+        out.append(PackedEntry(n, mode, text, t))
+        room -= t
+    return out
+
+
+def _fit(bodies: list[PackedEntry], stubs: list[PackedEntry], budget: int, estimate) -> list[PackedEntry]:
+    """Bodies plus the largest rank-prefix of stubs whose estimated total fits (binary search)."""
+    while bodies and estimate(bodies) > budget:
+        bodies = bodies[:-1]
+    lo, hi, best = 0, len(stubs), 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if estimate(bodies + stubs[:mid]) <= budget:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return bodies + stubs[:best]
+
+
+def _drop_last(chosen: list[PackedEntry], order: dict[str, int]) -> list[PackedEntry]:
+    stubs = [e for e in chosen if e.mode == "stub"]
+    victim = max(stubs or chosen, key=lambda e: order[e.node.id])
+    return [e for e in chosen if e is not victim]

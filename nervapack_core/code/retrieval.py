@@ -1,0 +1,688 @@
+"""Retrieval for ``nervapack query``: seeds, graph expansion, ranking, routing.
+
+Pipeline (every step deterministic for a given graph and question):
+
+1. **Seeds.** Two ranked lists of nodes:
+   - FTS5 BM25 over ``nodes_fts`` (identifiers split on case and ``_`` in ``names``,
+     signatures / docstrings / doc text in ``body``). The prompt is never passed to
+     FTS5 as syntax: it is cut into words, each word becomes a double-quoted string
+     (plus a quoted prefix of its stem and a few common developer abbreviations), and
+     the strings are joined with ``OR``. No prompt can raise an FTS5 error.
+   - Chroma vector search with the embedder the graph was ingested with (skipped when
+     the workspace has no vectors).
+   - Identifiers written in the prompt (``Session.send``, ``merge_setting``, ``QueryCache``)
+     that name definitions exactly form a third list.
+   The lists are fused by reciprocal rank (``sum w / (k + rank)``).
+2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
+   and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
+   an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
+3. **Ranking.** ``score = best contribution + 0.25 x the others``; ties broken by file,
+   line and id.
+4. **Routing.** A prompt that is just a name returns that definition and its
+   neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
+   reverse traversal (callers, subclasses, importing files, explaining docs).
+
+Packing into Markdown under the budget is in ``pack.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import NervapackError
+from .store import GraphStore, split_identifier
+
+__all__ = [
+    "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
+    "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS",
+]
+
+DEFAULT_HOPS = 2
+RRF_K = 20
+OUTPUT_KINDS = ("function", "class", "variable", "doc")
+NODE_COLUMNS = "id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, subkind, parent_id"
+
+# forward (source -> target) and backward (target -> source) weights per edge kind
+EDGE_WEIGHTS = {
+    "DEFINES": (0.45, 0.55),  # class -> method ; method -> its class / file
+    "CALLS": (0.6, 0.45),  # caller -> callee ; callee -> caller
+    "INHERITS": (0.6, 0.4),  # subclass -> base ; base -> subclass
+    "EXPLAINS": (0.8, 0.5),  # doc -> code ; code -> doc
+    "IMPORTS": (0.25, 0.15),  # file -> imported file ; file -> importer
+}
+HOP_DECAY = 0.6
+BEAM = 40  # nodes expanded per hop
+SEEDS = 30  # fused seeds kept
+
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be because been before being below between both
+but by can could did do does doing done down during each either else even ever every few for from further get
+gets got had has have having he her here hers him his how i if in into is it its itself just let lets like make
+makes many may me might more most much must my need needs no nor not now of off on once only or other our out over
+own per please same shall she should show so some such than that the their them then there these they this those
+through to too under until up us use used uses using very via want was way we well were what when where whether
+which while who whom whose why will with within without would you your yours code codebase function functions
+method methods class classes file files work works working happen happens thing things somewhere actually really
+implemented implement implementation handle handled handles handling find look see tell explain call called
+""".split())
+
+ABBREVIATIONS = {
+    "authentication": ("auth",), "authenticate": ("auth",), "authorization": ("auth",), "authorize": ("auth",),
+    "configuration": ("config", "conf", "cfg"), "configure": ("config",), "parameter": ("param", "params"),
+    "parameters": ("param", "params"), "argument": ("arg", "args"), "arguments": ("arg", "args"),
+    "directory": ("dir",), "environment": ("env",), "initialize": ("init",), "initialise": ("init",),
+    "initialization": ("init",), "connection": ("conn",), "connections": ("conn",), "response": ("resp",),
+    "message": ("msg",), "information": ("info",), "temporary": ("tmp", "temp"), "utilities": ("utils", "util"),
+    "utility": ("util", "utils"), "attribute": ("attr", "attrs"), "attributes": ("attr", "attrs"),
+    "asynchronous": ("async",), "synchronous": ("sync",), "specification": ("spec",), "reference": ("ref",),
+    "references": ("ref", "refs"), "length": ("len",), "number": ("num",), "maximum": ("max",),
+    "minimum": ("min",), "previous": ("prev",), "object": ("obj",), "objects": ("obj",), "error": ("err", "exception"),
+    "errors": ("err", "exception"), "exception": ("error",), "exceptions": ("error",), "database": ("db",),
+    "dictionary": ("dict",), "string": ("str",), "function": ("func", "fn"), "identifier": ("id",),
+    "library": ("lib",), "package": ("pkg",), "documentation": ("docs", "doc"), "repository": ("repo",),
+    "certificate": ("cert",), "certificates": ("cert", "certs"), "password": ("pass", "pwd"),
+    "username": ("user",), "address": ("addr",), "proxy": ("proxies",), "proxies": ("proxy",),
+}
+
+
+@dataclass
+class ScoredNode:
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    file: str
+    start_line: int
+    end_line: int
+    language: str
+    signature: str
+    docstring: str
+    subkind: str
+    parent_id: str | None
+    score: float = 0.0
+    why: str = ""  # "seed", "exact", "CALLS<-…", … (how it got here)
+    hop: int = 0
+
+    def as_json(self) -> dict:
+        return {"file": self.file, "qualified_name": self.qualified_name, "kind": self.kind,
+                "start_line": self.start_line, "end_line": self.end_line, "score": round(self.score, 6)}
+
+
+@dataclass
+class Retrieval:
+    prompt: str
+    route: str  # "search" | "exact" | "impact"
+    nodes: list[ScoredNode]  # ranked, output kinds only
+    targets: list[str] = field(default_factory=list)  # exact/impact targets (ids)
+    timings: dict[str, float] = field(default_factory=dict)
+    vectors_used: bool = False
+    warning: str | None = None
+
+
+# -- prompt analysis -----------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)|([A-Za-z_$][\w$]*)\s*\(\)?|([A-Za-z_$][\w$]*)")
+
+
+def _stem(word: str) -> str:
+    """A light suffix strip: ``redirects`` -> ``redirect``, ``retries`` -> ``retry``."""
+    w = word
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ations", "ate"), ("ation", "ate"), ("ings", ""),
+                         ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) + len(repl) >= 4:
+            if suffix == "s" and w.endswith("ss"):
+                continue
+            if suffix == "es" and not re.search(r"(ch|sh|x|z|ss)es$", w):
+                continue
+            return w[: len(w) - len(suffix)] + repl
+    return w
+
+
+def query_words(prompt: str) -> list[str]:
+    """The content words of a prompt, lowercase, identifiers split, stopwords dropped, in order."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for token in _WORD.findall(prompt or ""):
+        parts = [token.lower()]
+        split = split_identifier(token)
+        if len(split) > 1:
+            parts.extend(split)
+        for p in parts:
+            p = p.strip("_")
+            if len(p) < 2 or p in STOPWORDS or p in seen or p.isdigit():
+                continue
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(prompt: str) -> str | None:
+    """A safe FTS5 MATCH expression for a prompt: quoted terms joined by OR (``None`` if empty)."""
+    terms: list[str] = []
+    seen: set[str] = set()
+
+    def add(t: str) -> None:
+        if t not in seen:
+            seen.add(t)
+            terms.append(t)
+
+    for w in query_words(prompt):
+        add(_quote(w))
+        stem = _stem(w)
+        if len(stem) >= 4:
+            add(_quote(stem) + "*")
+        elif len(w) >= 5:
+            add(_quote(w) + "*")
+        for abbr in ABBREVIATIONS.get(w, ()):
+            add(_quote(abbr))
+    if not terms:
+        return None
+    return " OR ".join(terms[:64])
+
+
+def identifiers_in(prompt: str) -> list[str]:
+    """Code-looking names in a prompt: backticked, dotted, called, CamelCase or snake_case."""
+    out: list[str] = []
+    for m in _IDENT.finditer(prompt or ""):
+        tick, dotted, called, word = m.groups()
+        name = tick or dotted or called or word
+        if not name:
+            continue
+        name = name.strip().rstrip("()").strip()
+        if tick or dotted or called:
+            pass
+        elif not (("_" in word.strip("_") and len(word) > 3) or re.search(r"[a-z][A-Z]", word)
+                  or (word[0].isupper() and m.start() > 0 and word.lower() not in STOPWORDS and len(word) > 2)
+                  or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", word)):
+            continue
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+_IMPACT = re.compile(
+    r"\b(what|which|who)\b[^?]*\b(break|breaks|broken|affected|affect|affects|impacted|depends?|calls?|uses?|imports?)\b"
+    r"|\bimpact\b|\bblast radius\b|\bif (i|we|you) (change|modify|rename|remove|delete|refactor)\b"
+    r"|\bcallers? of\b|\busages? of\b|\bdependents? of\b|\bwhere is .+ used\b",
+    re.IGNORECASE,
+)
+
+
+def detect_route(prompt: str) -> str:
+    """``impact`` for change-impact questions, ``exact`` for a bare name, else ``search``."""
+    text = (prompt or "").strip()
+    if _IMPACT.search(text) and identifiers_in(text):
+        return "impact"
+    bare = text.strip("`'\" ?").rstrip("()")
+    if bare and re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", bare):
+        return "exact"
+    return "search"
+
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)test_[^/]*$|_tests?\.[a-z]+$"
+                        r"|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$", re.IGNORECASE)
+_CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$", re.IGNORECASE)
+_TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
+_HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
+
+
+def node_prior(kind: str, path: str, words: set[str]) -> float:
+    """A question-independent prior: tests and changelogs answer few questions unless asked about."""
+    prior = 1.0
+    if _TEST_PATH.search(path) and not (words & _TEST_WORDS):
+        prior *= 0.3
+    if kind == "doc":
+        prior *= 0.8
+        if _CHANGELOG.search(path) and not (words & _HISTORY_WORDS):
+            prior *= 0.25
+    return prior
+
+
+# -- fusion and expansion (pure functions, unit-tested) ------------------------------------
+
+def rrf_fuse(lists: list[tuple[list[str], float]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of ranked id lists, each with a weight; ties by id (deterministic)."""
+    scores: dict[str, float] = {}
+    for ids, weight in lists:
+        seen: set[str] = set()
+        rank = 0
+        for node_id in ids:
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            rank += 1
+            scores[node_id] = scores.get(node_id, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP_DECAY, beam: int = BEAM,
+           weights: dict = EDGE_WEIGHTS) -> dict[str, tuple[float, int, str]]:
+    """Spread seed scores over the graph.
+
+    ``neighbours(ids) -> {id: [(other_id, edge_kind, direction, confidence)]}`` where direction
+    is ``"out"`` (id is the edge's source) or ``"in"``. Returns ``{id: (score, hop, why)}``:
+    the seeds at hop 0 and every reached node with ``best + 0.25 * other contributions``.
+    """
+    contributions: dict[str, list[float]] = {nid: [s] for nid, s in seeds.items()}
+    best_hop: dict[str, tuple[int, str]] = {nid: (0, "seed") for nid in seeds}
+    frontier = dict(seeds)
+    expanded: set[str] = set()
+    for hop in range(1, max(0, hops) + 1):
+        if not frontier:
+            break
+        top = sorted(frontier.items(), key=lambda kv: (-kv[1], kv[0]))[:beam]
+        expanded.update(nid for nid, _ in top)
+        adjacency = neighbours([nid for nid, _ in top])
+        nxt: dict[str, float] = {}
+        for nid, score in top:
+            edges = adjacency.get(nid, [])
+            fan: dict[tuple[str, str], int] = {}
+            for _, kind, direction, _ in edges:
+                fan[(kind, direction)] = fan.get((kind, direction), 0) + 1
+            for other, kind, direction, conf in edges:
+                w = weights.get(kind)
+                if not w or other == nid:
+                    continue
+                weight = w[0] if direction == "out" else w[1]
+                value = score * decay * weight * (conf if conf is not None else 1.0) / math.sqrt(fan[(kind, direction)])
+                if value <= 0:
+                    continue
+                contributions.setdefault(other, []).append(value)
+                if other not in best_hop:
+                    arrow = "->" if direction == "out" else "<-"
+                    best_hop[other] = (hop, f"{kind}{arrow}")
+                if value > nxt.get(other, 0.0) and other not in seeds and other not in expanded:
+                    nxt[other] = value
+        frontier = nxt
+    out: dict[str, tuple[float, int, str]] = {}
+    for nid, values in contributions.items():
+        values = sorted(values, reverse=True)
+        hop, why = best_hop[nid]
+        out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
+    return out
+
+
+# -- the retriever --------------------------------------------------------------------------
+
+_EMBEDDER_KIND = {"nervapack-minilm-int8": "minilm", "nervapack-hashing": "hashing"}
+
+
+class Retriever:
+    """Answers questions over one workspace's graph; keep one per process (it caches)."""
+
+    def __init__(self, root: str | os.PathLike, *, use_vectors: bool = True):
+        self.root = Path(root).resolve()
+        self.db_path = self.root / ".nervapack" / "graph.db"
+        self.chroma_dir = self.root / ".nervapack" / "chroma"
+        self.use_vectors = use_vectors
+        self._lock = threading.RLock()
+        self._vectors = None
+        self._vector_warning: str | None = None
+        self._vectors_tried = False
+        self.store = GraphStore(self.db_path)
+        self.conn = self.store.conn
+        self.marker = self._file_marker()
+        self._file_tokens: dict[tuple[str, int, float], int] = {}
+        self._lines: dict[str, tuple[float, list[str]]] = {}
+
+    # -- freshness -------------------------------------------------------------------------
+    def _file_marker(self) -> tuple:
+        out = []
+        for suffix in ("", "-wal"):
+            try:
+                st = os.stat(str(self.db_path) + suffix)
+                out.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def changed(self) -> bool:
+        """Whether graph.db changed on disk since this retriever was opened."""
+        return self._file_marker() != self.marker
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- vectors ---------------------------------------------------------------------------
+    def vectors(self):
+        if not self.use_vectors:
+            return None
+        if self._vectors_tried:
+            return self._vectors
+        self._vectors_tried = True
+        embedder = self.store.get_meta("embedder")
+        if not embedder or not self.chroma_dir.exists():
+            return None
+        try:
+            from .vectors import VectorIndex
+
+            index = VectorIndex(self.chroma_dir, _EMBEDDER_KIND.get(embedder, "minilm"))
+            if index.embedder_name != embedder:
+                self._vector_warning = (f"the graph was embedded with {embedder} but {index.embedder_name} is "
+                                        "loaded; vector search is off")
+                return None
+            if index.warning:
+                self._vector_warning = index.warning
+            self._vectors = index
+        except Exception as exc:  # a broken chroma dir must not break FTS retrieval
+            self._vector_warning = f"vector search unavailable ({type(exc).__name__}: {exc})"
+        return self._vectors
+
+    # -- SQL helpers -----------------------------------------------------------------------
+    def nodes_by_id(self, ids) -> dict[str, sqlite3.Row]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, sqlite3.Row] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start: start + 500]
+            for r in self.conn.execute(
+                    f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                out[r["id"]] = r
+        return out
+
+    def neighbours(self, ids: list[str]) -> dict[str, list[tuple[str, str, str, float]]]:
+        adjacency: dict[str, list[tuple[str, str, str, float]]] = {nid: [] for nid in ids}
+        for start in range(0, len(ids), 400):
+            chunk = ids[start: start + 400]
+            marks = ",".join("?" * len(chunk))
+            for s, t, kind, conf in self.conn.execute(
+                    f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})", chunk):
+                adjacency[s].append((t, kind, "out", conf))
+            for s, t, kind, conf in self.conn.execute(
+                    f"SELECT source, target, kind, confidence FROM edges WHERE target IN ({marks})", chunk):
+                adjacency[t].append((s, kind, "in", conf))
+        for nid in adjacency:
+            adjacency[nid].sort(key=lambda e: (e[1], e[2], e[0]))
+        return adjacency
+
+    def fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
+        expr = fts_query(prompt)
+        if not expr:
+            return []
+        try:
+            rows = self.conn.execute(
+                "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
+                " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2)).fetchall()
+        except sqlite3.OperationalError:  # cannot happen with quoted terms; never let it escape
+            return []
+        return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
+
+    def exact(self, names: list[str]) -> list[str]:
+        """Definitions named exactly (qualified name first, then simple name), in a stable order."""
+        out: list[str] = []
+        for name in names:
+            found = self.conn.execute(
+                "SELECT id FROM nodes WHERE qualified_name=? AND kind IN ('class','function','variable')"
+                " ORDER BY file, start_line, id", (name,)).fetchall()
+            if not found:
+                simple = name.rsplit(".", 1)[-1]
+                found = self.conn.execute(
+                    "SELECT id FROM nodes WHERE name=? AND kind IN ('class','function','variable')"
+                    " ORDER BY (parent_id IN (SELECT id FROM nodes WHERE kind='file')) DESC, file, start_line, id",
+                    (simple,)).fetchall()
+                if len(found) > 8:  # a common method name (get, run…): too ambiguous to be a target
+                    found = found[:0] if "." not in name else found[:8]
+            for r in found:
+                if r[0] not in out:
+                    out.append(r[0])
+        return out
+
+    # -- the question ---------------------------------------------------------------------
+    def retrieve(self, prompt: str, hops: int = DEFAULT_HOPS, limit: int = 80) -> Retrieval:
+        if prompt is None:
+            prompt = ""
+        if hops < 0:
+            raise NervapackError("--hops must be 0 or more.")
+        with self._lock:
+            route = detect_route(prompt)
+            if route == "impact":
+                result = self._impact(prompt, hops, limit)
+                if result.targets:
+                    return result
+                route = "search"
+            return self._search(prompt, hops, limit, route)
+
+    def impact(self, target: str, hops: int = DEFAULT_HOPS, limit: int = 80) -> Retrieval:
+        """What depends on ``target`` (a name, ``Class.method`` or identifier in a sentence)."""
+        with self._lock:
+            text = target if identifiers_in(target) else f"`{target.strip()}`"
+            return self._impact(text, hops, limit)
+
+    def _vector_ids(self, prompt: str, n: int = 40) -> list[tuple[str, float]]:
+        index = self.vectors()
+        if index is None or not prompt.strip():
+            return []
+        try:
+            return index.query(prompt, n)
+        except Exception as exc:
+            self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
+            return []
+
+    def _search(self, prompt: str, hops: int, limit: int, route: str) -> Retrieval:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        idents = identifiers_in(prompt)
+        exact_ids = self.exact(idents) if idents else []
+        if route == "exact" and not exact_ids:
+            route = "search"
+        t = time.perf_counter()
+        fts_hits = self.fts(prompt)
+        timings["fts_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        vec_hits = self._vector_ids(prompt)
+        timings["vector_ms"] = (time.perf_counter() - t) * 1000
+        lists = [([i for i, _ in fts_hits], 1.0), ([i for i, _ in vec_hits], 1.0)]
+        if exact_ids:
+            lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
+        fused = rrf_fuse(lists)[:SEEDS]
+        if not fused:
+            return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self._vector_warning)
+        words = set(query_words(prompt))
+        seed_rows = self.nodes_by_id([nid for nid, _ in fused])
+        weighted = [(nid, s * node_prior(seed_rows[nid]["kind"], seed_rows[nid]["file"], words))
+                    for nid, s in fused if nid in seed_rows]
+        top = max(s for _, s in weighted) if weighted else 1.0
+        seeds = {nid: s / top for nid, s in weighted}
+        t = time.perf_counter()
+        expanded = expand(seeds, self.neighbours, hops)
+        timings["expand_ms"] = (time.perf_counter() - t) * 1000
+        ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words)
+        timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
+        return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
+
+    def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: list[str] = (),
+              words: set[str] | None = None) -> list[ScoredNode]:
+        candidates = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[: limit * 4]
+        rows = self.nodes_by_id([nid for nid, _ in candidates])
+        out: list[ScoredNode] = []
+        boost = {nid: len(prefer) - i for i, nid in enumerate(prefer)}
+        for nid, (score, hop, why) in candidates:
+            r = rows.get(nid)
+            if r is None or r["kind"] not in OUTPUT_KINDS:
+                continue
+            if words is not None and hop > 0:  # seeds already carry their prior
+                score *= node_prior(r["kind"], r["file"], words)
+            if nid in boost:
+                score = score + 10.0 + boost[nid]
+            out.append(_scored(r, score, why, hop))
+        out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
+        return out[:limit]
+
+    def _impact(self, prompt: str, hops: int, limit: int) -> Retrieval:
+        """Reverse traversal from the named target: who calls, subclasses, imports or explains it."""
+        t0 = time.perf_counter()
+        names = identifiers_in(prompt)
+        targets = self.exact(names)
+        if not targets and names:
+            bare = prompt.strip().strip("`'\" ?").rstrip("()")
+            targets = self.exact([bare]) if bare else []
+        if not targets:
+            return Retrieval(prompt, "impact", [], [])
+        targets = targets[:5]
+        rows = self.nodes_by_id(targets)
+        # a class is changed through its methods too; a file through everything it defines
+        start: dict[str, float] = {nid: 1.0 for nid in targets}
+        for nid in targets:
+            if rows[nid]["kind"] == "class":
+                for (child,) in self.conn.execute(
+                        "SELECT target FROM edges WHERE source=? AND kind='DEFINES' ORDER BY target", (nid,)):
+                    start.setdefault(child, 0.9)
+        file_of = {nid: rows[nid]["file"] for nid in targets}
+        scored: dict[str, tuple[float, int, str]] = {nid: (10.0 + start[nid], 0, "target") for nid in targets}
+        frontier = dict(start)
+        reverse = {"CALLS": 1.0, "INHERITS": 0.9, "EXPLAINS": 0.6}
+        seen = set(start)
+        for hop in range(1, max(1, hops) + 1):
+            if not frontier:
+                break
+            adjacency = self.neighbours(sorted(frontier))
+            nxt: dict[str, float] = {}
+            for nid in sorted(frontier):
+                for other, kind, direction, conf in adjacency[nid]:
+                    if direction != "in" or kind not in reverse:
+                        continue
+                    value = frontier[nid] * reverse[kind] * (conf or 1.0) * (HOP_DECAY ** (hop - 1))
+                    if other in seen and other in scored and scored[other][0] >= value:
+                        continue
+                    scored[other] = (max(value, scored.get(other, (0, 0, ""))[0]), hop, f"{kind}<-")
+                    if other not in seen:
+                        nxt[other] = max(value, nxt.get(other, 0.0))
+            seen.update(nxt)
+            frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[:BEAM * 3])
+        # files importing the target's file: their definitions are at risk too (weakly)
+        for f in sorted(set(file_of.values())):
+            fid_row = self.conn.execute("SELECT id FROM nodes WHERE kind='file' AND file=?", (f,)).fetchone()
+            if not fid_row:
+                continue
+            for (importer,) in self.conn.execute(
+                    "SELECT source FROM edges WHERE target=? AND kind='IMPORTS' ORDER BY source", (fid_row[0],)):
+                scored.setdefault(importer, (0.05, 1, "IMPORTS<-"))
+        for child in start:
+            if child not in targets and child not in scored:
+                scored[child] = (0.3, 0, "member of target")
+        ranked = self._rank(scored, limit, words=set(query_words(prompt)))
+        return Retrieval(prompt, "impact", ranked, targets, {"retrieve_ms": (time.perf_counter() - t0) * 1000})
+
+    # -- file facts for packing and the naive baseline ---------------------------------------
+    def file_lines(self, path: str) -> list[str]:
+        full = self.root / path
+        try:
+            mtime = os.stat(full).st_mtime
+        except OSError:
+            return []
+        cached = self._lines.get(path)
+        if cached and cached[0] == mtime:
+            return cached[1]
+        try:
+            text = full.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return []
+        lines = text.splitlines()
+        if len(self._lines) > 512:
+            self._lines.clear()
+        self._lines[path] = (mtime, lines)
+        return lines
+
+    def file_tokens(self, path: str) -> int:
+        """cl100k tokens of the whole file (the naive baseline), cached per size and mtime."""
+        from ..tokens import count_tokens
+
+        full = self.root / path
+        try:
+            st = os.stat(full)
+        except OSError:
+            return 0
+        key = (path, st.st_size, st.st_mtime)
+        if key not in self._file_tokens:
+            try:
+                text = full.read_bytes().decode("utf-8", errors="replace")
+            except OSError:
+                return 0
+            self._file_tokens[key] = count_tokens(text)
+        return self._file_tokens[key]
+
+    def children(self, node_id: str) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id=? AND kind IN ('function','class','variable')"
+            " ORDER BY start_line, id", (node_id,)).fetchall()
+
+
+def _scored(r, score: float, why: str, hop: int) -> ScoredNode:
+    return ScoredNode(r["id"], r["kind"], r["name"], r["qualified_name"], r["file"], r["start_line"] or 1,
+                      r["end_line"] or r["start_line"] or 1, r["language"] or "", r["signature"] or "",
+                      r["docstring"] or "", r["subkind"] or "", r["parent_id"], score, why, hop)
+
+
+# -- a whole query: retrieve, pack, measure ------------------------------------------------------
+
+@dataclass
+class QueryResult:
+    prompt: str
+    route: str
+    budget: int
+    markdown: str
+    tokens: int
+    naive_tokens: int
+    elapsed_ms: float
+    entries: list  # pack.PackedEntry, ranked
+    timings: dict[str, float] = field(default_factory=dict)
+    warning: str | None = None
+
+    @property
+    def nodes(self) -> list[ScoredNode]:
+        return [e.node for e in self.entries]
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(e.node.file for e in self.entries))
+
+    @property
+    def savings_pct(self) -> float:
+        if not self.naive_tokens:
+            return 0.0
+        return round(100.0 * (1 - self.tokens / self.naive_tokens), 2)
+
+    def as_json(self) -> dict:
+        return {"nodes": [dict(e.node.as_json(), mode=e.mode) for e in self.entries], "tokens": self.tokens,
+                "naive_tokens": self.naive_tokens, "elapsed_ms": round(self.elapsed_ms, 2),
+                "markdown": self.markdown, "route": self.route, "budget": self.budget}
+
+    def history_record(self, source: str) -> dict:
+        from ..history import make_record
+
+        return make_record(self.prompt, source=source, nodes=len(self.entries), files=len(self.files),
+                           tokens=self.tokens, naive_tokens=self.naive_tokens, latency_ms=self.elapsed_ms,
+                           top_files=self.files[:5], budget=self.budget)
+
+
+def answer(retriever: Retriever, prompt: str, budget: int = 2000, hops: int = DEFAULT_HOPS,
+           *, impact_of: str | None = None) -> QueryResult:
+    """Retrieve and pack: the whole ``nervapack query``, in-process (``impact_of``: reverse traversal)."""
+    from .pack import check_budget, pack
+
+    budget = check_budget(budget)
+    t0 = time.perf_counter()
+    if impact_of is not None:
+        found = retriever.impact(impact_of, hops=hops)
+        prompt = prompt or f"impact of changing {impact_of}"
+    else:
+        found = retriever.retrieve(prompt or "", hops=hops)
+    t = time.perf_counter()
+    packed = pack(found.nodes, budget, retriever, prompt=prompt or "")
+    timings = dict(found.timings)
+    timings["pack_ms"] = (time.perf_counter() - t) * 1000
+    naive = sum(retriever.file_tokens(f) for f in packed.files)
+    elapsed = (time.perf_counter() - t0) * 1000
+    return QueryResult(prompt or "", found.route, budget, packed.markdown, packed.tokens, naive, elapsed,
+                       packed.entries, timings, found.warning)

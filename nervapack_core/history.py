@@ -1,0 +1,147 @@
+"""Query history: one JSON record per query in ``.nervapack/query_history.jsonl``.
+
+Every ``nervapack query`` and every MCP ``query_codebase`` call appends one record::
+
+    {"timestamp": "2026-07-05T10:00:00.123Z", "query": "…", "source": "cli" | "mcp",
+     "nodes": 12, "files": 5, "tokens": 1980, "naive_tokens": 25010, "savings_pct": 92.08,
+     "latency_ms": 85.2, "top_files": ["src/a.py", …], "budget": 2000}
+
+Appends are single ``write`` calls of one line on a file opened in append mode, so
+concurrent writers (CLI and MCP server) do not interleave within a record. Malformed
+lines are skipped with a warning, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import warnings
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+__all__ = ["append_query", "read_history", "clear_history", "history_stats", "make_record", "MODEL_PRICES",
+           "cost_usd"]
+
+# USD per million input tokens, as priced in the seed README
+MODEL_PRICES = {"GPT-4o": 2.50, "Claude Sonnet": 3.00}
+
+_STOP = frozenset("""a an and are as at be by can do does for from how i in is it its of on or that the this to
+what when where which who why with does my we you your into about should would could there their then than
+""".split())
+
+
+def utc_now_iso() -> str:
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def cost_usd(tokens: float, model: str) -> float:
+    return tokens * MODEL_PRICES[model] / 1_000_000
+
+
+def make_record(query: str, *, source: str, nodes: int, files: int, tokens: int, naive_tokens: int,
+                latency_ms: float, top_files: list[str], budget: int, timestamp: str | None = None) -> dict:
+    if source not in ("cli", "mcp"):
+        raise ValueError(f"source must be 'cli' or 'mcp', not {source!r}")
+    savings = round(100.0 * (1 - tokens / naive_tokens), 2) if naive_tokens else 0.0
+    return {"timestamp": timestamp or utc_now_iso(), "query": str(query), "source": source, "nodes": int(nodes),
+            "files": int(files), "tokens": int(tokens), "naive_tokens": int(naive_tokens),
+            "savings_pct": float(savings), "latency_ms": round(float(latency_ms), 2),
+            "top_files": [str(f) for f in top_files], "budget": int(budget)}
+
+
+def append_query(path: str | os.PathLike, record: dict) -> None:
+    """Append one record (one line); creates the file and its folder when needed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def _valid(rec) -> bool:
+    return (isinstance(rec, dict) and isinstance(rec.get("query"), str) and isinstance(rec.get("timestamp"), str)
+            and all(isinstance(rec.get(k), (int, float)) and not isinstance(rec.get(k), bool)
+                    for k in ("tokens", "naive_tokens")))
+
+
+def read_history(path: str | os.PathLike, limit: int | None = None) -> list[dict]:
+    """Records, oldest first (the last ``limit`` when given); malformed lines skipped with a warning."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out: list[dict] = []
+    bad: list[int] = []
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                bad.append(number)
+                continue
+            if not _valid(rec):
+                bad.append(number)
+                continue
+            out.append(rec)
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+        warnings.warn(f"{path}: skipped {len(bad)} malformed line(s) (line {shown})", stacklevel=2)
+    if limit is not None:
+        out = out[-limit:] if limit > 0 else []
+    return out
+
+
+def clear_history(path: str | os.PathLike) -> int:
+    """Empty the history; returns how many records it held."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        n = len(read_history(path))
+    with open(path, "w", encoding="utf-8"):
+        pass
+    return n
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def history_stats(records: list[dict], top: int = 10) -> dict:
+    """Totals and averages over records: savings, tokens saved, cost saved per model, keywords, latency."""
+    n = len(records)
+    saved = sum(max(0, (r.get("naive_tokens") or 0) - (r.get("tokens") or 0)) for r in records)
+    words: Counter = Counter()
+    for r in records:
+        for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", r.get("query", "")):
+            w = w.lower()
+            if len(w) > 2 and w not in _STOP:
+                words[w] += 1
+    latencies = [float(r["latency_ms"]) for r in records if isinstance(r.get("latency_ms"), (int, float))]
+    savings = [float(r["savings_pct"]) for r in records if isinstance(r.get("savings_pct"), (int, float))]
+    return {
+        "total_queries": n,
+        "avg_savings_pct": round(sum(savings) / len(savings), 2) if savings else 0.0,
+        "total_tokens": sum(int(r.get("tokens") or 0) for r in records),
+        "total_naive_tokens": sum(int(r.get("naive_tokens") or 0) for r in records),
+        "total_tokens_saved": saved,
+        "cost_saved_usd": {model: round(cost_usd(saved, model), 6) for model in MODEL_PRICES},
+        "top_keywords": sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
+        "p50_latency_ms": round(_percentile(latencies, 0.5), 2),
+        "p95_latency_ms": round(_percentile(latencies, 0.95), 2),
+        "by_source": dict(Counter(r.get("source", "?") for r in records)),
+    }
