@@ -44,8 +44,14 @@ if query.strip():
             node_id = choice
             st.query_params["node"] = node_id
 elif not node_id:
-    st.caption("Type a name to search, or open a node from the Analytics or Communities pages.")
-    st.stop()
+    starters = cache.analytics(src)["most_connected"]
+    if not starters:
+        st.caption("Type a name to search.")
+        st.stop()
+    labels = {r["id"]: f"{r['kind']}  {r['qualified_name']}  ({r['file']}:{r['start_line'] or 1}, "
+                       f"{r['degree']} relations)" for r in starters}
+    node_id = st.selectbox("…or start from one of the most connected definitions", list(labels),
+                           format_func=labels.get, key="start")
 
 node = cache.node_detail(src, node_id) if node_id else None
 if node_id and node is None:

@@ -1,2 +1,104 @@
+"""Namespaces: memory namespaces side by side (counts, kinds, activity, sessions, nodes)."""
+
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
-st.title("TODO")
+
+from nervapack_core.dashboard import cache, ui
+
+PAGE_SIZE = 25
+KINDS = ["decision", "fact", "outcome", "action", "procedure", "preference", "entity"]
+COLORS = ["#1d4ed8", "#f59e0b", "#10b981", "#a855f7"]
+
+src = cache.sources()
+ui.header("Namespaces", "Each namespace is a separate memory (a project, a team, a client): nothing crosses "
+          "between them. Compare them side by side.", src)
+ui.require_memory(src)
+rows = cache.namespaces(src)
+if not rows:
+    st.info("**No memory yet.** Store one with `nervapack memory store \"…\" --namespace team-a`.",
+            icon=":material/psychology:")
+    st.stop()
+
+overview = pd.DataFrame(rows)
+cols = st.columns(4)
+cols[0].metric("Namespaces", ui.fmt_int(len(rows)), border=True)
+cols[1].metric("Memories", ui.fmt_int(overview["nodes"].sum()), border=True, help="All nodes, sessions included.")
+cols[2].metric("Current", ui.fmt_int(overview["current"].sum()), border=True)
+cols[3].metric("Superseded", ui.fmt_int(overview["superseded"].sum()), border=True)
+st.dataframe(overview, hide_index=True, column_config={
+    "namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
+    "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
+    "last_recorded": "Last recorded"})
+
+names = list(overview["namespace"])
+wanted = [n for n in (ui.param("namespace"), ui.param("compare")) if n in names]
+default = list(dict.fromkeys(wanted + names))[:2]
+chosen = st.multiselect("Compare", names, default=default, max_selections=4, key="compare")
+if not chosen:
+    st.stop()
+if st.query_params.get("compare") != ",".join(chosen[1:2]) and len(chosen) > 1:
+    st.query_params["namespace"] = chosen[0]
+    st.query_params["compare"] = chosen[1]
+
+stats = {ns: cache.namespace_stats(src, ns) for ns in chosen}
+fig = go.Figure()
+for i, ns in enumerate(chosen):
+    kinds = stats[ns]["nodes"]
+    fig.add_bar(x=KINDS, y=[kinds.get(k, 0) for k in KINDS], name=ns, marker_color=COLORS[i % len(COLORS)])
+fig.update_layout(barmode="group", title="Memories by kind", yaxis_title="nodes", legend=dict(orientation="h"))
+ui.chart(fig, key="kinds", height=300)
+
+fig = go.Figure()
+for i, ns in enumerate(chosen):
+    act = pd.DataFrame(cache.namespace_activity(src, ns), columns=["day", "kind", "nodes"])
+    if act.empty:
+        continue
+    daily = act.groupby("day")["nodes"].sum()
+    fig.add_scatter(x=pd.to_datetime(daily.index), y=daily.cumsum(), mode="lines", name=ns,
+                    line=dict(color=COLORS[i % len(COLORS)], width=2))
+fig.update_layout(title="Memories over time (cumulative, by the day they took effect)", yaxis_title="memories",
+                  legend=dict(orientation="h"))
+ui.chart(fig, key="activity", height=300)
+
+columns = st.columns(len(chosen))
+for col, ns in zip(columns, chosen):
+    s = stats[ns]
+    with col:
+        st.subheader(ui.md_escape(ns), anchor=False)
+        m = st.columns(3)
+        m[0].metric("Nodes", ui.fmt_int(s["total_nodes"]), border=True)
+        m[1].metric("Current", ui.fmt_int(s["current"]), border=True)
+        m[2].metric("Superseded", ui.fmt_int(s["superseded"]), border=True)
+        m = st.columns(3)
+        m[0].metric("Decisions", ui.fmt_int(s["nodes"].get("decision", 0)), border=True)
+        m[1].metric("Sessions", ui.fmt_int(s["sessions"]), border=True)
+        m[2].metric("Recalls", ui.fmt_int(s["recalls"]), border=True)
+        if s["top_entities"]:
+            st.caption("Most connected entities")
+            st.dataframe(pd.DataFrame(s["top_entities"])[["name", "degree"]], hide_index=True,
+                         column_config={"name": "Entity", "degree": "Links"})
+        sess = cache.sessions(src, ns)
+        if sess:
+            st.caption(f"Sessions ({len(sess):,})")
+            st.dataframe(pd.DataFrame(sess)[["name", "started_at", "ended_at", "nodes", "summary"]].head(50),
+                         hide_index=True, column_config={"name": "Session", "started_at": "Started",
+                                                         "ended_at": "Ended", "nodes": "Memories",
+                                                         "summary": "Summary"})
+        st.caption("Memories (newest first)")
+        f = st.columns(2)
+        text = f[0].text_input("Filter", key=f"text_{ns}", placeholder="words in the content")
+        kinds = f[1].multiselect("Kinds", KINDS, key=f"kinds_{ns}")
+        current_only = st.checkbox("Current only", key=f"current_{ns}")
+        first = cache.namespace_page(src, ns, kinds=kinds, text=text, current_only=current_only, page=0,
+                                     page_size=PAGE_SIZE)
+        page = ui.page_controls(first["total"], PAGE_SIZE, key=f"page_{ns}")
+        data = first if page == 0 else cache.namespace_page(src, ns, kinds=kinds, text=text,
+                                                            current_only=current_only, page=page,
+                                                            page_size=PAGE_SIZE)
+        st.caption(f"{data['total']:,} match(es); page {data['page'] + 1} of {data['pages']:,}")
+        table = pd.DataFrame(data["rows"], columns=["id", "kind", "content", "confidence", "valid_from", "valid_until",
+                                                    "superseded_by", "session_id", "tombstoned", "recorded_at"])
+        st.dataframe(table[["kind", "content", "valid_from", "valid_until", "superseded_by", "id"]], hide_index=True,
+                     column_config={"kind": "Kind", "content": "Content", "valid_from": "Valid from",
+                                    "valid_until": "Until", "superseded_by": "Replaced by", "id": "Id"})

@@ -28,7 +28,7 @@ __all__ = [
     "overview", "health_now", "analytics", "search_nodes", "node_detail", "neighbours", "read_code",
     "communities_overview", "community_detail", "load_history", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
-    "sample_versions", "md_escape",
+    "version_window", "md_escape",
 ]
 
 MAX_CODE_LINES = 400
@@ -590,21 +590,13 @@ def namespace_activity(memory_db: Path, namespace: str) -> list[dict]:
             "GROUP BY day, kind ORDER BY day", (namespace,)))
 
 
-def sample_versions(versions: list[dict], around: int, max_shown: int = 200) -> list[int]:
-    """Indices of at most ``max_shown`` versions to draw: a window around ``around`` plus an
-    even sample of the rest, always including the first, the last and every current one."""
-    n = len(versions)
-    if n <= max_shown:
-        return list(range(n))
-    half = max_shown // 4
-    keep = set(range(max(0, around - half), min(n, around + half + 1)))
-    keep.update((0, n - 1))
-    keep.update(i for i, v in enumerate(versions) if v.get("current"))
-    budget = max_shown - len(keep)
-    if budget > 0:
-        step = n / budget
-        keep.update(min(n - 1, int(i * step)) for i in range(budget))
-    return sorted(keep)[: max(max_shown, len(keep))]
+def version_window(n: int, around: int, size: int = 60) -> tuple[int, int]:
+    """``[start, end)`` of at most ``size`` consecutive versions centred on ``around``: what a
+    timeline chart draws, whatever the number of versions."""
+    if n <= size:
+        return 0, n
+    start = max(0, min(n - size, around - size // 2))
+    return start, start + size
 
 
 def as_of_version(versions: list[dict], instant: str) -> list[dict]:

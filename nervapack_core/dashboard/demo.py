@@ -1,0 +1,157 @@
+"""The demo workspace ``nervapack serve --demo`` shows (and ``serve`` falls back to when
+there is no workspace): NervaPack Core's own source, ingested offline (no embeddings),
+plus a small decision memory in two namespaces with supersessions, outcomes and sessions.
+
+Built once per version under the user's data folder
+(``$XDG_DATA_HOME/nervapack/demo-<version>``, default ``~/.local/share``), in a temporary
+folder renamed into place, so an interrupted build is never served.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from .. import __version__
+
+__all__ = ["demo_home", "demo_root", "ensure_demo", "seed_demo_memory"]
+
+README = """# NervaPack Core (demo copy)
+
+This folder is a copy of the `nervapack_core` package, ingested so the dashboard has
+something to show. The code graph is in `GraphStore` (`nervapack_core/code/store.py`);
+`refresh_snapshots` computes communities and the health snapshot at ingest; the memory
+lives in `MemoryStore` (`nervapack_core/memory/store.py`).
+
+## Dashboard
+
+`nervapack serve` runs the Streamlit app; its loaders live in `nervapack_core/dashboard/data.py`
+and are cached by `nervapack_core/dashboard/cache.py` on the databases' change markers.
+"""
+
+
+def demo_home(environ=None) -> Path:
+    env = os.environ if environ is None else environ
+    base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share").expanduser()
+    return base / "nervapack" / f"demo-{__version__}"
+
+
+def demo_root(environ=None) -> Path:
+    return demo_home(environ) / "nervapack-core"
+
+
+def _ready(home: Path) -> bool:
+    root = home / "nervapack-core" / ".nervapack"
+    return (home / "READY").is_file() and (root / "graph.db").is_file() and (root / "memory.db").is_file()
+
+
+def ensure_demo(progress=None) -> Path:
+    """The demo workspace root, built first if needed."""
+    home = demo_home()
+    if _ready(home):
+        return home / "nervapack-core"
+    say = progress or (lambda msg: None)
+    home.parent.mkdir(parents=True, exist_ok=True)
+    tmp = home.parent / f".{home.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    started = time.perf_counter()
+    try:
+        root = tmp / "nervapack-core"
+        package = Path(__file__).resolve().parents[1]
+        say(f"Building the demo workspace in {home} (once)…")
+        shutil.copytree(package, root / "nervapack_core",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "data", "*.egg-info"))
+        (root / "README.md").write_text(README, encoding="utf-8")
+        from ..code.ingest import ingest
+
+        ingest(root, embed=False, workers=1)
+        seed_demo_memory(root / ".nervapack" / "memory.db")
+        (tmp / "READY").write_text(json.dumps({"version": __version__, "built_in_s": round(
+            time.perf_counter() - started, 2)}), encoding="utf-8")
+        if home.exists():
+            if _ready(home):  # another process finished first
+                shutil.rmtree(tmp, ignore_errors=True)
+                return home / "nervapack-core"
+            shutil.rmtree(home)
+        os.replace(tmp, home)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    say(f"Demo workspace ready ({time.perf_counter() - started:.1f} s).")
+    return home / "nervapack-core"
+
+
+def seed_demo_memory(db: Path) -> None:
+    """Decisions made while building NervaPack Core, as a team would record them."""
+    from ..memory import MemoryStore
+
+    with MemoryStore(db_path=db, graph_db=db.parent / "graph.db") as m:
+        # -- namespace "default": the core team
+        m.start_session("Offline embeddings")
+        e1 = m.store("Use Chroma's default embedding function", kind="decision", entities=["Embeddings"],
+                     valid_from="2025-09-01", rationale="Zero setup: Chroma ships it.",
+                     alternatives_rejected=["OpenAI embeddings API"])
+        o1 = m.store("First ingest on an offline machine failed: Chroma tried to download its model",
+                     kind="outcome", entities=["Embeddings"], valid_from="2025-09-20", caused_by=[e1])
+        e2 = m.store("Use a deterministic hashing embedder", kind="decision", entities=["Embeddings"],
+                     supersedes=e1, valid_from="2025-10-01",
+                     rationale="Works offline and is fast; quality is only a fallback.",
+                     alternatives_rejected=["sentence-transformers (pulls in PyTorch)"])
+        e3 = m.store("Use all-MiniLM-L6-v2 as int8 ONNX with onnxruntime + tokenizers", kind="decision",
+                     entities=["Embeddings"], supersedes=e2, valid_from="2026-01-15",
+                     rationale="Real semantic vectors, 22 MB, no PyTorch, loads from registry packages offline.",
+                     alternatives_rejected=["hashing embedder as the default", "fp32 model (4x larger)"])
+        m.store("1,000 short texts embed in 3.5 s on 2 cores", kind="outcome", entities=["Embeddings"],
+                valid_from="2026-01-20", caused_by=[e3])
+        m.end_session("MiniLM int8 is the default; hashing stays as the announced fallback.")
+
+        m.start_session("Dashboard performance")
+        c1 = m.store("Compute Louvain communities when the dashboard loads", kind="decision",
+                     entities=["Communities", "refresh_snapshots"], valid_from="2025-11-01",
+                     rationale="Always matches the graph on screen.")
+        m.store("The Communities page took 9 s to open on Django", kind="outcome", entities=["Communities"],
+                valid_from="2025-11-10", caused_by=[c1])
+        c2 = m.store("Compute communities at ingest and store them in graph.db", kind="decision",
+                     entities=["Communities", "refresh_snapshots", "GraphStore"], supersedes=c1,
+                     valid_from="2025-11-15", rationale="Ingest already holds the graph; pages only read.",
+                     alternatives_rejected=["cache in the Streamlit process only"])
+        m.store("Communities page renders under 1 s on Django", kind="outcome", entities=["Communities"],
+                valid_from="2025-11-20", caused_by=[c2])
+        m.store("Show a community-level map, never thousands of raw nodes in one chart", kind="decision",
+                entities=["Communities"], valid_from="2025-11-16",
+                rationale="A hairball answers no question; one bubble per community does.")
+        m.end_session("Communities precomputed at ingest.")
+
+        m.store("Store the code graph in SQLite with FTS5", kind="decision", entities=["GraphStore"],
+                valid_from="2025-08-15", rationale="One local file, transactional, full-text search built in.",
+                alternatives_rejected=["Neo4j (a server to run)", "pickled networkx graph"])
+        m.store("Health score components are each linear in a meaningful ratio", kind="fact",
+                entities=["Health score"], valid_from="2025-12-01")
+        m.store("Run `nervapack ingest .` after large refactors", kind="procedure", entities=["GraphStore"],
+                valid_from="2025-12-05")
+
+        # -- namespace "memory-team": the memory engine's own decisions
+        ns = "memory-team"
+        m.start_session("Bi-temporal rules", namespace=ns)
+        s1 = m.store("Superseding closes the old version at now", kind="decision", entities=["Supersede"],
+                     valid_from="2025-10-01", namespace=ns, rationale="Simplest to implement.")
+        m.store("as_of between two versions returned both of them", kind="outcome", entities=["Supersede"],
+                valid_from="2025-10-12", namespace=ns, caused_by=[s1])
+        m.store("Superseding closes the old version at the new one's valid_from", kind="decision",
+                entities=["Supersede", "MemoryStore"], supersedes=s1, valid_from="2025-10-20", namespace=ns,
+                rationale="as_of between the two versions must return exactly one.",
+                alternatives_rejected=["close at now", "keep both open"])
+        m.store("Namespaces scope aliases, sessions and every lookup", kind="decision",
+                entities=["Namespaces", "MemoryStore"], valid_from="2025-10-25", namespace=ns,
+                rationale="A shared alias table leaked entities between teams.",
+                alternatives_rejected=["one database per namespace"])
+        m.store("pack() never returns more than budget_tokens, header included", kind="fact",
+                entities=["Recall"], valid_from="2025-11-02", namespace=ns)
+        m.end_session("Supersede and namespace rules fixed.", namespace=ns)
+        m.recall("embeddings offline", budget_tokens=300, namespace="default")
+        m.recall("communities", budget_tokens=200, namespace="default")
+        m.recall("supersede as_of", budget_tokens=300, namespace=ns)
+        _ = o1
