@@ -10,6 +10,7 @@ is used, and when nothing fits the text is empty.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from ..errors import NervapackError
@@ -59,6 +60,16 @@ def _one_line(text: str) -> str:
 def item_line(item, content: str | None = None) -> str:
     body = _one_line(item.content if content is None else content)
     return f"- [{item.id}] {day_of(item.valid_from)} · conf {item.confidence:.2f} — {body}"
+
+
+_SECTION_COST: dict[tuple[str, str], int] = {}
+
+
+def _section_cost(kind: str, counter) -> int:
+    key = (kind, getattr(counter, "name", type(counter).__name__))
+    if key not in _SECTION_COST:
+        _SECTION_COST[key] = counter.count(f"### {_TITLE.get(kind, kind)}")
+    return _SECTION_COST[key]
 
 
 def _headers(query: str, as_of_label: str):
@@ -132,8 +143,29 @@ def pack(
     return best or PackResult("", 0, [])
 
 
+def _cached_counter(counter):
+    """Memoise counts of short strings (item lines, provenance entries) across recalls."""
+    key = id(counter)
+    cached = _COUNTERS.get(key)
+    if cached is None or cached[0] is not counter:
+        base = counter.count
+
+        @lru_cache(maxsize=16384)
+        def short(text: str) -> int:
+            return base(text)
+
+        def count(text: str) -> int:
+            return short(text) if len(text) <= 400 else base(text)
+
+        cached = _COUNTERS[key] = (counter, count)
+    return cached[1]
+
+
+_COUNTERS: dict[int, tuple] = {}
+
+
 def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
-    count = counter.count
+    count = _cached_counter(counter)
     header_cost = count(header_fn(len(items), budget, budget))
     if header_cost > budget:
         return None
@@ -146,9 +178,9 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
     misses = 0
     for item in items:
         room = fill_to - used
-        if room < 8 or misses >= 25:
+        if room < 8 or misses >= 6:
             break
-        section_cost = 0 if item.kind in kinds_used else count(f"### {_TITLE.get(item.kind, item.kind)}") + 2
+        section_cost = 0 if item.kind in kinds_used else _section_cost(item.kind, counter) + 2
         line = item_line(item)
         cost = count(line) + 1 + section_cost
         truncate = getattr(counter, "truncate", None)
@@ -181,9 +213,9 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
 
     # exact check: drop provenance entries, then items, until the rendered text fits
     while True:
-        text = _fit_header(header_fn, chosen, lines, provenance, budget, count)
-        if text is not None:
-            return PackResult(text, count(text), list(chosen))
+        fitted = _fit_header(header_fn, chosen, lines, provenance, budget, count, guess=used)
+        if fitted is not None:
+            return PackResult(fitted[0], fitted[1], list(chosen))
         if provenance:
             provenance.pop()
         elif chosen:
@@ -193,16 +225,21 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
             return None
 
 
-def _fit_header(header_fn, chosen, lines, provenance, budget, count) -> str | None:
-    """Render with a header whose token figure is the text's own count; ``None`` if over budget."""
+def _fit_header(header_fn, chosen, lines, provenance, budget, count, guess=0):
+    """Render with a header whose token figure is the text's own count.
+
+    Returns ``(text, tokens)``, or ``None`` when the text is over budget.
+    """
     n = len(chosen)
-    guess = 0
-    text = ""
+    text, actual = "", 0
     for _ in range(6):
         text = _render(header_fn(n, guess, budget), chosen, lines, provenance)
         actual = count(text)
         if actual == guess:
             break
         guess = actual
-    actual = count(text)
-    return text if actual <= budget else None
+    else:
+        # the figure did not settle (digit-count flip-flop): show an upper bound that still fits
+        text = _render(header_fn(n, actual + 1, budget), chosen, lines, provenance)
+        actual = count(text)
+    return (text, actual) if actual <= budget else None

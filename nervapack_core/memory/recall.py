@@ -30,8 +30,17 @@ _LN2 = math.log(2)
 HALF_LIFE_DAYS = 30.0
 HOP_DECAY = 0.6
 FTS_CANDIDATES = 200
-SEEDS_PER_HOP = 20
-FANOUT = 12
+# at most this many FTS matches (the most recent ones) are scored per stage: bounds the cost
+# of a very common word on a large store
+FTS_SCAN_CAP = 1000
+SEEDS_PER_HOP = 10
+FANOUT = 10
+# dropped from the prefix and OR stages when the query has other words (kept in the phrase stage)
+STOPWORDS = frozenset(
+    "a an the and or of for to in on at by with from is are was were be been it its this that these those why what "
+    "how when where who which do does did we our us i you your as about into over after before than then there "
+    "should would could can will shall may might must has have had not no yes so if but use used using".split()
+)
 BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
 
 NODE_FIELDS = (
@@ -102,6 +111,9 @@ def fts_stages(query: str) -> list[tuple[str, str]]:
         return []
     unique = list(dict.fromkeys(t.lower() for t in tokens))
     stages = [("phrase", _quote(" ".join(tokens)))]
+    content_words = [t for t in unique if t not in STOPWORDS]
+    if content_words:
+        unique = content_words
     prefix = " ".join(_quote(t) + ("*" if len(t) >= 2 else "") for t in unique)
     if prefix != stages[0][1]:
         stages.append(("prefix", prefix))
@@ -152,19 +164,22 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
     ref_dt = parse_time(as_of_iso) if as_of_iso else now()
     reference = as_of_iso or now_iso()
     mask, mask_params = visible_sql(as_of_iso, reference)
-    base_filter = f"n.namespace = ? AND n.kind != 'session' AND n.confidence >= ? AND {mask}"
+    base_filter = f"+n.namespace = ? AND n.kind != 'session' AND n.confidence >= ? AND {mask}"
     base_params = (ns, min_conf, *mask_params)
 
     def read(conn):
+        cur = conn.cursor()
+        cur.row_factory = None  # plain tuples: much cheaper than sqlite3.Row here
         rel: dict[str, float] = {}
         rows: dict[str, tuple] = {}
         stage_used = ""
         for stage, match in fts_stages(query):
-            found = conn.execute(
-                f"SELECT {NODE_FIELDS}, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
-                f"JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? AND {base_filter} "
-                "ORDER BY r, n.rid LIMIT ?",
-                (match, *base_params, FTS_CANDIDATES),
+            found = cur.execute(
+                "WITH hits AS (SELECT rowid AS rid, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
+                "WHERE mem_fts MATCH ? ORDER BY rowid DESC LIMIT ?) "
+                f"SELECT {NODE_FIELDS}, hits.r FROM hits JOIN mem_nodes n ON n.rid = hits.rid WHERE {base_filter} "
+                "ORDER BY hits.r, n.rid LIMIT ?",
+                (match, FTS_SCAN_CAP, *base_params, FTS_CANDIDATES),
             ).fetchall()
             if found:
                 stage_used = stage
@@ -172,37 +187,40 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
                 for row in found:
                     # normalised BM25: the best hit is 1.0, a lone hit too; never 0
                     rel[row[1]] = max(1e-6, -row[-1] / best) if best > 0 else 1.0
-                    rows[row[1]] = tuple(row[:-1])
+                    rows[row[1]] = row[:-1]
                 break
         if not rows:
             tokens = {t.lower() for t in query_tokens(query)}
             if tokens <= BRIEFING_WORDS:
                 stage_used = "briefing"
-                for row in conn.execute(
+                for row in cur.execute(
                     f"SELECT {NODE_FIELDS} FROM mem_nodes n WHERE {base_filter} AND n.kind != 'entity' "
                     "ORDER BY n.rid DESC LIMIT ?",
                     (*base_params, FTS_CANDIDATES),
                 ):
                     rel[row[1]] = 1.0
-                    rows[row[1]] = tuple(row)
+                    rows[row[1]] = row
         direct = len(rows)
         # 2-hop expansion (not through sessions: OCCURRED_IN only scopes)
         frontier = sorted(rows, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
         for hop in (1, 2):
             if not frontier:
                 break
+            marks = ",".join("?" * len(frontier))
             proposed: dict[str, float] = {}
-            for nid in frontier:
-                inherited = rel[nid] * HOP_DECAY
-                for (other,) in conn.execute(
-                    "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?",
-                    (nid, FANOUT),
-                ).fetchall() + conn.execute(
-                    "SELECT src FROM mem_edges WHERE dst = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?",
-                    (nid, FANOUT),
-                ).fetchall():
-                    if rel.get(other, 0.0) < inherited and proposed.get(other, 0.0) < inherited:
-                        proposed[other] = inherited
+            for other, parent in cur.execute(
+                "SELECT other, parent FROM ("
+                " SELECT dst AS other, src AS parent, ROW_NUMBER() OVER (PARTITION BY src ORDER BY rid DESC) AS rn"
+                f" FROM mem_edges WHERE src IN ({marks}) AND kind != 'OCCURRED_IN'"
+                " UNION ALL"
+                " SELECT src, dst, ROW_NUMBER() OVER (PARTITION BY dst ORDER BY rid DESC)"
+                f" FROM mem_edges WHERE dst IN ({marks}) AND kind != 'OCCURRED_IN'"
+                ") WHERE rn <= ?",
+                (*frontier, *frontier, FANOUT),
+            ):
+                inherited = rel[parent] * HOP_DECAY
+                if rel.get(other, 0.0) < inherited and proposed.get(other, 0.0) < inherited:
+                    proposed[other] = inherited
             if not proposed:
                 break
             ids = list(proposed)
@@ -210,14 +228,14 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
-                for row in conn.execute(
+                for row in cur.execute(
                     f"SELECT {NODE_FIELDS} FROM mem_nodes n WHERE n.id IN ({marks}) AND {base_filter}",
                     (*chunk, *base_params),
                 ):
                     nid = row[1]
                     if nid not in rows:
                         fresh.append(nid)
-                    rows[nid] = tuple(row)
+                    rows[nid] = row
                     rel[nid] = max(rel.get(nid, 0.0), proposed[nid])
             frontier = sorted(fresh, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
         return rows, rel, stage_used, direct

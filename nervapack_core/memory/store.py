@@ -294,7 +294,7 @@ class MemoryStore:
     def _node_row(self, conn, node_id, ns, *, allow_tombstoned=True):
         if not isinstance(node_id, str) or not node_id.strip():
             raise NervapackError(f"a node id is required, got {node_id!r}")
-        row = conn.execute(f"SELECT {_NODE_COLS} FROM mem_nodes WHERE id = ? AND namespace = ?",
+        row = conn.execute(f"SELECT {_NODE_COLS} FROM mem_nodes WHERE id = ? AND +namespace = ?",
                            (node_id.strip(), ns)).fetchone()
         if row is None:
             raise NervapackError(f"no memory node {node_id!r} in namespace {ns!r}")
@@ -520,7 +520,7 @@ class MemoryStore:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            for row in conn.execute(f"SELECT {_NODE_COLS} FROM mem_nodes WHERE id IN ({marks}) AND namespace = ?",
+            for row in conn.execute(f"SELECT {_NODE_COLS} FROM mem_nodes WHERE id IN ({marks}) AND +namespace = ?",
                                     (*chunk, ns)):
                 out[row["id"]] = _node_dict(row)
         return out

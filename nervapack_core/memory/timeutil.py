@@ -93,7 +93,9 @@ def age_days(iso: str | None, reference: datetime) -> float:
     if not iso:
         return 0.0
     try:
-        then = datetime.strptime(iso, _FMT).replace(tzinfo=timezone.utc)
+        then = datetime.fromisoformat(iso)  # C fast path; stored values end in Z (Python >= 3.11)
+        if then.tzinfo is None:
+            then = then.replace(tzinfo=timezone.utc)
     except ValueError:
         then = parse_time(iso)
     return max(0.0, (reference - then) / timedelta(days=1))
