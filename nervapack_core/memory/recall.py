@@ -276,7 +276,7 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
                      round(latency, 3), stamp),
                 )
 
-        store._write(write)
+        store._write(write, changes=False)
 
     return Recall(
         query=query,

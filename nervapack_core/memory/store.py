@@ -44,6 +44,18 @@ _INSERT_NODE = (
 )
 
 
+_BUMP_CHANGE = "UPDATE mem_meta SET value = CAST(value AS INTEGER) + 1 WHERE namespace = '' AND key = 'change_seq'"
+_DEGREE_SQL = ("UPDATE mem_nodes SET degree = (SELECT COUNT(*) FROM mem_edges e WHERE e.src = mem_nodes.id) "
+               "+ (SELECT COUNT(*) FROM mem_edges e WHERE e.dst = mem_nodes.id) WHERE id IN ({marks})")
+
+
+def _recount_degree(conn, ids) -> None:
+    ids = list(dict.fromkeys(i for i in ids if i))
+    for i in range(0, len(ids), 400):
+        chunk = ids[i:i + 400]
+        conn.execute(_DEGREE_SQL.format(marks=",".join("?" * len(chunk))), chunk)
+
+
 def resolve_db_path(db_path=None) -> Path:
     """``NERVAPACK_MEMORY_DB``, then ``db_path``, then the nearest ``.nervapack/memory.db``,
     then ``~/.nervapack/memory.db``."""
@@ -224,8 +236,11 @@ class MemoryStore:
         except sqlite3.Error:
             pass
 
-    def _write(self, fn):
-        """Run ``fn(conn)`` in a ``BEGIN IMMEDIATE`` transaction, retrying while the database is busy."""
+    def _write(self, fn, *, changes=True):
+        """Run ``fn(conn)`` in a ``BEGIN IMMEDIATE`` transaction, retrying while the database is busy.
+
+        ``changes``: the transaction changes memory content, so the change marker is bumped.
+        """
         with self._lock:
             deadline = time.monotonic() + self.lock_timeout
             delay = 0.005
@@ -240,6 +255,8 @@ class MemoryStore:
                     raise self._db_error(exc) from None
                 try:
                     result = fn(self._conn)
+                    if changes:
+                        self._conn.execute(_BUMP_CHANGE)
                     self._conn.execute("COMMIT")
                     return result
                 except sqlite3.OperationalError as exc:
@@ -317,7 +334,10 @@ class MemoryStore:
             "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) VALUES (?,?,?,?,?,?,?)",
             (ns, src, dst, kind, float(weight), stamp or now_iso(), json.dumps(data or {}, sort_keys=True)),
         )
-        return cur.rowcount > 0
+        if cur.rowcount > 0:
+            conn.execute("UPDATE mem_nodes SET degree = degree + 1 WHERE id IN (?, ?)", (src, dst))
+            return True
+        return False
 
     def _entity(self, conn, ns, name, stamp) -> str:
         eid = find_entity(conn, ns, name)
@@ -716,6 +736,14 @@ class MemoryStore:
 
     def _purge(self, conn, ids):
         ids = list(ids)
+        gone = set(ids)
+        neighbours: set[str] = set()
+        for i in range(0, len(ids), 400):
+            chunk = ids[i:i + 400]
+            marks = ",".join("?" * len(chunk))
+            for a, b in conn.execute(f"SELECT src, dst FROM mem_edges WHERE src IN ({marks}) OR dst IN ({marks})",
+                                     (*chunk, *chunk)):
+                neighbours.update((a, b))
         for i in range(0, len(ids), 400):
             chunk = ids[i:i + 400]
             marks = ",".join("?" * len(chunk))
@@ -725,6 +753,7 @@ class MemoryStore:
                          (*chunk, *chunk))
             conn.execute(f"UPDATE mem_nodes SET superseded_by = NULL WHERE superseded_by IN ({marks})", chunk)
             conn.execute(f"DELETE FROM mem_nodes WHERE id IN ({marks})", chunk)
+        _recount_degree(conn, neighbours - gone)
 
     def forget(self, node_id=None, *, entity=None, purge=False, namespace=None) -> dict:
         """Tombstone (default) or hard-delete (``purge=True``) a node, or an entity and everything about it."""
@@ -1177,8 +1206,18 @@ class MemoryStore:
                     edges.append((ns, nid, eid, "ABOUT", 1.0, stamp, "{}"))
                     if name in code:
                         self._link_code(conn, ns, nid, eid, code[name], stamp)
+            before = conn.total_changes
             conn.executemany("INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) "
                              "VALUES (?,?,?,?,?,?,?)", edges)
+            if conn.total_changes - before == len(edges):
+                bump: dict[str, int] = {}
+                for e in edges:
+                    bump[e[1]] = bump.get(e[1], 0) + 1
+                    bump[e[2]] = bump.get(e[2], 0) + 1
+                conn.executemany("UPDATE mem_nodes SET degree = degree + ? WHERE id = ?",
+                                 [(c, nid) for nid, c in bump.items()])
+            else:  # some edges already existed: count exactly
+                _recount_degree(conn, {e[1] for e in edges} | {e[2] for e in edges})
             for idx, item in enumerate(prepared):
                 if item["supersedes"]:
                     self._supersede(conn, ns, ids[idx], str(item["supersedes"]))
@@ -1240,6 +1279,7 @@ class MemoryStore:
                       r.get("file_sha"), r.get("file_mtime"), r.get("created_at") or now_iso()) for r in refs])
             except (KeyError, TypeError, ValueError) as exc:
                 raise NervapackError(f"malformed edge, alias or code reference in import: {exc!r}") from None
+            _recount_degree(conn, {e["source"] for e in edges} | {e["target"] for e in edges})
             return imported
 
         imported = self._write(body)

@@ -528,3 +528,26 @@ def test_db_location_order(tmp_path, monkeypatch):
     assert resolve_db_path(tmp_path / "x.db") == tmp_path / "x.db"
     monkeypatch.setenv("NERVAPACK_MEMORY_DB", str(tmp_path / "env.db"))
     assert resolve_db_path(tmp_path / "x.db") == tmp_path / "env.db"
+
+
+def test_degree_and_change_marker_stay_consistent(mem, tmp_path):
+    sid = mem.start_session("degrees")
+    a = mem.store("alpha uses redis", kind="fact", entities=["Cache", "Redis"])
+    mem.import_nodes([{"content": f"beta {i} uses redis", "entities": ["redis"]} for i in range(5)])
+    b = mem.store("gamma replaces alpha", kind="fact", supersedes=a, entities=["Cache"])
+    mem.add_edge(b, sid, "CONTRADICTS")
+    marker = mem.data_version()
+    mem.recall("redis")
+    assert mem.data_version().split(":")[0] == marker.split(":")[0]  # a recall is not a content change
+    mem.forget(a, purge=True)
+    assert mem.data_version().split(":")[0] != marker.split(":")[0]
+    copy = MemoryStore(tmp_path / "deg.db")
+    copy.import_nodes(mem.export())
+    for store in (mem, copy):
+        raw = sqlite3.connect(store.path)
+        bad = raw.execute(
+            "SELECT id, degree, (SELECT COUNT(*) FROM mem_edges e WHERE e.src = n.id) + "
+            "(SELECT COUNT(*) FROM mem_edges e WHERE e.dst = n.id) AS real FROM mem_nodes n WHERE degree != real"
+        ).fetchall()
+        assert bad == []
+    copy.close()
