@@ -1,0 +1,43 @@
+"""The real embedder: MiniLM (int8 ONNX) vectors in a real Chroma store under tmp_path."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def minilm_retriever(tmp_path_factory, make_shop):
+    from nervapack_core.code.embeddings import MiniLMEmbedder
+    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.retrieval import Retriever
+
+    try:
+        MiniLMEmbedder()
+    except Exception as exc:  # pragma: no cover - the model ships with the install
+        pytest.fail(f"MiniLM must load offline: {exc}")
+    root = make_shop(tmp_path_factory.mktemp("shop_minilm"))
+    report = ingest(root, embed=True, embedder="minilm", workers=1)
+    assert report.embedder == "nervapack-minilm-int8" and report.embedded > 0
+    r = Retriever(root)
+    yield r
+    r.close()
+
+
+def test_vector_search_finds_a_paraphrase(minilm_retriever):
+    # no word of the question appears in the answer's name, signature or docstring
+    hits = minilm_retriever._vector_ids("wait longer and try again when the payment provider is unreachable", 5)
+    assert minilm_retriever.vectors() is not None
+    ids = [i for i, _ in hits]
+    rows = minilm_retriever.nodes_by_id(ids)
+    top = [rows[i]["qualified_name"] for i in ids[:3]]
+    assert "retry_with_backoff" in top or "charge_card" in top
+
+
+def test_fused_answer_with_minilm(minilm_retriever):
+    from nervapack_core.code.retrieval import answer
+
+    res = answer(minilm_retriever, "what does a downloadable product look like?", budget=800)
+    assert res.tokens <= 800
+    assert "DigitalItem" in [e.node.qualified_name for e in res.entries[:3]]
+    found = minilm_retriever.retrieve("what does a downloadable product look like?")
+    assert found.vectors_used

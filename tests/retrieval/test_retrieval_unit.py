@@ -1,0 +1,128 @@
+"""Pure parts of retrieval: prompt analysis, FTS escaping, fusion, expansion, routing."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from nervapack_core.code.retrieval import (
+    _stem, detect_route, expand, fts_query, identifiers_in, node_prior, query_words, rrf_fuse,
+)
+
+
+def test_query_words_split_identifiers_and_drop_stopwords():
+    assert query_words("How does getHTTPResponse_code work?") == ["gethttpresponse_code", "http", "response"]
+    assert query_words("what is the") == []
+    assert query_words("") == []
+
+
+def test_stem_is_light():
+    assert _stem("redirects") == "redirect"
+    assert _stem("retries") == "retry"
+    assert _stem("caching") == "cach"
+    assert _stem("class") == "class"
+    assert _stem("pass") == "pass"
+
+
+@pytest.mark.parametrize("prompt", ['"unbalanced', "a AND b", "x*", "NEAR(a b", "(((", ")", "col:value",
+                                    "-minus ^caret", "OR OR AND NOT", "'; DROP TABLE nodes; --", "\x00\u2603"])
+def test_fts_query_is_always_valid_fts5(prompt):
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(names, body)")
+    conn.execute("INSERT INTO t VALUES ('near and or', 'unbalanced value caret minus drop table nodes')")
+    expr = fts_query(prompt)
+    if expr is not None:
+        conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,)).fetchall()
+
+
+def test_fts_query_quotes_every_term_and_adds_stems_and_abbreviations():
+    expr = fts_query("authentication redirects")
+    assert '"authentication"' in expr and '"auth"' in expr
+    assert '"redirect"*' in expr
+    assert all(part.startswith('"') for part in expr.split(" OR "))
+    assert fts_query("the of and") is None
+
+
+def test_identifiers_in_prompt():
+    assert identifiers_in("How does Session.send pick an adapter?") == ["Session.send"]
+    assert identifiers_in("what calls merge_setting()") == ["merge_setting"]
+    assert identifiers_in("is `fetchQuery` cached") == ["fetchQuery"]
+    assert identifiers_in("Where is QueryCache built") == ["QueryCache"]
+    assert identifiers_in("how are cookies stored") == []
+
+
+def test_routes():
+    assert detect_route("What breaks if I change merge_setting?") == "impact"
+    assert detect_route("who calls `resolve_redirects`") == "impact"
+    assert detect_route("impact of changing Session.send") == "impact"
+    assert detect_route("Session.send") == "exact"
+    assert detect_route("apply_discount()") == "exact"
+    assert detect_route("how are cookies persisted") == "search"
+    assert detect_route("what breaks if I change the cookies") == "search"  # no name to start from
+
+
+def test_rrf_fuse_rewards_agreement_and_is_deterministic():
+    fts = ["a", "b", "c"]
+    vec = ["c", "d", "a"]
+    fused = rrf_fuse([(fts, 1.0), (vec, 1.0)], k=20)
+    ids = [i for i, _ in fused]
+    assert ids[:2] == ["a", "c"]  # in both lists
+    assert set(ids) == {"a", "b", "c", "d"}
+    assert fused == rrf_fuse([(fts, 1.0), (vec, 1.0)], k=20)
+    # ties are broken by id, whatever the input order
+    assert [i for i, _ in rrf_fuse([(["y"], 1.0), (["x"], 1.0)])] == ["x", "y"]
+    # duplicates within a list count once, at their best rank
+    assert dict(rrf_fuse([(["a", "a", "b"], 1.0)]))["b"] == pytest.approx(1 / 22)
+    # a heavier list wins
+    assert rrf_fuse([(["p"], 1.0), (["q"], 3.0)])[0][0] == "q"
+
+
+def _graph(edges):
+    """``neighbours`` over an in-memory edge list [(source, target, kind, confidence)]."""
+    def neighbours(ids):
+        out = {i: [] for i in ids}
+        for s, t, kind, conf in edges:
+            if s in out:
+                out[s].append((t, kind, "out", conf))
+            if t in out:
+                out[t].append((s, kind, "in", conf))
+        return out
+    return neighbours
+
+
+def test_expand_decays_per_hop_and_respects_hops():
+    edges = [("seed", "callee", "CALLS", 1.0), ("callee", "deep", "CALLS", 1.0), ("deep", "deeper", "CALLS", 1.0)]
+    one = expand({"seed": 1.0}, _graph(edges), hops=1)
+    assert set(one) == {"seed", "callee"}
+    two = expand({"seed": 1.0}, _graph(edges), hops=2)
+    assert set(two) == {"seed", "callee", "deep"}
+    assert two["seed"][0] > two["callee"][0] > two["deep"][0] > 0
+    assert two["callee"][1] == 1 and two["deep"][1] == 2
+    assert expand({"seed": 1.0}, _graph(edges), hops=0) == {"seed": (1.0, 0, "seed")}
+
+
+def test_expand_weights_edge_kinds_confidence_and_fan_out():
+    edges = [("seed", "doc_target", "EXPLAINS", 1.0), ("seed", "sure", "CALLS", 1.0),
+             ("seed", "unsure", "CALLS", 0.4)]
+    out = expand({"seed": 1.0}, _graph(edges), hops=1)
+    assert out["doc_target"][0] > out["sure"][0] > out["unsure"][0]
+    # a hub spreads thinly: each of 16 children gets less than the single child of another seed
+    hub = [("hub", f"c{i}", "DEFINES", 1.0) for i in range(16)] + [("solo", "only", "DEFINES", 1.0)]
+    out = expand({"hub": 1.0, "solo": 1.0}, _graph(hub), hops=1)
+    assert out["only"][0] == pytest.approx(4 * out["c0"][0])
+
+
+def test_expand_sums_extra_paths_weakly():
+    edges = [("s1", "x", "CALLS", 1.0), ("s2", "x", "CALLS", 1.0), ("s3", "y", "CALLS", 1.0)]
+    out = expand({"s1": 1.0, "s2": 1.0, "s3": 1.0}, _graph(edges), hops=1)
+    assert out["x"][0] == pytest.approx(out["y"][0] * 1.25)
+
+
+def test_prior_demotes_tests_and_changelogs_unless_asked():
+    words = {"redirect"}
+    assert node_prior("function", "src/pkg/sessions.py", words) == 1.0
+    assert node_prior("function", "tests/test_sessions.py", words) < 0.5
+    assert node_prior("function", "src/foo.test.ts", words) < 0.5
+    assert node_prior("function", "tests/test_sessions.py", {"test", "redirect"}) == 1.0
+    assert node_prior("doc", "HISTORY.md", words) < node_prior("doc", "docs/user/quickstart.rst", words)
