@@ -29,7 +29,7 @@ _TOKEN = re.compile(r"[^\W_]+")
 _LN2 = math.log(2)
 HALF_LIFE_DAYS = 30.0
 HOP_DECAY = 0.6
-FTS_CANDIDATES = 200
+FTS_CANDIDATES = 100
 # at most this many FTS matches (the most recent ones) are scored per stage: bounds the cost
 # of a very common word on a large store
 FTS_SCAN_CAP = 1000
@@ -42,6 +42,9 @@ STOPWORDS = frozenset(
     "should would could can will shall may might must has have had not no yes so if but use used using".split()
 )
 BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
+
+_OUT_EDGES = "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?"
+_IN_EDGES = "SELECT src FROM mem_edges WHERE dst = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?"
 
 NODE_FIELDS = (
     "n.rid, n.id, n.kind, n.content, n.confidence, n.valid_from, n.valid_until, n.session_id, "
@@ -206,21 +209,13 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
         for hop in (1, 2):
             if not frontier:
                 break
-            marks = ",".join("?" * len(frontier))
             proposed: dict[str, float] = {}
-            for other, parent in cur.execute(
-                "SELECT other, parent FROM ("
-                " SELECT dst AS other, src AS parent, ROW_NUMBER() OVER (PARTITION BY src ORDER BY rid DESC) AS rn"
-                f" FROM mem_edges WHERE src IN ({marks}) AND kind != 'OCCURRED_IN'"
-                " UNION ALL"
-                " SELECT src, dst, ROW_NUMBER() OVER (PARTITION BY dst ORDER BY rid DESC)"
-                f" FROM mem_edges WHERE dst IN ({marks}) AND kind != 'OCCURRED_IN'"
-                ") WHERE rn <= ?",
-                (*frontier, *frontier, FANOUT),
-            ):
+            for parent in frontier:
                 inherited = rel[parent] * HOP_DECAY
-                if rel.get(other, 0.0) < inherited and proposed.get(other, 0.0) < inherited:
-                    proposed[other] = inherited
+                for sql in (_OUT_EDGES, _IN_EDGES):
+                    for (other,) in cur.execute(sql, (parent, FANOUT)):
+                        if rel.get(other, 0.0) < inherited and proposed.get(other, 0.0) < inherited:
+                            proposed[other] = inherited
             if not proposed:
                 break
             ids = list(proposed)

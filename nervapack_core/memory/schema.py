@@ -200,11 +200,20 @@ _V4 = [
     "UPDATE mem_meta SET value = CAST(value AS INTEGER) + 1 WHERE namespace = '' AND key = 'change_seq'",
 ]
 
+# v5: a covering index for "edges into X" (recall expansion through entity hubs reads
+# only the index); the UNIQUE (src, dst, kind) index already covers "edges out of X".
+_V5 = [
+    "CREATE INDEX IF NOT EXISTS mem_edges_dst_cover ON mem_edges(dst, kind, src)",
+    "DROP INDEX IF EXISTS mem_edges_dst_kind",
+    "DROP INDEX IF EXISTS mem_edges_src_kind",
+]
+
 MIGRATIONS: list[tuple[str, list[str]]] = [
     ("initial schema", _V1),
     ("first-class columns, FTS over content and rationale, indexes", _V2),
     ("recall telemetry, code references, change counter", _V3),
     ("degree and change counter maintained by the store, not per-row triggers", _V4),
+    ("covering index for incoming edges", _V5),
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
