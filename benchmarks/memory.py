@@ -178,6 +178,7 @@ def main(argv=None) -> int:
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp)
         results = []
@@ -196,7 +197,8 @@ def main(argv=None) -> int:
         "5,000 (one transaction each, FTS triggers and entity edges included).\n\n"
         f"{table}\n\n"
         "Targets: recall p50 < 5 ms at 10k nodes, < 25 ms at 100k; store < 0.2 ms/node batched. "
-        "The machine is shared (2 cores), so figures vary between runs.\n"
+        f"The machine was shared with other work (1-minute load average {load:.1f} at the start), so "
+        "figures vary between runs; p95 is the most affected.\n"
     )
     print(table)
     if not args.no_write:
