@@ -996,7 +996,7 @@ class MemoryStore:
                 return []
             join = "JOIN mem_fts ON mem_fts.rowid = n.rid"
             where.append("mem_fts MATCH ?")
-            params.append(stages[-1][1] if len(stages) > 2 else stages[-1][1])
+            params.append(stages[-1][1])  # the broadest stage: any of the words
 
         def read(conn):
             rows = conn.execute(f"SELECT n.id FROM mem_nodes n {join} WHERE {' AND '.join(where)} "

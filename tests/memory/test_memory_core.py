@@ -142,7 +142,12 @@ def test_confidence_filter_and_expiry(mem):
     gone = mem.store("temporary queue freeze", kind="fact", expires_at="2020-01-01")
     ids = [i.id for i in mem.recall("queue", min_confidence=0.5).items]
     assert low not in ids and gone not in ids and len(ids) == 1
-    assert gone in [i.id for i in mem.recall("queue freeze", as_of="2019-06-01T00:00:00Z").items] or True
+    old = mem.store("queue freeze during the 2019 migration", kind="fact", valid_from="2019-01-01",
+                    expires_at="2020-01-01", metadata={"ticket": "OPS-7"}, source="runbook.md")
+    assert old in [i.id for i in mem.recall("queue freeze", as_of="2019-06-01T00:00:00Z").items]
+    assert old not in [i.id for i in mem.recall("queue freeze", as_of="2020-06-01").items]
+    assert old not in [i.id for i in mem.recall("queue freeze").items]
+    assert mem.get_node(old)["source"] == "runbook.md" and mem.get_node(old)["metadata"] == {"ticket": "OPS-7"}
     with pytest.raises(NervapackError):
         mem.recall("queue", min_confidence=2)
 
