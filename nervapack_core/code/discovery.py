@@ -183,6 +183,8 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
             result.skipped.append((rel, "ignored by .nervapackignore"))
             continue
         language = language_for_path(rel)
+        if language == "text" and any(p in ("docs", "doc") for p in parts[:-1]):
+            language = "rst"  # Sphinx projects (Django among them) write their reST docs as .txt
         if language is None:
             result.unrecognised += 1
             continue

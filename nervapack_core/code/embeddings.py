@@ -27,8 +27,8 @@ import numpy as np
 __all__ = ["MiniLMEmbedder", "HashingEmbedder", "load_embedder", "EmbedderUnavailable", "DIMENSIONS"]
 
 DIMENSIONS = 384
-MAX_TOKENS = 128
-BATCH = 64
+MAX_TOKENS = 64  # names, headers and the first sentence carry the meaning; attention cost grows with length
+BATCH = 32
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393"
 
@@ -73,6 +73,8 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        # the arena keeps the largest batch shape's buffers forever; off, peak memory stays flat
+        options.enable_cpu_mem_arena = False
         self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))

@@ -42,7 +42,12 @@ __all__ = ["ingest", "IngestReport", "node_id"]
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 CROSS_FILE_EDGES = ("IMPORTS", "CALLS", "INHERITS", "EXPLAINS")
-EMBEDDED_KINDS = ("class", "function", "doc")
+# Test code stays in the graph and in full-text search, but is not embedded: it is most
+# of a large repository's definitions (Django: 28k of 41k) and rarely what a question
+# about behaviour is after, while embedding is the slowest phase of an ingest.
+_TEST_PATH = "(file LIKE 'tests/%' OR file LIKE '%/tests/%' OR file LIKE 'test/%' OR file LIKE '%/test/%'" \
+    " OR file LIKE '%/test_%' OR file LIKE 'test_%' OR file LIKE '%_test.%' OR file LIKE '%.test.%' OR file LIKE '%.spec.%')"
+EMBEDDED_WHERE = f"kind IN ('class', 'function', 'doc') AND NOT (kind != 'doc' AND {_TEST_PATH})"
 
 
 @dataclass
@@ -539,8 +544,7 @@ def _embed(store, workspace, embed_ids, removed_ids, report, embedder, progress)
         # first embedding, or another model: embed everything again
         if index.count():
             index.delete(sorted(index.ids()))
-        embed_ids = {r[0] for r in conn.execute(
-            f"SELECT id FROM nodes WHERE kind IN ({','.join('?' * len(EMBEDDED_KINDS))})", EMBEDDED_KINDS)}
+        embed_ids = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {EMBEDDED_WHERE}")}
         removed_ids = set()
     if removed_ids:
         index.delete(sorted(removed_ids))
@@ -550,7 +554,7 @@ def _embed(store, workspace, embed_ids, removed_ids, report, embedder, progress)
         chunk = ids[start: start + 900]
         rows.extend(conn.execute(
             f"SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
-            f" WHERE id IN ({','.join('?' * len(chunk))}) AND kind IN ('class', 'function', 'doc')", chunk))
+            f" WHERE id IN ({','.join('?' * len(chunk))}) AND {EMBEDDED_WHERE}", chunk))
     rows.sort(key=lambda r: r["id"])
     texts = [embedding_text(r) for r in rows]
     total = len(rows)
@@ -572,7 +576,7 @@ def _embed(store, workspace, embed_ids, removed_ids, report, embedder, progress)
 def embedding_text(row) -> str:
     """What a node is embedded as: its name, where it lives, its header and the gist of its doc."""
     if row["kind"] == "doc":
-        return f"{row['qualified_name']} ({row['file']}): {row['text'][:600]}"
+        return f"{row['qualified_name']} ({row['file']}): {row['text'][:400]}"
     doc = (row["docstring"] or "").split("\n\n")[0][:300]
     words = " ".join(search_terms(row["qualified_name"]).split()[1:]) if row["qualified_name"] else ""
     return f"{row['qualified_name']} {words} — {row['signature']} — {doc} ({row['file']})"

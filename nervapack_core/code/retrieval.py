@@ -234,14 +234,19 @@ def detect_route(prompt: str) -> str:
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)test_[^/]*$|_tests?\.[a-z]+$"
                         r"|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$", re.IGNORECASE)
 _CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$", re.IGNORECASE)
+_BUILD_PATH = re.compile(r"(^|/)(build|dist|out|_build|site-packages|node_modules|vendor|\.next|coverage)/"
+                         r"|\.d\.[cm]?ts$|\.min\.[a-z]+$", re.IGNORECASE)
 _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
 
 
 def node_prior(kind: str, path: str, words: set[str]) -> float:
-    """A question-independent prior: tests and changelogs answer few questions unless asked about."""
+    """A question-independent prior: tests, changelogs and build output answer few questions
+    unless asked about (build output and type declarations duplicate the source)."""
     prior = 1.0
     if _TEST_PATH.search(path) and not (words & _TEST_WORDS):
+        prior *= 0.3
+    if _BUILD_PATH.search(path):  # compiled output and declarations repeat the source
         prior *= 0.3
     if kind == "doc":
         prior *= 0.8
@@ -516,6 +521,16 @@ class Retriever:
             if nid in boost:
                 score = score + 10.0 + boost[nid]
             out.append(_scored(r, score, why, hop))
+        out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
+        # the same qualified name in several files (copies, build output, overloads): keep the
+        # best one where it is and push the others down
+        seen: dict[tuple[str, str], int] = {}
+        for n in out:
+            key = (n.kind, n.qualified_name)
+            k = seen.get(key, 0)
+            if k and not n.id in boost:
+                n.score *= 0.5 ** k
+            seen[key] = k + 1
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
         return out[:limit]
 
