@@ -72,7 +72,10 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
 
     @tool
     def memory_start_session(name: str, namespace: str | None = None) -> dict[str, Any]:
-        """Open a named session (e.g. "JWT refactor"); later stores attach to it. Optional namespace."""
+        """Open a named session (e.g. "JWT refactor"); later stores attach to it.
+
+        namespace: optional; the server switches to it, so the session's stores land there too.
+        """
         m = mem()
         if namespace:
             m.switch_namespace(namespace)

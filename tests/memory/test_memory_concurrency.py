@@ -27,8 +27,7 @@ WORKER = textwrap.dedent("""
 
 
 def test_processes_store_and_recall_concurrently(tmp_path):
-    db = str(tmp_path / "shared.db")
-    MemoryStore(db).close()
+    db = str(tmp_path / "shared.db")  # not created yet: the processes also race to create the schema
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, db, str(p), "50"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for p in range(4)]
     all_ids = []
