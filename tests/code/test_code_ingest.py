@@ -1,0 +1,146 @@
+"""Ingest end to end: incremental re-ingest, real ChromaDB embeddings, status, export."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from nervapack_core.cli import cli
+from nervapack_core.code.ingest import ingest, node_id
+from nervapack_core.code.store import GraphStore
+from nervapack_core.code.vectors import VectorIndex
+
+
+def test_reingest_skips_unchanged_and_updates_changed(fixture_repo):
+    repo = fixture_repo("python")
+    first = ingest(repo, embed=False)
+    assert first.changed == first.files == 5
+    again = ingest(repo, embed=False)
+    assert again.changed == 0 and again.unchanged == 5 and again.deleted == 0
+    assert "parse" in again.phases and "resolve" in again.phases
+
+    # same content, new mtime: not re-parsed as a change
+    os.utime(repo / "shop" / "cart.py", None)
+    touched = ingest(repo, embed=False)
+    assert touched.changed == 0
+
+    (repo / "shop" / "pricing.py").write_text(
+        '"""Prices."""\n\n\ndef apply_discount(amount, percent):\n    return amount\n\n\ndef round_price(x):\n    return round(x, 2)\n'
+    )
+    (repo / "guide.rst").unlink()
+    third = ingest(repo, embed=False)
+    assert third.changed == 1 and third.deleted == 1
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    names = {r["qualified_name"] for r in store.nodes(file="shop/pricing.py")}
+    assert "round_price" in names and "PriceRule" not in names
+    assert "guide.rst" not in store.files()
+    # cross-file edges were re-resolved: the base class is gone, so is the INHERITS edge
+    assert not store.edges("INHERITS")
+    # runs that changed nothing are not recorded: the graph did not evolve
+    assert store.conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == 2
+
+
+def test_node_ids_are_stable_across_ingests(fixture_repo):
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    ids = {r["id"] for r in GraphStore(repo / ".nervapack" / "graph.db").nodes()}
+    ingest(repo, embed=False, rebuild=True)
+    assert {r["id"] for r in GraphStore(repo / ".nervapack" / "graph.db").nodes()} == ids
+    assert node_id("shop/cart.py", "class", "Cart") in ids
+
+
+def test_real_chroma_embeddings_with_minilm(fixture_repo):
+    repo = fixture_repo("python")
+    report = ingest(repo, embed=True, embedder="minilm")
+    assert report.embedder == "nervapack-minilm-int8"
+    assert not [w for w in report.warnings if "hashing" in w]
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    expected = {r["id"] for r in store.nodes() if r["kind"] in ("class", "function", "doc")}
+    assert report.embedded == len(expected)
+
+    index = VectorIndex(repo / ".nervapack" / "chroma")  # a fresh client, as another process would
+    assert index.ids() == expected
+    hits = index.query("reduce a price by a percentage", n=3)
+    top = store.node(hits[0][0])
+    assert top["qualified_name"] == "apply_discount"
+
+    # removing a file removes its vectors; unchanged nodes are not embedded again
+    (repo / "shop" / "pricing.py").unlink()
+    second = ingest(repo, embed=True, embedder="minilm")
+    assert second.embedded == 0
+    left = VectorIndex(repo / ".nervapack" / "chroma").ids()
+    assert node_id("shop/pricing.py", "function", "apply_discount") not in left
+    assert left == {r["id"] for r in GraphStore(repo / ".nervapack" / "graph.db").nodes()
+                    if r["kind"] in ("class", "function", "doc")}
+
+
+def test_hashing_fallback_is_announced_when_asked(fixture_repo):
+    repo = fixture_repo("python")
+    report = ingest(repo, embed=True, embedder="hashing")
+    assert report.embedder == "nervapack-hashing"
+    assert VectorIndex(repo / ".nervapack" / "chroma", "hashing").count() == report.embedded
+
+
+def test_status_json_and_health_components(fixture_repo):
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    result = CliRunner().invoke(cli, ["status", "--detailed", "--json", "--path", str(repo)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["files"] == 5 and data["functions"] == 8 and data["classes"] == 3
+    components = {c["name"]: c for c in data["health"]["components"]}
+    assert set(components) == {"Documentation coverage", "Connectivity", "Parse success", "Freshness", "Acyclic imports"}
+    # 9 public definitions (not Cart._touch, not Cart.__init__): 2 with docstrings, 4 more explained by docs
+    assert components["Documentation coverage"]["detail"] == "6/9 public definitions"
+    assert components["Parse success"]["score"] == 1.0
+    assert components["Freshness"]["score"] == 1.0
+    assert 0 < data["health"]["score"] < 100
+    assert sum(c["weight"] for c in components.values()) == 100
+    assert [row["language"] for row in data["languages"]] == ["python", "markdown", "rst"]
+
+    (repo / "shop" / "pricing.py").write_text("x = 1\n")
+    (repo / "new.py").write_text("def n():\n    pass\n")
+    data = json.loads(CliRunner().invoke(cli, ["status", "--detailed", "--json", "--path", str(repo)]).output)
+    assert data["changed_since_ingest"]["modified"] == ["shop/pricing.py"]
+    assert data["changed_since_ingest"]["added"] == ["new.py"]
+    fresh = {c["name"]: c for c in data["health"]["components"]}["Freshness"]
+    assert fresh["score"] == pytest.approx(1 - 2 / 5)
+
+
+def test_export_json_contract_and_graphml(fixture_repo, tmp_path):
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    result = CliRunner().invoke(cli, ["export", "--format", "json", "--path", str(repo)])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    assert len(data["nodes"]) == store.counts()["nodes"] and len(data["edges"]) == store.counts()["edges"]
+    for key in ("id", "kind", "name", "qualified_name", "file", "start_line", "end_line", "language"):
+        assert key in data["nodes"][0]
+    assert set(data["edges"][0]) >= {"source", "target", "kind", "confidence", "evidence"}
+    ids = {n["id"] for n in data["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in data["edges"])
+    cart = next(n for n in data["nodes"] if n["qualified_name"] == "Cart.add")
+    assert (cart["file"], cart["start_line"], cart["end_line"], cart["kind"]) == ("shop/cart.py", 18, 20, "function")
+
+    out = tmp_path / "g.graphml"
+    result = CliRunner().invoke(cli, ["export", "--format", "graphml", "--output", str(out), "--path", str(repo)])
+    assert result.exit_code == 0
+    root = ET.parse(out).getroot()
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    assert len(root.findall(".//g:node", ns)) == len(data["nodes"])
+    assert len(root.findall(".//g:edge", ns)) == len(data["edges"])
+
+
+def test_communities_are_stored_at_ingest(fixture_repo):
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    communities = dict(store.conn.execute("SELECT node_id, community FROM communities"))
+    cart, pricing = node_id("shop/cart.py", "class", "Cart"), node_id("shop/cart.py", "function", "Cart.add")
+    assert communities[cart] == communities[pricing]  # a class and its method land together
+    assert store.get_meta("health_snapshot")["score"] > 0
