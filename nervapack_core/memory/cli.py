@@ -47,7 +47,7 @@ def common(f):
     @click.pass_context
     @functools.wraps(f)
     def wrapper(ctx, *args, db=None, namespace=None, as_json=False, **kwargs):
-        obj = ctx.find_root().obj or {}
+        obj = ctx.obj if isinstance(ctx.obj, dict) else {}  # the memory group's options (inherited)
         ctx.meta["mem_db"] = db or obj.get("db")
         ctx.meta["mem_ns"] = namespace or obj.get("namespace") or "default"
         ctx.meta["mem_json"] = as_json or obj.get("json", False)
@@ -131,7 +131,7 @@ def _read_text_arg(text: str) -> str:
 @click.pass_context
 def memory_cli(ctx, db, namespace, as_json):
     """Bi-temporal decision memory: store, recall under a token budget, trace history."""
-    ctx.obj = {"db": db, "namespace": namespace, "json": as_json}
+    ctx.obj = {"db": db, "namespace": namespace, "json": as_json}  # read by every subcommand
 
 
 @memory_cli.command("init")

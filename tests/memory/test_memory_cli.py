@@ -143,6 +143,8 @@ def test_mounted_under_nervapack_and_console_main(tmp_path, capsys):
     db = str(tmp_path / "n.db")
     r = CliRunner().invoke(nervapack_cli, ["memory", "store", "mounted works", "--db", db, "--json"])
     assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(nervapack_cli, ["memory", "--db", db, "--json", "stats"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["total_nodes"] == 1
     r = CliRunner().invoke(nervapack_cli, ["memory", "show", "d_missing", "--db", db])
     assert r.exit_code == 1 and "Error: no memory node" in r.output and "Traceback" not in r.output
     with pytest.raises(SystemExit) as exc:
