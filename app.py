@@ -10,8 +10,11 @@ import streamlit as st
 
 from nervapack_core import __version__
 from nervapack_core.dashboard.data import resolve_sources
+from nervapack_core.dashboard.ui import favicon_png
 
-st.set_page_config(page_title="NervaPack", page_icon=":material/hub:", layout="wide")
+# The favicon is drawn in code: with a ":material/…:" icon here, or none (then each page's
+# icon is used), the browser would fetch the favicon from fonts.gstatic.com.
+st.set_page_config(page_title="NervaPack", page_icon=favicon_png(), layout="wide")
 
 _PAGES = Path(__file__).resolve().parent / "pages"
 

@@ -56,6 +56,10 @@ try:
 except NervapackError as exc:
     st.warning(str(exc))
     st.stop()
+present = sorted({v["kind"] for v in versions})
+if len(present) > 1:
+    kinds = st.pills("Kinds", present, selection_mode="multi", default=present, key="kinds")
+    versions = [v for v in versions if v["kind"] in (kinds or present)]
 if not versions:
     st.info(f"Nothing in namespace “{ui.md_escape(ns)}” is about “{ui.md_escape(topic)}”.")
     st.stop()
@@ -82,9 +86,13 @@ as_of = datetime(as_of_day.year, as_of_day.month, as_of_day.day, 23, 59, 59, 999
 as_of = min(as_of, now)
 valid = as_of_version(versions, as_of.strftime(FMT))
 if valid:
-    for v in valid:
-        st.success(f"**As of {as_of_day.isoformat()}** ({v['kind']}, since {v['valid_from'][:10]}): "
-                   f"{ui.md_escape(v['content'])}", icon=":material/schedule:")
+    st.success(f"**As of {as_of_day.isoformat()}**, {len(valid)} of the {n:,} versions held; the latest to take "
+               f"effect ({valid[-1]['kind']}, since {valid[-1]['valid_from'][:10]}): "
+               f"{ui.md_escape(valid[-1]['content'])}", icon=":material/schedule:")
+    if len(valid) > 1:
+        st.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
+                                   for v in reversed(valid[-200:])]), hide_index=True,
+                     height=min(250, 38 + 35 * len(valid)))
 else:
     st.warning(f"Nothing about this topic was valid on {as_of_day.isoformat()}.", icon=":material/schedule:")
 

@@ -36,7 +36,7 @@ def app_dir() -> Path:
 
 def streamlit_command(folder: Path, port: int, address: str) -> list[str]:
     return [
-        sys.executable, "-m", "streamlit", "run", str(folder / "app.py"),
+        sys.executable, "-m", "nervapack_core.dashboard.launch", "run", str(folder / "app.py"),
         "--server.headless", "true",
         "--server.fileWatcherType", "none",
         "--server.runOnSave", "false",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 
-__all__ = ["demo_home", "demo_root", "ensure_demo", "seed_demo_memory"]
+__all__ = ["demo_home", "demo_root", "ensure_demo", "seed_demo_memory", "run_demo_queries"]
 
 README = """# NervaPack Core (demo copy)
 
@@ -69,6 +69,7 @@ def ensure_demo(progress=None) -> Path:
 
         ingest(root, embed=False, workers=1)
         seed_demo_memory(root / ".nervapack" / "memory.db")
+        run_demo_queries(root)
         (tmp / "READY").write_text(json.dumps({"version": __version__, "built_in_s": round(
             time.perf_counter() - started, 2)}), encoding="utf-8")
         if home.exists():
@@ -155,3 +156,37 @@ def seed_demo_memory(db: Path) -> None:
         m.recall("communities", budget_tokens=200, namespace="default")
         m.recall("supersede as_of", budget_tokens=300, namespace=ns)
         _ = o1
+
+
+DEMO_QUESTIONS = (
+    "how does ingest decide which files changed",
+    "where are Louvain communities computed",
+    "how is the health score computed",
+    "how does recall stay under the token budget",
+    "what happens when a decision is superseded",
+    "how are doc sections linked to code",
+    "which embedder is used when offline",
+    "how does the dashboard cache its loaders",
+    "where is the query history written",
+    "how are namespaces isolated in memory",
+    "parse python files with tree-sitter",
+    "token counting cl100k_base offline",
+)
+
+
+def run_demo_queries(root: Path) -> int:
+    """Real ``nervapack query`` runs (no vectors) on the demo graph, recorded in its history."""
+    try:
+        from ..code.retrieval import Retriever, answer
+        from ..history import append_query
+    except ImportError:  # retrieval not available: the Query History page shows its empty state
+        return 0
+    retriever = Retriever(root, use_vectors=False)
+    history = root / ".nervapack" / "query_history.jsonl"
+    try:
+        for i, question in enumerate(DEMO_QUESTIONS):
+            result = answer(retriever, question, budget=(2000, 1000, 4000)[i % 3])
+            append_query(history, result.history_record("cli" if i % 4 else "mcp"))
+    finally:
+        retriever.store.close()
+    return len(DEMO_QUESTIONS)

@@ -93,3 +93,45 @@ def page_controls(total: int, page_size: int, key: str) -> int:
         return 0
     page = st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1, step=1, key=key)
     return int(page) - 1
+
+
+def favicon_png(size: int = 32) -> bytes:
+    """A small PNG favicon drawn in code: three linked nodes on the theme's blue.
+
+    (A ``:material/…:`` page icon makes the browser fetch the favicon from
+    fonts.gstatic.com; the dashboard makes no network request.)
+    """
+    import struct
+    import zlib
+
+    blue, white = (29, 78, 216, 255), (255, 255, 255, 255)
+    nodes = [(0.30, 0.30), (0.72, 0.40), (0.40, 0.74)]
+    r = size * 0.11
+
+    def near_segment(x, y, a, b, width):
+        (ax, ay), (bx, by) = a, b
+        dx, dy = bx - ax, by - ay
+        t = max(0.0, min(1.0, ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)))
+        return (x - ax - t * dx) ** 2 + (y - ay - t * dy) ** 2 <= width * width
+
+    rows = []
+    for j in range(size):
+        row = bytearray([0])
+        for i in range(size):
+            x, y = i + 0.5, j + 0.5
+            corner = min(x, size - x) < 4 and min(y, size - y) < 4 and \
+                (min(x, size - x) - 4) ** 2 + (min(y, size - y) - 4) ** 2 > 16
+            px = (0, 0, 0, 0) if corner else blue
+            pts = [(nx * size, ny * size) for nx, ny in nodes]
+            if any((x - px_) ** 2 + (y - py_) ** 2 <= r * r for px_, py_ in pts) or any(
+                    near_segment(x, y, pts[a], pts[b], size * 0.035) for a, b in ((0, 1), (1, 2), (2, 0))):
+                px = white
+            row.extend(px)
+        rows.append(bytes(row))
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
+            + chunk(b"IEND", b""))

@@ -1,0 +1,234 @@
+"""Every dashboard page, run with Streamlit's AppTest against a seeded workspace: the
+numbers shown must be the numbers in the databases. Plus the empty states."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date
+
+import pytest
+
+from nervapack_core.code.analytics import changed_since_ingest, health
+
+
+def metrics(at) -> dict:
+    out = {}
+    for m in at.metric:
+        out.setdefault(m.label, m.value)
+    return out
+
+
+def metric_deltas(at) -> dict:
+    return {m.label: m.delta for m in at.metric}
+
+
+def texts(at) -> str:
+    parts = [e.value for e in at.text] + [e.value for e in at.markdown] + [e.body for e in at.info] + \
+        [e.body for e in at.success] + [e.body for e in at.warning] + [e.value for e in at.caption]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.fixture()
+def on_seeded(seeded, use_root):
+    root, ids = seeded
+    use_root(root)
+    return root, ids
+
+
+def test_dashboard_overview_numbers(on_seeded, app):
+    root, _ = on_seeded
+    at = app()  # the default page is the Overview
+    assert [t.value for t in at.title] == ["Overview"]
+    conn = sqlite3.connect(root / ".nervapack" / "graph.db")
+    conn.row_factory = sqlite3.Row
+    files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+    runs = conn.execute("SELECT files, nodes, edges FROM ingest_runs ORDER BY id").fetchall()
+    expected = health(conn, changes=changed_since_ingest(conn, root)).score
+    m = metrics(at)
+    assert m["Health score"] == f"{expected}/100"
+    assert m["Files"] == str(files) == "6"
+    assert m["Nodes"] == f"{nodes:,}"
+    assert m["Edges"] == f"{edges:,}"
+    # deltas against the previous ingest run (the second run added pkg/extra.py)
+    d = metric_deltas(at)
+    assert d["Files"] == f"{runs[-1]['files'] - runs[-2]['files']}" == "1"
+    assert d["Nodes"] == f"{runs[-1]['nodes'] - runs[-2]['nodes']}"
+    health_table, langs, top = (df.value for df in at.dataframe[:3])
+    assert list(health_table["name"]) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
+                                          "Acyclic imports"]
+    assert dict(zip(langs["language"], langs["files"])) == {"python": 5, "markdown": 1}
+    assert top["file"].iloc[0] == "pkg/auth.py"  # a path relative to the root, not a basename
+    assert all("/" in f or f == "README.md" for f in top["file"])
+    assert [s.value for s in at.subheader] == ["Health score", "Languages", "Most connected files", "Graph evolution"]
+
+
+def test_dashboard_analytics_numbers(on_seeded, app):
+    at = app("analytics")
+    m = metrics(at)
+    assert m["Import cycles"] == "1"
+    assert m["File imports resolved"] == "2"
+    assert m["Files in the import graph"] == "2/5"
+    cycles = [df.value for df in at.dataframe if "members" in df.value.columns][0]
+    assert list(cycles["members"]) == ["pkg/auth.py → pkg/session.py"]
+    most = [df.value for df in at.dataframe if "degree" in df.value.columns and "open" in df.value.columns][0]
+    assert most["open"].iloc[0].startswith("./explorer?node=")
+
+
+def test_dashboard_query_history_numbers(on_seeded, app):
+    at = app("query_history")
+    m = metrics(at)
+    assert m["Queries"] == "3"  # the malformed line is skipped
+    assert m["Mean savings"] == "70.0%"
+    assert m["Tokens saved"] == "5,300"  # 4000 + 500 + 800
+    assert m["Cost saved (Claude Sonnet)"] == "$0.02"
+    assert m["Latency p50"] == "200 ms"
+    recent = at.dataframe[0].value
+    assert list(recent["query"]) == ["retry policy", "session handling login", "how does login work"]
+
+
+def test_dashboard_graph_explorer_search_and_code(on_seeded, app):
+    at = app("graph_explorer", {"q": "login"})
+    assert "AuthService.login" in at.subheader[0].value.replace("\\", "")
+    m = metrics(at)
+    assert m["Kind"].startswith("function")
+    code = [c.value for c in at.code]
+    assert any("return session.open_session(user)" in c for c in code)
+    neighbours = at.dataframe[0].value
+    assert "AuthService" in set(neighbours["qualified_name"])  # the class DEFINES the method
+
+
+def test_dashboard_graph_explorer_deep_link(on_seeded, app):
+    root, _ = on_seeded
+    conn = sqlite3.connect(root / ".nervapack" / "graph.db")
+    nid = conn.execute("SELECT id FROM nodes WHERE qualified_name='check_token'").fetchone()[0]
+    at = app("graph_explorer", {"node": nid})
+    assert "check\\_token" in at.subheader[0].value
+    assert any("return bool(token)" in c.value for c in at.code)
+    # a stale link says so instead of failing
+    at = app("graph_explorer", {"node": "no-such-node"})
+    assert "not in the graph any more" in texts(at)
+
+
+def test_dashboard_communities_numbers(on_seeded, app):
+    root, _ = on_seeded
+    conn = sqlite3.connect(root / ".nervapack" / "graph.db")
+    sizes = [r[1] for r in conn.execute(
+        "SELECT community, count(*) c FROM communities GROUP BY community ORDER BY c DESC, community")]
+    at = app("communities")
+    m = metrics(at)
+    assert m["Communities"] == str(len(sizes))
+    assert m["Largest"] == str(sizes[0])
+    table = at.dataframe[0].value
+    assert list(table["size"]) == sizes
+    # drill-down into community 0 (deep link)
+    at = app("communities", {"community": "0"})
+    assert at.metric[4].label == "Nodes" and at.metric[4].value == str(sizes[0])
+
+
+def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
+    at = app("decisions")
+    m = metrics(at)
+    assert (m["Decisions"], m["Current"], m["Superseded"], m["With outcomes"]) == ("3", "2", "1", "1")
+    labels = [e.label.replace("\\", "") for e in at.expander]
+    assert labels == ["2026-06-01 · current · Chose JWT for auth",
+                      "2026-02-01 · current · Use PostgreSQL for storage",
+                      "2026-01-01 · superseded · Chose session cookies for auth"]
+    body = texts(at)
+    assert "Simple and server-side revocable" in body
+    assert "- JWT\n- Basic auth" in body  # rejected alternatives
+    assert "- Cookie auth broke the mobile client (2026-03-01)" in body  # the outcome it CAUSED
+    at.radio(key="status").set_value("current").run()
+    assert len(at.expander) == 2
+    at.text_input(key="text").set_value("cookies").run()
+    assert len(at.expander) == 0  # the cookie decision is superseded: not current
+    at.radio(key="status").set_value("all").run()
+    assert [e.label.replace("\\", "") for e in at.expander] == [
+        "2026-01-01 · superseded · Chose session cookies for auth"]
+
+
+def test_dashboard_decisions_deep_link_is_escaped(on_seeded, app):
+    _, ids = on_seeded
+    at = app("decisions", {"decision": ids["d2"]})
+    assert "Selected decision" in [s.value for s in at.subheader]
+    # user content is shown as text: the HTML and the Markdown link stay literal
+    assert any(t.value == "Mobile clients need stateless tokens <b>bold</b> [x](http://example.com)"
+               for t in at.text)
+    replaced = [df.value for df in at.dataframe if "content" in df.value.columns]
+    assert any("Chose session cookies for auth" in set(df["content"]) for df in replaced)
+
+
+def test_dashboard_decisions_other_namespace(on_seeded, app):
+    at = app("decisions", {"namespace": "billing"})
+    assert metrics(at)["Decisions"] == "1"
+    assert at.selectbox(key="namespace").value == "billing"
+
+
+def test_dashboard_memory_timeline(on_seeded, app):
+    at = app("memory_timeline", {"topic": "AuthService"})
+    m = metrics(at)
+    assert (m["Versions"], m["Current"], m["Superseded"], m["Since"]) == ("3", "2", "1", "2026-01-01")
+    diff = at.code[0].value
+    assert "-content: Cookie auth broke the mobile client" in diff and "+content: Chose JWT for auth" in diff
+    versions = at.dataframe[-1].value
+    assert list(versions["status"]) == ["superseded", "current", "current"]
+    # move the as-of cursor into the first version's validity
+    at.slider(key="as_of").set_value(date(2026, 2, 1)).run()
+    assert "1 of the 3 versions held" in at.success[0].body
+    assert "Chose session cookies for auth" in at.success[0].body
+    at.slider(key="as_of").set_value(date(2026, 7, 1)).run()
+    assert "Chose JWT for auth" in at.success[0].body.replace("\\", "")
+
+
+def test_dashboard_namespaces_side_by_side(on_seeded, app):
+    at = app("namespaces")
+    m = [(x.label, x.value) for x in at.metric]
+    assert ("Namespaces", "2") in m
+    assert [s.value for s in at.subheader] == ["billing", "default"]
+    overview = at.dataframe[0].value
+    assert dict(zip(overview["namespace"], overview["decisions"])) == {"billing": 1, "default": 3}
+    # per-namespace columns: billing first, then default
+    nodes = [v for k, v in m if k == "Nodes"]
+    assert nodes == [str(int(overview.loc[overview.namespace == "billing", "nodes"].iloc[0])),
+                     str(int(overview.loc[overview.namespace == "default", "nodes"].iloc[0]))]
+
+
+def test_dashboard_namespace_pagination(tmp_path, use_root, app):
+    from nervapack_core.memory import MemoryStore
+
+    (tmp_path / ".nervapack").mkdir()
+    db = tmp_path / ".nervapack" / "memory.db"
+    with MemoryStore(db_path=db) as mem:
+        mem.import_nodes([{"content": f"fact number {i}", "kind": "fact", "valid_from": "2026-01-01"}
+                          for i in range(130)])
+    use_root(tmp_path)
+    at = app("namespaces")
+    assert "130 match(es); page 1 of 6" in texts(at)
+    assert len(at.dataframe[-1].value) == 25
+    at.number_input(key="page_default").set_value(6).run()
+    assert "page 6 of 6" in texts(at)
+    assert len(at.dataframe[-1].value) == 5
+    assert list(at.dataframe[-1].value["content"]) == [f"fact number {i}" for i in range(4, -1, -1)]
+
+
+# ---------------------------------------------------------------------------- empty states
+@pytest.mark.parametrize("page, expected", [
+    ("overview", "nervapack ingest ."), ("analytics", "nervapack ingest ."),
+    ("graph_explorer", "nervapack ingest ."), ("communities", "nervapack ingest ."),
+    ("query_history", "nervapack query"), ("decisions", "nervapack memory store"),
+    ("memory_timeline", "nervapack memory store"), ("namespaces", "nervapack memory store"),
+])
+def test_dashboard_empty_states(tmp_path, use_root, app, page, expected):
+    use_root(tmp_path)  # no .nervapack at all
+    at = app(page)
+    assert len(at.info) >= 1
+    assert expected in at.info[-1].body
+    assert not at.metric
+
+
+def test_dashboard_demo_banner(seeded, use_root, app):
+    root, _ = seeded
+    use_root(root, demo=True)
+    at = app("analytics")
+    assert "demo workspace" in at.info[0].body
