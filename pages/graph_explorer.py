@@ -87,7 +87,8 @@ else:
                            None if whole_file else node["end_line"])
     st.caption(note)
     if code is not None:
-        st.code(code, language=node.get("language") or None, line_numbers=True)
+        st.code(code, language=node.get("language") or None, line_numbers=True,
+                height=min(480, 40 + 21 * (code.count("\n") + 1)))
 
 # ---------------------------------------------------------------- neighbourhood
 st.subheader("Neighbourhood", anchor="neighbourhood")

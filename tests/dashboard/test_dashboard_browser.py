@@ -1,0 +1,136 @@
+"""The real thing: `nervapack serve --demo` in a subprocess, every page opened in headless
+Chromium (Debian's, driven by Playwright; `tests/dashboard/install_browser.sh` installs
+it), headings and charts checked, no exception box, no request leaving the machine, no
+Deploy button. Screenshots go to docs/screenshots/ (or $NERVAPACK_SCREENSHOTS)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+
+# url path, title, subheadings that must be present, minimum number of Plotly charts
+PAGES = [
+    ("", "overview", "Overview", ["Health score", "Languages", "Most connected files", "Graph evolution"], 4),
+    ("analytics", "analytics", "Analytics", ["Node and edge kinds", "Degree distribution", "Dependencies",
+                                             "Import cycles"], 5),
+    ("queries", "query_history", "Query History", ["Trends", "Recent queries", "Memory recalls"], 4),
+    ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood"], 1),
+    ("communities", "communities", "Communities", ["Community map", "Drill down"], 3),
+    ("decisions", "decisions", "Decisions", [], 1),
+    ("timeline?topic=Embeddings", "memory_timeline", "Memory Timeline", ["Compare two versions", "All versions"], 1),
+    ("namespaces", "namespaces", "Namespaces", ["default", "memory-team"], 2),
+]
+
+READY = """([title, want]) => {
+  const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
+  const nav = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
+      .some(a => a.innerText.includes('Memory Timeline'));
+  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot').length;
+  const drawn = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').length;
+  const running = document.querySelector('[data-testid="stStatusWidget"]');
+  return h && nav && !running && charts >= want && drawn >= charts;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def nervapack_command() -> list[str]:
+    script = Path(sys.executable).with_name("nervapack")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "nervapack_core.cli"]
+
+
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"serve did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture()
+def demo_server(tmp_path):
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NERVAPACK_", "STREAMLIT_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
+    (tmp_path / "home").mkdir()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([*nervapack_command(), "serve", "--demo", "--no-browser", "--port", str(port)],
+                                cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
+        yield f"http://127.0.0.1:{port}", log, tmp_path
+    finally:
+        proc.terminate()  # serve forwards SIGTERM to Streamlit
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the process group this test started
+            proc.wait()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: run "
+                    "tests/dashboard/install_browser.sh (apt-get install chromium)")
+def test_dashboard_every_page_in_chromium(demo_server):
+    from playwright.sync_api import sync_playwright
+
+    base, log, tmp = demo_server
+    shots = Path(os.environ.get("NERVAPACK_SCREENSHOTS") or REPO / "docs" / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    assert (tmp / "xdg" / "nervapack").is_dir()  # the demo was built under XDG_DATA_HOME
+    outside: list[str] = []
+    timings = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1600})
+            page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(
+                (base, base.replace("127.0.0.1", "localhost"), "ws://127.0.0.1", "data:", "blob:")) else None)
+            for path, name, title, subheads, charts in PAGES:
+                start = time.perf_counter()
+                page.goto(f"{base}/{path}")
+                page.wait_for_function(READY, arg=[title, charts], timeout=60_000, polling=50)
+                timings[name] = time.perf_counter() - start
+                assert page.locator('[data-testid="stException"]').count() == 0, name
+                assert page.get_by_text("Page not found").count() == 0, name
+                headings = [h.strip() for h in page.locator("h2, h3").all_inner_texts()]
+                for sub in subheads:
+                    assert any(h.startswith(sub) for h in headings), (name, sub, headings)
+                assert page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').count() >= charts, name
+                assert page.get_by_text("demo workspace").count() >= 1, name  # the page says it is a demo
+                assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+                page.wait_for_timeout(400)  # let Plotly finish its transitions before the picture
+                page.screenshot(path=str(shots / f"{name}.png"))
+            # a deep link into the decision log opens that decision
+            page.goto(f"{base}/decisions?namespace=memory-team")
+            page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
+            assert page.get_by_text("Superseding closes the old version at now").count() >= 1
+        finally:
+            browser.close()
+    assert outside == [], f"requests left the machine: {outside[:5]}"
+    print("first render (s):", {k: round(v, 2) for k, v in timings.items()})

@@ -1,0 +1,190 @@
+"""The dashboard's data layer, its cache keys, the serve command and the import budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nervapack_core.dashboard import data
+from nervapack_core.dashboard.commands import app_dir, streamlit_command
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_dashboard_md_escape_neutralises_markdown_html_and_directives():
+    raw = "**x** <b>y</b> [l](http://e.x) ![i](http://e.x/i.png) :material/home: :red[z] $x$ # h"
+    out = data.md_escape(raw)
+    for token in ("**", "<b>", "](", "![", "$x$"):
+        assert token not in out
+    import re
+
+    assert not re.search(r"(?<!\\)[:\[\]<>*_$#]", out)  # every special character is escaped
+    assert out.replace("\\", "") == raw
+
+
+def test_dashboard_version_window_is_bounded():
+    assert data.version_window(10, 5, 60) == (0, 10)
+    assert data.version_window(10_000, 0, 60) == (0, 60)
+    assert data.version_window(10_000, 9_999, 60) == (9_940, 10_000)
+    s, e = data.version_window(10_000, 5_000, 60)
+    assert e - s == 60 and s <= 5_000 < e
+
+
+def test_dashboard_as_of_is_half_open():
+    v1 = {"id": "a", "valid_from": "2026-01-01T00:00:00.000000Z", "valid_until": "2026-06-01T00:00:00.000000Z"}
+    v2 = {"id": "b", "valid_from": "2026-06-01T00:00:00.000000Z", "valid_until": None}
+    assert [v["id"] for v in data.as_of_version([v1, v2], "2026-05-31T23:59:59.999999Z")] == ["a"]
+    assert [v["id"] for v in data.as_of_version([v1, v2], "2026-06-01T00:00:00.000000Z")] == ["b"]
+
+
+def test_dashboard_read_code_stays_inside_the_root(tmp_path):
+    (tmp_path / "a.py").write_text("one\ntwo\nthree\n")
+    (tmp_path.parent / "secret.txt").write_text("nope")
+    assert data.read_code(tmp_path, "a.py", 2, 3)[0] == "two\nthree"
+    code, note = data.read_code(tmp_path, "../secret.txt", 1, 1)
+    assert code is None and "outside" in note
+    code, note = data.read_code(tmp_path, "gone.py", 1, 1)
+    assert code is None and "nervapack ingest" in note
+    (tmp_path / "big.py").write_text("x\n" * 1000)
+    code, note = data.read_code(tmp_path, "big.py", 1, 1000, max_lines=10)
+    assert code.count("\n") == 9 and "first 10 lines" in note
+
+
+def test_dashboard_search_never_raises_on_fts_syntax(seeded):
+    root, _ = seeded
+    db = root / ".nervapack" / "graph.db"
+    for q in ['"', "AND OR NOT", "a*", "(", "NEAR(x y)", "col:val", "^", "'; DROP TABLE nodes; --", "😀"]:
+        assert isinstance(data.search_nodes(db, q), list)
+    names = [r["qualified_name"] for r in data.search_nodes(db, "check_token")]
+    assert names[0] == "check_token"
+    # camel/underscore parts are searchable, and kinds filter
+    assert all(r["kind"] == "class" for r in data.search_nodes(db, "auth", kinds=["class"]))
+
+
+def test_dashboard_graph_marker_changes_with_an_ingest(tmp_path):
+    from nervapack_core.code.ingest import ingest
+
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    ingest(tmp_path, embed=False, workers=1)
+    db = tmp_path / ".nervapack" / "graph.db"
+    before = data.graph_marker(db)
+    assert before == data.graph_marker(db)  # stable while nothing changes
+    (tmp_path / "n.py").write_text("def g():\n    return 2\n")
+    ingest(tmp_path, embed=False, workers=1)
+    assert data.graph_marker(db) != before
+    assert data.graph_marker(tmp_path / "missing.db") is None
+
+
+def test_dashboard_history_marker_and_loader(tmp_path):
+    path = tmp_path / "h.jsonl"
+    assert data.history_marker(path) is None
+    path.write_text(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "query": "q", "tokens": 1,
+                                "naive_tokens": 2}) + "\n{broken\n")
+    m1 = data.history_marker(path)
+    assert len(data.load_history(path)) == 1
+    with path.open("a") as fh:
+        fh.write(json.dumps({"timestamp": "2026-01-02T00:00:00Z", "query": "r", "tokens": 1, "naive_tokens": 4})
+                 + "\n")
+    assert data.history_marker(path) != m1
+    assert [r["query"] for r in data.load_history(path)] == ["q", "r"]
+    stats = data.history_summary(data.load_history(path))
+    assert stats["total_queries"] == 2 and stats["total_tokens_saved"] == 4
+    assert set(stats["cost_by_model"]) >= {"Claude Sonnet"}
+
+
+def test_dashboard_sources_resolution(tmp_path, monkeypatch):
+    from nervapack_core.dashboard import DEMO_ENV, MEMORY_ENV, ROOT_ENV
+
+    env = {ROOT_ENV: str(tmp_path)}
+    src = data.resolve_sources(env)
+    assert src.root == tmp_path.resolve() and src.memory_db == tmp_path.resolve() / ".nervapack" / "memory.db"
+    assert not (src.has_graph or src.has_memory or src.has_history or src.demo)
+    src = data.resolve_sources({ROOT_ENV: str(tmp_path), MEMORY_ENV: str(tmp_path / "m.db"), DEMO_ENV: "1"})
+    assert src.memory_db == tmp_path / "m.db" and src.demo
+
+
+def test_dashboard_app_dir_and_streamlit_flags():
+    folder = app_dir()
+    assert folder == REPO  # editable install: the checkout
+    assert (folder / ".streamlit" / "config.toml").is_file()
+    cmd = streamlit_command(folder, 8600, "127.0.0.1")
+    flags = dict(zip(cmd[5::2], cmd[6::2]))
+    assert cmd[1:5] == ["-m", "nervapack_core.dashboard.launch", "run", str(folder / "app.py")]
+    assert flags["--server.headless"] == "true"
+    assert flags["--server.fileWatcherType"] == "none"
+    assert flags["--browser.gatherUsageStats"] == "false"
+    assert flags["--server.address"] == "127.0.0.1"
+    assert flags["--server.port"] == "8600"
+    config = (folder / ".streamlit" / "config.toml").read_text()
+    assert 'toolbarMode = "viewer"' in config and "gatherUsageStats = false" in config
+
+
+def test_dashboard_serve_cli_help_and_bad_port():
+    from nervapack_core.cli import cli
+
+    r = CliRunner().invoke(cli, ["serve", "--help"])
+    assert r.exit_code == 0
+    for opt in ("--port", "--no-browser", "--demo", "PATH"):
+        assert opt in r.output
+    r = CliRunner().invoke(cli, ["serve", "/no/such/folder"])
+    assert r.exit_code != 0 and "does not exist" in r.output
+
+
+def test_dashboard_demo_builds_once(tmp_path, monkeypatch):
+    from nervapack_core.dashboard import demo
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    root = demo.ensure_demo()
+    assert root == tmp_path / "xdg" / "nervapack" / f"demo-{__import__('nervapack_core').__version__}" / "nervapack-core"
+    assert (root / ".nervapack" / "graph.db").is_file() and (root / ".nervapack" / "memory.db").is_file()
+    assert not (root / ".nervapack" / "chroma").exists()  # no embeddings: fast and offline
+    mtime = (root / ".nervapack" / "graph.db").stat().st_mtime_ns
+    assert demo.ensure_demo() == root
+    assert (root / ".nervapack" / "graph.db").stat().st_mtime_ns == mtime  # cached, not rebuilt
+    from nervapack_core.memory import MemoryStore
+
+    with MemoryStore(db_path=root / ".nervapack" / "memory.db") as m:
+        spaces = {n["namespace"]: n for n in m.namespaces()}
+        assert set(spaces) == {"default", "memory-team"}
+        assert all(n["superseded"] >= 1 and n["decisions"] >= 2 for n in spaces.values())
+        assert m.stats(namespace="default")["edges"]["CAUSED"] >= 3
+        assert m.list_sessions(namespace="default")
+
+
+# The pages must not pull chromadb or tree-sitter into the dashboard process.
+_IMPORT_PROBE = textwrap.dedent("""
+    import os, sys, json
+    os.environ["NERVAPACK_DASHBOARD_ROOT"] = sys.argv[1]
+    from streamlit.testing.v1 import AppTest
+    out = {}
+    for page in ["overview", "analytics", "query_history", "graph_explorer", "communities", "decisions",
+                 "memory_timeline", "namespaces"]:
+        at = AppTest.from_file(sys.argv[2], default_timeout=60)
+        at.run()
+        at.switch_page(f"pages/{page}.py")
+        if page == "graph_explorer":
+            at.query_params["q"] = "login"
+        at.run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        heavy = sorted({m.split(".")[0] for m in sys.modules} & {"chromadb", "tree_sitter",
+                                                                   "tree_sitter_language_pack", "onnxruntime"})
+        out[page] = heavy
+    print(json.dumps(out))
+""")
+
+
+def test_dashboard_pages_do_not_import_chromadb_or_tree_sitter(seeded):
+    root, _ = seeded
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NERVAPACK_")}
+    r = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, str(root), str(REPO / "app.py")],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    loaded = json.loads(r.stdout.strip().splitlines()[-1])
+    assert loaded == {page: [] for page in loaded}, loaded
