@@ -337,16 +337,17 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
                 )
             store.set_meta("root", str(workspace.root))
             store.set_meta("parser", fingerprint)
+            if not nothing_changed:
+                store.set_meta("embedder_requested", None)  # until the vectors catch up
             store.set_meta("is_git", report.is_git)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-    removed_ids -= embed_ids  # ids that survived a file's re-parse are upserted, not deleted
 
-    if embed:
+    if embed and (embed_ids or removed_ids or store.get_meta("embedder_requested") != embedder):
         with clock.phase("embed"):
-            _embed(store, workspace, embed_ids, removed_ids, report, embedder, progress)
+            _embed(store, workspace, embed_ids, report, embedder, progress)
     if not nothing_changed:
         with clock.phase("analyse"):
             progress("analyse", 0, 1)
@@ -531,45 +532,48 @@ def _pick(ref, cands, imported_files: set[str], qname_of: dict[str, str]):
     return None, 0.0
 
 
-def _embed(store, workspace, embed_ids, removed_ids, report, embedder, progress):
+def _embed(store, workspace, changed_ids, report, embedder, progress):
+    """Bring the Chroma collection in line with the graph.
+
+    Reconciles by id rather than trusting the last run: nodes missing from the
+    collection (a first run, an interrupted one, another model) are embedded, nodes of
+    re-parsed files are embedded again, and vectors of nodes gone from the graph are
+    deleted.
+    """
     from .vectors import VectorIndex
 
     index = VectorIndex(workspace.chroma_dir, embedder)
     if index.warning:
         report.warnings.append(index.warning)
     report.embedder = index.embedder_name
-    previous = store.get_meta("embedder")
     conn = store.conn
-    if previous != index.embedder_name or (index.count() == 0 and report.nodes):
-        # first embedding, or another model: embed everything again
-        if index.count():
-            index.delete(sorted(index.ids()))
-        embed_ids = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {EMBEDDED_WHERE}")}
-        removed_ids = set()
-    if removed_ids:
-        index.delete(sorted(removed_ids))
+    present = index.ids()
+    if store.get_meta("embedder") != index.embedder_name and present:
+        index.delete(sorted(present))  # vectors of another model are not comparable
+        present = set()
+    expected = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {EMBEDDED_WHERE}")}
+    stale = present - expected
+    if stale:
+        index.delete(sorted(stale))
+    ids = sorted((expected - present) | (changed_ids & expected))
     rows = []
-    ids = sorted(embed_ids)
     for start in range(0, len(ids), 900):
         chunk = ids[start: start + 900]
         rows.extend(conn.execute(
-            f"SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
-            f" WHERE id IN ({','.join('?' * len(chunk))}) AND {EMBEDDED_WHERE}", chunk))
+            "SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
+            f" WHERE id IN ({','.join('?' * len(chunk))})", chunk))
     rows.sort(key=lambda r: r["id"])
-    texts = [embedding_text(r) for r in rows]
-    total = len(rows)
-    done = 0
-    step = 512
+    total, step = len(rows), 512
+    progress("embed", 0, total)
     for start in range(0, total, step):
         part = rows[start: start + step]
-        index.upsert([r["id"] for r in part], texts[start: start + step],
+        index.upsert([r["id"] for r in part], [embedding_text(r) for r in part],
                      [{"kind": r["kind"], "file": r["file"]} for r in part])
-        done += len(part)
-        progress("embed", done, total)
-    progress("embed", total, total)
+        progress("embed", start + len(part), total)
     report.embedded = total
     conn.execute("BEGIN IMMEDIATE")
     store.set_meta("embedder", index.embedder_name)
+    store.set_meta("embedder_requested", embedder)  # lets a no-change re-ingest skip loading Chroma
     conn.execute("COMMIT")
 
 

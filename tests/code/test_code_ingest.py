@@ -144,3 +144,14 @@ def test_communities_are_stored_at_ingest(fixture_repo):
     cart, pricing = node_id("shop/cart.py", "class", "Cart"), node_id("shop/cart.py", "function", "Cart.add")
     assert communities[cart] == communities[pricing]  # a class and its method land together
     assert store.get_meta("health_snapshot")["score"] > 0
+
+
+def test_missing_vectors_are_reconciled_without_changes(fixture_repo):
+    """A graph ingested without embeddings (or an interrupted embed) catches up next time."""
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    report = ingest(repo, embed=True, embedder="hashing")
+    assert report.changed == 0 and report.embedded > 0
+    assert VectorIndex(repo / ".nervapack" / "chroma", "hashing").count() == report.embedded
+    again = ingest(repo, embed=True, embedder="hashing")
+    assert "embed" not in again.phases  # nothing to do: Chroma is not even opened
