@@ -27,8 +27,9 @@ import numpy as np
 __all__ = ["MiniLMEmbedder", "HashingEmbedder", "load_embedder", "EmbedderUnavailable", "DIMENSIONS"]
 
 DIMENSIONS = 384
-MAX_TOKENS = 64  # names, headers and the first sentence carry the meaning; attention cost grows with length
-BATCH = 32
+MAX_TOKENS = 40  # name, header and the first words of the doc carry the meaning; cost grows with length
+#   (measured: 12 ms of CPU per text at 64 tokens, 7 ms at 32, on this 2-core machine)
+BATCH = 16
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393"
 
