@@ -140,8 +140,8 @@ if n > WINDOW:
 
 # ---------------------------------------------------------------- diff
 st.subheader("Compare two versions", anchor="diff")
-labels = {i: f"v{i + 1} · {versions[i]['valid_from'][:10]} · {versions[i]['content'][:60]}" for i in range(n)}
-choices = list(range(n)) if n <= 2000 else sorted(set(range(0, n, max(1, n // 1000))) | {n - 2, n - 1, around})
+choices = list(range(n)) if n <= 2000 else sorted(set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around})
+labels = {i: f"v{i + 1} · {versions[i]['valid_from'][:10]} · {versions[i]['content'][:60]}" for i in choices}
 c = st.columns(2)
 old_i = c[0].selectbox("Older", choices, index=choices.index(max(0, n - 2)) if max(0, n - 2) in choices else 0,
                        format_func=labels.get, key="old")

@@ -3,6 +3,10 @@ file it reads (an ingest, a new memory or a new query shows on the next rerun, n
 restart), so a rerun with nothing new costs one cheap marker query per source.
 
 Imported by the pages only; the library never imports Streamlit.
+
+The two loaders that can return tens of thousands of rows (decisions, timeline versions)
+use ``st.cache_resource``: one shared object instead of a pickled copy per rerun, which
+the pages only read.
 """
 
 from __future__ import annotations
@@ -160,7 +164,7 @@ def sessions(src, namespace: str) -> list[dict]:
     return _mem_call(src, _sessions, namespace)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=32)  # shared, not copied: read-only
 def _decisions(path: str, marker, namespace: str, text: str, session_id: str | None, include_superseded: bool,
                limit: int):
     return _memory(path, data.memory_file_marker(Path(path))).list_decisions(
@@ -182,7 +186,7 @@ def why(src, namespace: str, node_id: str) -> dict:
     return _mem_call(src, _why, namespace, node_id)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)  # shared, not copied: read-only
 def _timeline(path: str, marker, namespace: str, topic: str, limit: int):
     return _memory(path, data.memory_file_marker(Path(path))).timeline(topic, namespace=namespace, limit=limit)
 
