@@ -56,6 +56,8 @@ _BY_FILENAME = {"Makefile": "make", "Dockerfile": "dockerfile", "Gemfile": "ruby
 PARSED = frozenset(lang.name for lang in LANGUAGES if lang.grammar)
 DOC_LANGUAGES = frozenset({"markdown", "rst"})
 GRAMMAR = {lang.name: lang.grammar for lang in LANGUAGES if lang.grammar}
+# JSX and TSX are dialects parsed by grammars whose queries they share
+QUERY_FILE = {name: {"jsx": "javascript", "tsx": "typescript"}.get(name, name) for name in GRAMMAR}
 
 
 def language_for_path(path: str) -> str | None:

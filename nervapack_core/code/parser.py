@@ -1,8 +1,8 @@
 """Turn one source file into entities (classes, functions, variables) and references
 (imports, calls, base classes) with tree-sitter.
 
-The patterns live in ``queries/<language>.scm``, one file per language, so adding a
-language is a query file, not code. Nesting (methods in classes, inner functions) is
+The patterns live in ``queries/<language>.scm``, one file per language (JSX and TSX
+share JavaScript's and TypeScript's), so adding a language is a query file, not code. Nesting (methods in classes, inner functions) is
 derived from byte ranges rather than spelled out per grammar, which keeps the queries
 small. This module knows nothing about the graph store: it returns plain data that can
 cross a process boundary.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
-from .languages import GRAMMAR
+from .languages import GRAMMAR, QUERY_FILE
 
 __all__ = ["Entity", "Ref", "ParsedSource", "parse_source"]
 
@@ -55,7 +55,7 @@ class ParsedSource:
 
 @lru_cache(maxsize=None)
 def _query_source(language: str) -> str:
-    return resources.files(__package__).joinpath("queries", f"{language}.scm").read_text()
+    return resources.files(__package__).joinpath("queries", f"{QUERY_FILE[language]}.scm").read_text()
 
 
 @lru_cache(maxsize=None)

@@ -1,4 +1,4 @@
-; JavaScript and JSX.
+; JavaScript, also used for JSX (the javascript grammar parses JSX).
 (class_declaration name: (identifier) @name) @class
 (class name: (identifier) @name) @class
 

@@ -1,4 +1,4 @@
-; TypeScript (also used for TSX).
+; TypeScript, also used for TSX (the tsx grammar has the same node types).
 (class_declaration name: (type_identifier) @name) @class
 (abstract_class_declaration name: (type_identifier) @name) @class
 (interface_declaration name: (type_identifier) @name) @class
