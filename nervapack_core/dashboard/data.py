@@ -636,11 +636,12 @@ def version_diff(old: dict, new: dict) -> str:
 
 
 # ---------------------------------------------------------------------------- text
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&=\"'])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&=\"'])")
 
 
 def md_escape(text) -> str:
-    """``text`` safe to place inside Markdown: every punctuation mark that Markdown, HTML,
-    LaTeX or Streamlit's ``:icon:``/``:color[...]`` directives read is backslash-escaped."""
+    """``text`` safe to place inside Markdown: every punctuation mark that Markdown, HTML or
+    LaTeX reads is backslash-escaped, and colons become ``&#58;`` (Streamlit expands
+    ``:material/…:`` and ``:red[…]`` even after a backslash; checked in Chromium)."""
     s = "" if text is None else str(text)
-    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", s).replace(":", "&#58;").replace("\n", " ")
