@@ -23,42 +23,43 @@ cols[1].metric("Mean savings", f"{stats['avg_savings_pct']:.1f}%", border=True,
 cols[2].metric("Tokens saved", ui.fmt_int(stats["total_tokens_saved"]), border=True)
 costs = stats["cost_by_model"]
 model = "Claude Sonnet" if "Claude Sonnet" in costs else next(iter(costs))
-cols[3].metric(f"Cost saved ({model})", f"${costs[model]:,.2f}", border=True,
-               help="Tokens saved priced as input tokens: "
+cols[3].metric("Cost saved", f"${costs[model]:,.2f}", border=True,
+               help=f"Tokens saved priced as {model} input tokens; all models: "
                     + "; ".join(f"{m} ${v:,.4f}" for m, v in costs.items()))
 cols[4].metric("Latency p50", f"{stats.get('p50_latency_ms', 0):.0f} ms", border=True)
 cols[5].metric("Latency p95", f"{stats.get('p95_latency_ms', 0):.0f} ms", border=True)
 
-df = df.sort_values("timestamp")
+df = df.sort_values("timestamp").reset_index(drop=True)
 df["saved"] = (df["naive_tokens"] - df["tokens"]).clip(lower=0)
 
 st.subheader("Trends", anchor="trends")
 left, right = st.columns(2)
+span = (df["timestamp"].max() - df["timestamp"].min()) if df["timestamp"].notna().any() else pd.Timedelta(0)
+by_time = span >= pd.Timedelta(hours=2)
+x = df["timestamp"] if by_time else pd.Series(range(1, len(df) + 1), index=df.index)
+x_title = "" if by_time else "query number (all within two hours)"
 with left:
-    daily = (df.dropna(subset=["timestamp"]).set_index("timestamp")
-             .resample("D").agg({"query": "count", "tokens": "sum", "naive_tokens": "sum", "saved": "sum"})
-             .reset_index())
     fig = go.Figure()
-    fig.add_bar(x=daily["timestamp"], y=daily["naive_tokens"], name="whole files (naive)", marker_color="#cbd5e1")
-    fig.add_bar(x=daily["timestamp"], y=daily["tokens"], name="returned", marker_color="#1d4ed8")
-    fig.add_scatter(x=daily["timestamp"], y=daily["query"], name="queries", yaxis="y2", mode="lines+markers",
-                    line_color="#f59e0b")
-    fig.update_layout(title="Tokens per day: returned vs whole files", barmode="overlay", yaxis_title="tokens",
-                      yaxis2=dict(title="queries", overlaying="y", side="right", rangemode="tozero"),
-                      legend=dict(orientation="h"))
-    ui.chart(fig, key="tokens_daily", height=340)
+    fig.add_scatter(x=x, y=df["naive_tokens"].cumsum(), name="whole files (naive)", mode="lines",
+                    line=dict(color="#94a3b8", shape="hv"), fill="tozeroy", fillcolor="rgba(203,213,225,0.4)")
+    fig.add_scatter(x=x, y=df["tokens"].cumsum(), name="returned", mode="lines",
+                    line=dict(color="#1d4ed8", shape="hv"), fill="tozeroy")
+    fig.update_layout(title="Cumulative tokens: returned vs the whole files", yaxis_title="tokens",
+                      xaxis_title=x_title, legend=dict(orientation="h"))
+    ui.chart(fig, key="tokens_cumulative", height=340)
 with right:
     fig = go.Figure()
     for source, color in (("cli", "#1d4ed8"), ("mcp", "#10b981")):
         part = df[df["source"] == source]
         if not part.empty:
-            fig.add_scatter(x=part["timestamp"], y=part["savings_pct"], mode="markers", name=source,
+            fig.add_scatter(x=x[part.index], y=part["savings_pct"], mode="markers", name=source,
                             marker=dict(color=color, size=8), text=part["query"],
                             hovertemplate="%{text}<br>%{y:.1f}% saved<extra></extra>")
     other = df[~df["source"].isin(["cli", "mcp"])]
     if not other.empty:
-        fig.add_scatter(x=other["timestamp"], y=other["savings_pct"], mode="markers", name="other")
+        fig.add_scatter(x=x[other.index], y=other["savings_pct"], mode="markers", name="other")
     fig.update_layout(title="Savings per query", yaxis_title="% of naive tokens saved", yaxis_range=[0, 105],
+                      xaxis_title=x_title,
                       legend=dict(orientation="h"))
     ui.chart(fig, key="savings", height=340)
 
