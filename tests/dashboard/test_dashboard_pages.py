@@ -232,3 +232,30 @@ def test_dashboard_demo_banner(seeded, use_root, app):
     use_root(root, demo=True)
     at = app("analytics")
     assert "demo workspace" in at.info[0].body
+
+
+def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app):
+    """A topic with many versions: the chart draws a window of 60, the table pages by 50."""
+    import json
+
+    from nervapack_core.memory import MemoryStore
+
+    (tmp_path / ".nervapack").mkdir()
+    with MemoryStore(db_path=tmp_path / ".nervapack" / "memory.db") as mem:
+        ids = mem.import_nodes([{"content": f"Config value is {i}", "kind": "fact", "entities": ["Config"],
+                                 "valid_from": f"2025-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}T{i // 336:02d}:00:00Z"}
+                                for i in range(300)])["ids"]
+        for i in range(1, 300, 2):
+            mem.supersede(ids[i], ids[i - 1])
+    use_root(tmp_path)
+    at = app("memory_timeline", {"topic": "Config"})
+    assert metrics(at)["Versions"] == "300"
+    assert metrics(at)["Superseded"] == "150"
+    charts = at.get("plotly_chart")
+    intervals = json.loads(charts[0].proto.spec)
+    drawn = sum(len(t.get("y", [])) for t in intervals["data"] if t.get("type") == "bar")
+    assert drawn == 60  # a window, not 300 bars
+    assert "versions" in intervals["layout"]["title"]["text"] and "of 300" in intervals["layout"]["title"]["text"]
+    assert len(charts) == 2  # plus the per-month aggregate of all versions
+    assert len(at.dataframe[-1].value) == 50
+    assert at.number_input(key="page").max == 6
