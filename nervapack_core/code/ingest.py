@@ -24,6 +24,7 @@ import subprocess
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -145,24 +146,15 @@ def _parse_chunk(args: tuple[str, list[Candidate]]) -> list[ParsedFile]:
 
 # -- helpers -----------------------------------------------------------------------------
 
-class _Clock:
-    def __init__(self, report: IngestReport):
-        self.report = report
-
-    def phase(self, name: str):
-        clock = self
-
-        class _Ctx:
-            def __enter__(self):
-                self.wall, self.cpu = time.perf_counter(), _cpu()
-                return self
-
-            def __exit__(self, *exc):
-                clock.report.phases[name] = PhaseTiming(
-                    round(time.perf_counter() - self.wall, 3), round(_cpu() - self.cpu, 3), _peak_rss_mb())
-                return False
-
-        return _Ctx()
+@contextmanager
+def _timed(report: IngestReport, name: str):
+    """Record the wall time, CPU time (workers included) and peak RSS of one phase."""
+    wall, cpu = time.perf_counter(), _cpu()
+    try:
+        yield
+    finally:
+        report.phases[name] = PhaseTiming(
+            round(time.perf_counter() - wall, 3), round(_cpu() - cpu, 3), _peak_rss_mb())
 
 
 def _cpu() -> float:
@@ -229,9 +221,8 @@ def ingest(
     root = root.resolve()
     progress = progress or (lambda phase, done, total: None)
     report = IngestReport(root=str(root), is_git=False)
-    clock = _Clock(report)
 
-    with clock.phase("discover"):
+    with _timed(report, "discover"):
         progress("discover", 0, 1)
         kwargs = {"max_file_bytes": max_file_bytes} if max_file_bytes else {}
         found = discover(root, **kwargs)
@@ -248,7 +239,7 @@ def ingest(
     workspace = Workspace(root).ensure()
     store = open_for_write(workspace, rebuild, report.warnings)
     try:
-        _run(store, workspace, found, report, clock, progress, embed, embedder, workers)
+        _run(store, workspace, found, report, progress, embed, embedder, workers)
     finally:
         store.close()
     return report
@@ -268,7 +259,7 @@ def parser_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def _run(store, workspace, found, report, clock, progress, embed, embedder, workers):
+def _run(store, workspace, found, report, progress, embed, embedder, workers):
     fingerprint = parser_fingerprint()
     known = {} if store.get_meta("parser") != fingerprint else store.files()
     stored_paths = set(store.files())
@@ -285,7 +276,7 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
         to_parse.append(cand)
     deleted = sorted(stored_paths - set(candidates))
 
-    with clock.phase("parse"):
+    with _timed(report, "parse"):
         parsed = _parse_all(str(workspace.root), to_parse, workers, progress)
     changed = []
     for pf in parsed:
@@ -303,7 +294,7 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
     skipped_before = {r[0]: r[1] for r in conn.execute("SELECT path, reason FROM skipped")}
     embed_ids: set[str] = set()
     removed_ids: set[str] = set()
-    with clock.phase("write"):
+    with _timed(report, "write"):
         conn.execute("BEGIN IMMEDIATE")
         try:
             for cand in touched_only:
@@ -319,7 +310,7 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
             if skipped_before != dict(found.skipped):
                 conn.execute("DELETE FROM skipped")
                 conn.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", found.skipped)
-            with clock.phase("resolve"):
+            with _timed(report, "resolve"):
                 if not nothing_changed:
                     progress("resolve", 0, 1)
                     _resolve(conn)
@@ -346,10 +337,10 @@ def _run(store, workspace, found, report, clock, progress, embed, embedder, work
             raise
 
     if embed and (embed_ids or removed_ids or store.get_meta("embedder_requested") != embedder):
-        with clock.phase("embed"):
+        with _timed(report, "embed"):
             _embed(store, workspace, embed_ids, report, embedder, progress)
     if not nothing_changed:
-        with clock.phase("analyse"):
+        with _timed(report, "analyse"):
             progress("analyse", 0, 1)
             from .analytics import refresh_snapshots
 
