@@ -110,6 +110,13 @@ def _sha(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
+def _file_sha(path: Path) -> str | None:
+    try:
+        return _sha(path.read_bytes())
+    except OSError:
+        return None
+
+
 def parse_file(root: str, cand: Candidate) -> ParsedFile:
     """Parse one file; never raises (problems become the file's status and message)."""
     try:
@@ -271,23 +278,20 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
     touched_only: list[Candidate] = []  # same content, new mtime
     for cand in found.files:
         row = known.get(cand.path)
-        if row and row["size"] == cand.size and row["mtime"] == cand.mtime and row["language"] == cand.language:
-            continue
+        if row and row["language"] == cand.language:
+            if row["size"] == cand.size and row["mtime"] == cand.mtime:
+                continue
+            if row["size"] == cand.size and _file_sha(workspace.root / cand.path) == row["sha"]:
+                touched_only.append(cand)  # same content, new mtime (a checkout, a touch)
+                continue
         to_parse.append(cand)
     deleted = sorted(stored_paths - set(candidates))
 
     with _timed(report, "parse"):
-        parsed = _parse_all(str(workspace.root), to_parse, workers, progress)
-    changed = []
-    for pf in parsed:
-        row = known.get(pf.path)
-        if row and row["sha"] == pf.sha and pf.status != "error" and row["language"] == pf.language:
-            touched_only.append(candidates[pf.path])
-        else:
-            changed.append(pf)
+        changed = _parse_all(str(workspace.root), to_parse, workers, progress)
     report.changed, report.deleted = len(changed), len(deleted)
     report.unchanged = report.files - len(changed)
-    report.parse_problems = [(pf.path, pf.message) for pf in parsed if pf.status != "ok" or pf.message]
+    report.parse_problems = [(pf.path, pf.message) for pf in changed if pf.status != "ok" or pf.message]
 
     conn = store.conn
     nothing_changed = not changed and not deleted
