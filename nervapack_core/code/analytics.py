@@ -140,7 +140,12 @@ def changed_since_ingest(conn, root: Path) -> dict:
 
 
 def health(conn, root: Path | None = None, changes: dict | None = None) -> HealthReport:
-    """A 0-100 score whose every component is linear in a ratio that means something."""
+    """A 0-100 score whose every component is linear in a ratio that means something.
+
+    Components that cannot be measured (freshness without a working tree, import cycles
+    without resolved imports) are left out and the others' weights scaled to 100,
+    rather than granted for free.
+    """
     files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     parsed = conn.execute(
         "SELECT parse_status, count(*) FROM files WHERE language NOT IN ('markdown', 'rst') GROUP BY parse_status"
@@ -159,7 +164,7 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
     graph = import_graph(conn)
     cycles = import_cycles(conn, graph)
     in_cycles = sum(len(c) for c in cycles)
-    importing = sum(1 for n in graph.nodes if graph.degree(n) > 0) or 0
+    importing = sum(1 for n in graph.nodes if graph.degree(n) > 0)
 
     components = [
         Component("Documentation coverage", cov["ratio"], 25,
@@ -180,10 +185,11 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
             "Freshness", max(0.0, 1 - stale / files) if files else 0.0, 20,
             f"{stale:,} file(s) changed since ingest",
             "Share of indexed files unchanged in the working tree since the last ingest."))
-    components.append(Component(
-        "Acyclic imports", 1 - in_cycles / importing if importing else 1.0, 15,
-        f"{len(cycles)} cycle(s), {in_cycles} file(s) involved",
-        "Share of files taking part in imports that are not caught in an import cycle."))
+    if importing:  # with no resolved imports at all the component would be a free 15 points
+        components.append(Component(
+            "Acyclic imports", 1 - in_cycles / importing, 15,
+            f"{len(cycles)} cycle(s), {in_cycles} file(s) involved",
+            "Share of files taking part in imports that are not caught in an import cycle."))
     total_weight = sum(c.weight for c in components)
     score = round(100 * sum(c.score * c.weight for c in components) / total_weight) if total_weight else 0
     return HealthReport(score, components)
