@@ -155,3 +155,18 @@ def test_missing_vectors_are_reconciled_without_changes(fixture_repo):
     assert VectorIndex(repo / ".nervapack" / "chroma", "hashing").count() == report.embedded
     again = ingest(repo, embed=True, embedder="hashing")
     assert "embed" not in again.phases  # nothing to do: Chroma is not even opened
+
+
+def test_health_has_no_free_components(tmp_path):
+    """A repository without documentation or imports scores low, not a free 35 points."""
+    (tmp_path / "a.py").write_text("def alpha():\n    return 1\n")
+    (tmp_path / "b.py").write_text("def beta():\n    return 2\n")
+    ingest(tmp_path, embed=False)
+    from nervapack_core.code.analytics import health
+
+    report = health(GraphStore(tmp_path / ".nervapack" / "graph.db").conn, root=tmp_path)
+    names = [c.name for c in report.components]
+    assert "Acyclic imports" not in names
+    scores = {c.name: c.score for c in report.components}
+    assert scores["Documentation coverage"] == 0.0 and scores["Connectivity"] == 0.0
+    assert report.score == round(100 * 40 / 85)  # parse success and freshness only, out of 85 weight
