@@ -3,6 +3,7 @@ with a drill-down into one community."""
 
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -39,11 +40,18 @@ st.subheader("Community map", anchor="map")
 fig = go.Figure()
 pos = {r["community"]: (r["x"], r["y"]) for r in co["communities"]}
 if co["links"]:
+    # one trace per width class (not one per link): a few traces whatever the number of links
     top_w = max(link["edges"] for link in co["links"])
-    for link in co["links"][:300]:
+    classes: dict[int, tuple[list, list]] = {}
+    for link in co["links"][:600]:
         (x0, y0), (x1, y1) = pos[link["a"]], pos[link["b"]]
-        fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", showlegend=False, hoverinfo="skip",
-                        line=dict(color="#94a3b8", width=0.5 + 5 * link["edges"] / top_w), opacity=0.6)
+        xs, ys = classes.setdefault(min(3, int(4 * link["edges"] / (top_w + 1))), ([], []))
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+    for k, (xs, ys) in sorted(classes.items()):
+        # numpy arrays (NaN = a gap) skip Plotly's per-point validation
+        fig.add_scatter(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), mode="lines", showlegend=False, hoverinfo="skip",
+                        line=dict(color="#94a3b8", width=0.6 + 1.6 * k), opacity=0.35 + 0.15 * k)
 big = max(rows["size"])
 fig.add_scatter(
     x=rows["x"], y=rows["y"], mode="markers+text",
@@ -67,7 +75,7 @@ with right:
                  column_config={"community": "Id", "size": "Nodes", "n_files": "Files", "label": "Mostly in"})
 
 if len(sizes) > 1:
-    fig = go.Figure(go.Bar(x=list(range(len(sizes))), y=sizes, marker_color="#1d4ed8"))
+    fig = go.Figure(go.Bar(x=np.arange(len(sizes)), y=np.array(sizes), marker_color="#1d4ed8"))
     fig.update_layout(title="Community sizes (largest first)", xaxis_title="community", yaxis_title="nodes",
                       yaxis_type="log" if sizes[0] > 20 * max(1, sizes[-1]) else "linear")
     ui.chart(fig, key="sizes", height=260)
@@ -101,7 +109,8 @@ for e in detail["edges"]:
     if e["source"] in lay and e["target"] in lay and e["source"] != e["target"]:
         ex += [lay[e["source"]][0], lay[e["target"]][0], None]
         ey += [lay[e["source"]][1], lay[e["target"]][1], None]
-fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#cbd5e1", width=1), hoverinfo="skip", showlegend=False)
+fig.add_scatter(x=np.array(ex, dtype=float), y=np.array(ey, dtype=float), mode="lines",
+                line=dict(color="#cbd5e1", width=1), hoverinfo="skip", showlegend=False)
 for kind, color in (("file", "#10b981"), ("class", "#a855f7"), ("function", "#1d4ed8")):
     part = members[members["kind"] == kind]
     if part.empty:
