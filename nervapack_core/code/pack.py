@@ -53,9 +53,10 @@ def check_budget(budget) -> int:
 @dataclass
 class PackedEntry:
     node: ScoredNode
-    mode: str  # "body" | "outline" | "stub"
+    mode: str  # "body" | "outline" | "stub" | "member" (listed by signature in its class outline)
     text: str
     tokens: int
+    members: list = field(default_factory=list)  # ScoredNode of the members an outline lists
 
 
 @dataclass
@@ -202,31 +203,32 @@ class _Source:
         return row[0] if row and row[0] else ""
 
 
-def render_body(node: ScoredNode, cap: int, source: _Source, count) -> tuple[str, str]:
-    """``(text, mode)`` with the node's code, outline or doc text, at most ~``cap`` tokens."""
+def render_body(node: ScoredNode, cap: int, source: _Source, count) -> tuple[str, str, list]:
+    """``(text, mode, listed members)``: the node's code, outline or doc text, at most ~``cap`` tokens."""
     if node.kind == "doc":
         text = source.doc_text(node).strip()
         lines = text.splitlines() or [node.name]
         body = _trim_lines(lines, max(cap - 20, 10), count, node.start_line, "markdown")
-        return f"{_heading(node)}\n{body}", "body"
+        return f"{_heading(node)}\n{body}", "body", []
     lines = source.lines(node)
     if not lines:
-        return "", "stub"
+        return "", "stub", []
     lang = node.language
     if node.kind == "class":
         members = source.members(node)
         if node.end_line - node.start_line > 25 and members:
-            return _render_outline(node, lines, members, cap, count), "outline"
+            text, listed = _render_outline(node, lines, members, cap, count)
+            return text, "outline", listed
     lines = textwrap.dedent("\n".join(lines)).splitlines()
     overhead = count(_heading(node)) + 6
     room = max(cap - overhead, 16)
     if count("\n".join(lines)) > room and lang == "python":
         lines = _collapse_docstring(lines)
     code = _trim_lines(lines, room, count, node.start_line, lang)
-    return f"{_heading(node)}\n{_fence(lang, code)}", "body"
+    return f"{_heading(node)}\n{_fence(lang, code)}", "body", []
 
 
-def _render_outline(node: ScoredNode, lines: list[str], members, cap: int, count) -> str:
+def _render_outline(node: ScoredNode, lines: list[str], members, cap: int, count) -> tuple[str, list]:
     first_member = min((m["start_line"] for m in members), default=node.end_line + 1)
     head = lines[: max(1, first_member - node.start_line)]
     while head and not head[-1].strip():
@@ -244,6 +246,7 @@ def _render_outline(node: ScoredNode, lines: list[str], members, cap: int, count
     text_lines = head_text.splitlines()
     budget_left = room - count(head_text)
     kept = []
+    listed = []
     used = 0
     for i, ml in enumerate(member_lines):
         t = count(ml) + 1
@@ -251,9 +254,10 @@ def _render_outline(node: ScoredNode, lines: list[str], members, cap: int, count
             kept.append(f"    {mark} … {len(member_lines) - i} more members")
             break
         kept.append(ml)
+        listed.append(members[i])
         used += t
     code = "\n".join(text_lines + kept)
-    return f"{_heading(node, ' (outline)')}\n{_fence(node.language, code)}"
+    return f"{_heading(node, ' (outline)')}\n{_fence(node.language, code)}", listed
 
 
 # -- the packer ----------------------------------------------------------------------------------
@@ -282,6 +286,7 @@ def pack(nodes: list[ScoredNode], budget: int, retriever, *, prompt: str = "", c
     if count(header) > budget // 4:
         header = ""
     order = {n.id: i for i, n in enumerate(nodes)}
+    by_id = {n.id: n for n in nodes}
     if not nodes:
         text = header or ""
         text = text if count(text) <= budget else counter.truncate(text, budget)
@@ -307,7 +312,7 @@ def pack(nodes: list[ScoredNode], budget: int, retriever, *, prompt: str = "", c
     best: Packed | None = None
     for share in (body_share, min(0.85, body_share + 0.2), 0.95):
         bodies = _choose_bodies(nodes, budget, share, source, count)
-        body_ids = {e.node.id for e in bodies}
+        body_ids = {e.node.id for e in bodies} | {m.id for e in bodies for m in e.members}
         stubs = [s for s in stubs_all if s.node.id not in body_ids]
         chosen = _fit(bodies, stubs, budget, estimate)
         text = _assemble(header, chosen, order)
@@ -317,7 +322,7 @@ def pack(nodes: list[ScoredNode], budget: int, retriever, *, prompt: str = "", c
             text = _assemble(header, chosen, order)
         if count(text) > budget:
             text = counter.truncate(text, budget)
-        result = Packed(text, count(text), budget, sorted(chosen, key=lambda e: order[e.node.id]))
+        result = Packed(text, count(text), budget, _with_members(chosen, order, by_id))
         if best is None or (len(result.entries), result.tokens) > (len(best.entries), best.tokens):
             best = result
         all_in = len(chosen) == len(nodes)
@@ -339,14 +344,34 @@ def _choose_bodies(nodes, budget: int, share: float, source: _Source, count) -> 
         if room < MIN_BODY_TOKENS:
             break
         cap = min(per_cap, room)
-        text, mode = render_body(n, cap, source, count)
+        text, mode, listed = render_body(n, cap, source, count)
         if not text:
             continue
         t = count(text) + 1
         if t > room:
             continue
-        out.append(PackedEntry(n, mode, text, t))
+        members = [_member_node(m, n) for m in listed]
+        out.append(PackedEntry(n, mode, text, t, members))
         room -= t
+    return out
+
+
+def _member_node(row, parent: ScoredNode) -> ScoredNode:
+    return ScoredNode(row["id"], row["kind"], row["name"], row["qualified_name"], row["file"], row["start_line"] or 1,
+                      row["end_line"] or row["start_line"] or 1, row["language"] or "", row["signature"] or "",
+                      row["docstring"] or "", row["subkind"] or "", row["parent_id"], 0.0, "listed in outline",
+                      parent.hop)
+
+
+def _with_members(chosen: list[PackedEntry], order: dict[str, int], by_id: dict) -> list[PackedEntry]:
+    """Entries in rank order; an outline is followed by the members it lists (mode ``member``)."""
+    out: list[PackedEntry] = []
+    ranked_ids = {e.node.id for e in chosen}
+    for e in sorted(chosen, key=lambda e: order[e.node.id]):
+        out.append(e)
+        for m in e.members:
+            if m.id not in ranked_ids:
+                out.append(PackedEntry(by_id.get(m.id, m), "member", "", 0))
     return out
 
 

@@ -464,7 +464,7 @@ class Retriever:
             text = target if identifiers_in(target) else f"`{target.strip()}`"
             return self._impact(text, hops, limit)
 
-    def _vector_ids(self, prompt: str, n: int = 40) -> list[tuple[str, float]]:
+    def _vector_ids(self, prompt: str, n: int = 60) -> list[tuple[str, float]]:
         index = self.vectors()
         if index is None or not prompt.strip():
             return []
@@ -482,21 +482,29 @@ class Retriever:
         if route == "exact" and not exact_ids:
             route = "search"
         t = time.perf_counter()
-        fts_hits = self.fts(prompt)
+        fts_hits = self.fts(prompt, limit=150)
         timings["fts_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         vec_hits = self._vector_ids(prompt)
         timings["vector_ms"] = (time.perf_counter() - t) * 1000
-        lists = [([i for i, _ in fts_hits], 1.0), ([i for i, _ in vec_hits], 1.0)]
+        words = set(query_words(prompt))
+        rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + exact_ids)
+
+        def prior(nid: str) -> float:
+            r = rows.get(nid)
+            return node_prior(r["kind"], r["file"], words) if r is not None else 0.0
+
+        # the prior re-orders each list before fusion, so that 60 test functions matching the
+        # words cannot crowd the library code out of the seeds
+        fts_ranked = sorted(((i, s * prior(i)) for i, s in fts_hits), key=lambda kv: (-kv[1], kv[0]))
+        vec_ranked = sorted(((i, (1.0 - d) * prior(i)) for i, d in vec_hits), key=lambda kv: (-kv[1], kv[0]))
+        lists = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0)]
         if exact_ids:
             lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
         fused = rrf_fuse(lists)[:SEEDS]
         if not fused:
             return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self._vector_warning)
-        words = set(query_words(prompt))
-        seed_rows = self.nodes_by_id([nid for nid, _ in fused])
-        weighted = [(nid, s * node_prior(seed_rows[nid]["kind"], seed_rows[nid]["file"], words))
-                    for nid, s in fused if nid in seed_rows]
+        weighted = [(nid, s * prior(nid)) for nid, s in fused if nid in rows]
         top = max(s for _, s in weighted) if weighted else 1.0
         seeds = {nid: s / top for nid, s in weighted}
         t = time.perf_counter()
