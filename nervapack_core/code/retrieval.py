@@ -89,6 +89,18 @@ ABBREVIATIONS = {
     "library": ("lib",), "package": ("pkg",), "documentation": ("docs", "doc"), "repository": ("repo",),
     "certificate": ("cert",), "certificates": ("cert", "certs"), "password": ("pass", "pwd"),
     "username": ("user",), "address": ("addr",), "proxy": ("proxies",), "proxies": ("proxy",),
+    # everyday verbs -> the verbs code uses for them
+    "write": ("set", "put", "save", "store"), "writes": ("set", "put", "save", "store"),
+    "read": ("get", "load"), "reads": ("get", "load"), "fetch": ("get", "load"),
+    "delete": ("remove", "clear"), "remove": ("delete", "clear"), "discard": ("remove", "clear"),
+    "create": ("build", "make", "new", "init"), "creates": ("build", "make", "new", "init"),
+    "created": ("build", "make", "new", "init"), "again": ("retry",), "retried": ("retry",),
+    "check": ("validate", "verify"), "checks": ("validate", "verify"), "stop": ("cancel", "abort"),
+    "cancel": ("abort",), "combine": ("merge",), "combined": ("merge",), "merged": ("merge",),
+    "convert": ("to", "parse"), "turned": ("to",), "serialize": ("dump", "encode"),
+    "restore": ("load", "decode"), "restored": ("load", "decode"), "listen": ("subscribe",),
+    "notify": ("emit", "dispatch"), "notified": ("emit", "dispatch"), "wait": ("await", "sleep", "delay"),
+    "waiting": ("await", "sleep", "delay"), "start": ("init", "begin"), "send": ("dispatch", "emit"),
 }
 
 
