@@ -374,6 +374,9 @@ class Retriever:
 
     # -- vectors ---------------------------------------------------------------------------
     def vectors(self):
+        """The vector index: a numpy snapshot of the Chroma collection when it is current (no
+        chromadb import: a cold ``nervapack query`` stays fast), else Chroma itself, which then
+        refreshes the snapshot. ``None`` when the workspace has no vectors."""
         if not self.use_vectors:
             return None
         if self._vectors_tried:
@@ -382,10 +385,15 @@ class Retriever:
         embedder = self.store.get_meta("embedder")
         if not embedder or not self.chroma_dir.exists():
             return None
+        kind = _EMBEDDER_KIND.get(embedder, "minilm")
         try:
+            snap = VectorSnapshot.load(self.root / ".nervapack" / SNAPSHOT_NAME, self._snapshot_key(embedder), kind)
+            if snap is not None:
+                self._vectors = snap
+                return snap
             from .vectors import VectorIndex
 
-            index = VectorIndex(self.chroma_dir, _EMBEDDER_KIND.get(embedder, "minilm"))
+            index = VectorIndex(self.chroma_dir, kind)
             if index.embedder_name != embedder:
                 self._vector_warning = (f"the graph was embedded with {embedder} but {index.embedder_name} is "
                                         "loaded; vector search is off")
@@ -393,9 +401,20 @@ class Retriever:
             if index.warning:
                 self._vector_warning = index.warning
             self._vectors = index
+            try:
+                VectorSnapshot.save(self.root / ".nervapack" / SNAPSHOT_NAME, self._snapshot_key(embedder), index)
+            except Exception:  # a cache: never fail a query over it
+                pass
         except Exception as exc:  # a broken chroma dir must not break FTS retrieval
             self._vector_warning = f"vector search unavailable ({type(exc).__name__}: {exc})"
         return self._vectors
+
+    def _snapshot_key(self, embedder: str) -> str:
+        parts = [embedder, repr(self.store.change_marker())]
+        for f in sorted(self.chroma_dir.glob("*.sqlite3")):
+            st = f.stat()
+            parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+        return "|".join(parts)
 
     # -- SQL helpers -----------------------------------------------------------------------
     def nodes_by_id(self, ids) -> dict[str, sqlite3.Row]:
@@ -651,6 +670,59 @@ class Retriever:
         return self.conn.execute(
             f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id=? AND kind IN ('function','class','variable')"
             " ORDER BY start_line, id", (node_id,)).fetchall()
+
+
+SNAPSHOT_NAME = "vectors_snapshot.npz"
+
+
+class VectorSnapshot:
+    """A read-only copy of the Chroma collection's vectors in one ``.npz`` file, keyed on the
+    ingest run and the Chroma database file, searched exactly (normalised dot product)."""
+
+    def __init__(self, ids, matrix, kind: str):
+        from .embeddings import load_embedder
+
+        self.ids = ids
+        self.matrix = matrix
+        self.embedder, self.warning = load_embedder(kind)
+
+    @classmethod
+    def load(cls, path: Path, key: str, kind: str):
+        import numpy as np
+
+        if not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if str(data["key"]) != key:
+                    return None
+                return cls(list(data["ids"]), data["matrix"].astype(np.float32), kind)
+        except Exception:
+            return None
+
+    @staticmethod
+    def save(path: Path, key: str, index) -> None:
+        import numpy as np
+
+        got = index.collection.get(include=["embeddings"])
+        ids = list(got["ids"])
+        matrix = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 384), np.float32)
+        order = sorted(range(len(ids)), key=lambda i: ids[i])
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, key=np.array(key), ids=np.array([ids[i] for i in order]), matrix=matrix[order].astype(np.float16))
+        os.replace(tmp, path)
+
+    def query(self, text: str, n: int = 20) -> list[tuple[str, float]]:
+        import numpy as np
+
+        if not self.ids or not text.strip():
+            return []
+        q = self.embedder.embed([text])[0].astype(np.float32)
+        sims = self.matrix @ q
+        n = min(n, len(self.ids))
+        top = np.argpartition(-sims, n - 1)[:n]
+        top = sorted(top, key=lambda i: (-float(sims[i]), self.ids[i]))
+        return [(self.ids[i], float(1.0 - sims[i])) for i in top]
 
 
 def _scored(r, score: float, why: str, hop: int) -> ScoredNode:

@@ -41,3 +41,22 @@ def test_fused_answer_with_minilm(minilm_retriever):
     assert "DigitalItem" in [e.node.qualified_name for e in res.entries[:3]]
     found = minilm_retriever.retrieve("what does a downloadable product look like?")
     assert found.vectors_used
+
+
+def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever):
+    from nervapack_core.code.retrieval import Retriever, VectorSnapshot
+    from nervapack_core.code.vectors import VectorIndex
+
+    minilm_retriever.vectors()  # opened Chroma once and wrote the snapshot
+    snap_path = minilm_retriever.root / ".nervapack" / "vectors_snapshot.npz"
+    assert snap_path.exists()
+    fresh = Retriever(minilm_retriever.root)
+    try:
+        assert isinstance(fresh.vectors(), VectorSnapshot)
+        prompt = "apply a coupon code to lower the price"
+        chroma = VectorIndex(minilm_retriever.chroma_dir, "minilm").query(prompt, 5)
+        snap = fresh.vectors().query(prompt, 5)
+        assert [i for i, _ in snap][:3] == [i for i, _ in chroma][:3]
+        assert abs(snap[0][1] - chroma[0][1]) < 0.01
+    finally:
+        fresh.close()
