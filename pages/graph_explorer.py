@@ -44,7 +44,10 @@ if query.strip():
             node_id = choice
             st.query_params["node"] = node_id
 elif not node_id:
-    starters = cache.analytics(src)["most_connected"]
+    try:
+        starters = cache.analytics(src)["most_connected"]
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
     if not starters:
         st.caption("Type a name to search.")
         st.stop()

@@ -259,3 +259,13 @@ def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app)
     assert len(charts) == 2  # plus the per-month aggregate of all versions
     assert len(at.dataframe[-1].value) == 50
     assert at.number_input(key="page").max == 6
+
+
+@pytest.mark.parametrize("page, params", [("overview", None), ("analytics", None), ("graph_explorer", None),
+                                          ("graph_explorer", {"q": "x"}), ("communities", None)])
+def test_dashboard_corrupt_graph_is_a_message(tmp_path, use_root, app, page, params):
+    (tmp_path / ".nervapack").mkdir()
+    (tmp_path / ".nervapack" / "graph.db").write_bytes(b"this is not a database" * 100)
+    use_root(tmp_path)
+    at = app(page, params)
+    assert at.error and "nervapack ingest --rebuild" in at.error[0].value
