@@ -289,8 +289,13 @@ def run_django(root: Path) -> dict:
         naive.append(res.naive_tokens)
     nodes = retriever.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     files = retriever.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    embeddable = retriever.conn.execute(
+        "SELECT count(*) FROM nodes WHERE kind IN ('class', 'function', 'doc')").fetchone()[0]
+    index = retriever.vectors()
+    vectors = len(index.ids) if hasattr(index, "matrix") else (index.count() if index is not None else 0)
     retriever.close()
     return {"embedder": embedder, "nodes": nodes, "files": files, "questions": len(DJANGO_QUESTIONS),
+            "vectors": vectors, "embeddable": embeddable,
             "first_query_s": load_s, "p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95),
             "tokens": statistics.mean(tokens), "share_of_naive": sum(tokens) / max(1, sum(naive))}
 
@@ -332,7 +337,8 @@ def write_markdown(results: dict, path: Path) -> None:
                   f"Warm query latency over {d['questions']} questions at a 2k budget (in-process, graph and models "
                   f"loaded): **p50 {d['p50_ms']:.0f} ms**, p95 {d['p95_ms']:.0f} ms; first query including model "
                   f"and index loading {d['first_query_s']:.1f} s; mean {d['tokens']:,.0f} tokens returned, "
-                  f"{d['share_of_naive'] * 100:.1f}% of the naive baseline.", ""]
+                  f"{d['share_of_naive'] * 100:.1f}% of the naive baseline. The vector index held "
+                  f"{d['vectors']:,} vectors for {d['embeddable']:,} embeddable nodes.", ""]
     lines += ["## Per question (symbol recall at 2k: NervaPack / baseline)", ""]
     for c in results["corpora"]:
         lines.append(f"- **{c['corpus']}**: " + ", ".join(

@@ -704,9 +704,16 @@ class VectorSnapshot:
     def save(path: Path, key: str, index) -> None:
         import numpy as np
 
-        got = index.collection.get(include=["embeddings"])
-        ids = list(got["ids"])
-        matrix = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 384), np.float32)
+        ids: list[str] = []
+        parts = []
+        total = index.count()
+        for offset in range(0, total, 5000):  # paged: bounded memory on big collections
+            got = index.collection.get(include=["embeddings"], limit=5000, offset=offset)
+            ids.extend(got["ids"])
+            parts.append(np.asarray(got["embeddings"], dtype=np.float16).reshape(len(got["ids"]), -1))
+        if len(ids) != total:
+            raise RuntimeError("the collection changed while it was copied")
+        matrix = np.concatenate(parts) if parts else np.zeros((0, 384), np.float16)
         order = sorted(range(len(ids)), key=lambda i: ids[i])
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
         np.savez(tmp, key=np.array(key), ids=np.array([ids[i] for i in order]), matrix=matrix[order].astype(np.float16))
