@@ -1,7 +1,8 @@
 """The real thing: `nervapack serve --demo` in a subprocess, every page opened in headless
 Chromium (Debian's, driven by Playwright; `tests/dashboard/install_browser.sh` installs
 it), headings and charts checked, no exception box, no request leaving the machine, no
-Deploy button. Screenshots go to docs/screenshots/ (or $NERVAPACK_SCREENSHOTS)."""
+Deploy button. Screenshots go to a temporary folder, or to $NERVAPACK_SCREENSHOTS
+(``NERVAPACK_SCREENSHOTS=docs/screenshots pytest -m browser`` refreshes the README's)."""
 
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def test_dashboard_every_page_in_chromium(demo_server):
     from playwright.sync_api import sync_playwright
 
     base, log, tmp = demo_server
-    shots = Path(os.environ.get("NERVAPACK_SCREENSHOTS") or REPO / "docs" / "screenshots")
+    shots = Path(os.environ.get("NERVAPACK_SCREENSHOTS") or tmp / "screenshots")
     shots.mkdir(parents=True, exist_ok=True)
     assert (tmp / "xdg" / "nervapack").is_dir()  # the demo was built under XDG_DATA_HOME
     outside: list[str] = []
