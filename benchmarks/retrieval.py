@@ -276,17 +276,22 @@ def cold_cli(root: Path, prompts: list[str], extra: list[str] = ()) -> float:
 
 def run_django(root: Path) -> dict:
     embedder = ensure_ingested(root)
+    (root / ".nervapack" / "file_tokens.json").unlink(missing_ok=True)  # start without whole-file counts
     t0 = time.perf_counter()
     retriever = Retriever(root)
     answer(retriever, "warm up", budget=2000)
     load_s = time.perf_counter() - t0
-    lat, tokens, naive = [], [], []
-    for q in DJANGO_QUESTIONS:
+    lat, lat2, tokens, naive = [], [], [], []
+    for q in DJANGO_QUESTIONS:  # first sight: the whole files of each answer are token-counted now
         t = time.perf_counter()
         res = answer(retriever, q, budget=2000)
         lat.append((time.perf_counter() - t) * 1000)
         tokens.append(res.tokens)
         naive.append(res.naive_tokens)
+    for q in DJANGO_QUESTIONS:  # steady state: whole-file counts cached (file_tokens.json)
+        t = time.perf_counter()
+        answer(retriever, q, budget=2000)
+        lat2.append((time.perf_counter() - t) * 1000)
     nodes = retriever.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     files = retriever.conn.execute("SELECT count(*) FROM files").fetchone()[0]
     embeddable = retriever.conn.execute(
@@ -297,6 +302,7 @@ def run_django(root: Path) -> dict:
     return {"embedder": embedder, "nodes": nodes, "files": files, "questions": len(DJANGO_QUESTIONS),
             "vectors": vectors, "embeddable": embeddable,
             "first_query_s": load_s, "p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95),
+            "steady_p50_ms": pct(lat2, 0.5), "steady_p95_ms": pct(lat2, 0.95),
             "tokens": statistics.mean(tokens), "share_of_naive": sum(tokens) / max(1, sum(naive))}
 
 
@@ -311,7 +317,9 @@ def write_markdown(results: dict, path: Path) -> None:
              "budgeted packing). Baseline = SQLite FTS5 BM25 over whole files, files returned in rank order until "
              "the budget is full. Symbol recall = share of the answering definitions present in the returned "
              "context (for NervaPack as code or as a signature line with file and lines; *with code* in brackets). "
-             "Share of naive = tokens returned / tokens of the whole files holding the returned nodes.", ""]
+             "Share of naive = tokens returned / tokens of the whole files holding the returned nodes. "
+             "Latency per question is measured at 2k after the same question ran at 1k (whole-file token "
+             "counts of those files are then cached).", ""]
     for c in results["corpora"]:
         o, b = c["ours"], c["baseline"]
         lines += [f"## {c['corpus']} ({c['questions']} questions, embedder {c['embedder']})", "",
@@ -335,10 +343,14 @@ def write_markdown(results: dict, path: Path) -> None:
     if d:
         lines += [f"## Django ({d['files']:,} files, {d['nodes']:,} nodes, embedder {d['embedder']})", "",
                   f"Warm query latency over {d['questions']} questions at a 2k budget (in-process, graph and models "
-                  f"loaded): **p50 {d['p50_ms']:.0f} ms**, p95 {d['p95_ms']:.0f} ms; first query including model "
-                  f"and index loading {d['first_query_s']:.1f} s; mean {d['tokens']:,.0f} tokens returned, "
+                  f"loaded): **p50 {d['p50_ms']:.0f} ms**, p95 {d['p95_ms']:.0f} ms the first time each question is "
+                  f"asked (the whole files of the answer are token-counted for the naive baseline then); "
+                  f"**p50 {d['steady_p50_ms']:.0f} ms**, p95 {d['steady_p95_ms']:.0f} ms once those counts are cached "
+                  f"(`.nervapack/file_tokens.json`). First query including model and index loading "
+                  f"{d['first_query_s']:.1f} s; mean {d['tokens']:,.0f} tokens returned, "
                   f"{d['share_of_naive'] * 100:.1f}% of the naive baseline. The vector index held "
-                  f"{d['vectors']:,} vectors for {d['embeddable']:,} embeddable nodes.", ""]
+                  f"{d['vectors']:,} vectors for {d['embeddable']:,} class/function/doc nodes (the ingest embeds "
+                  "non-test definitions and doc sections only).", ""]
     lines += ["## Per question (symbol recall at 2k: NervaPack / baseline)", ""]
     for c in results["corpora"]:
         lines.append(f"- **{c['corpus']}**: " + ", ".join(

@@ -351,7 +351,8 @@ class Retriever:
         self.store = GraphStore(self.db_path)
         self.conn = self.store.conn
         self.marker = self._file_marker()
-        self._file_tokens: dict[tuple[str, int, float], int] = {}
+        self._token_counts: dict | None = None
+        self._token_cache_dirty = False
         self._lines: dict[str, tuple[float, list[str]]] = {}
 
     # -- freshness -------------------------------------------------------------------------
@@ -649,7 +650,8 @@ class Retriever:
         return lines
 
     def file_tokens(self, path: str) -> int:
-        """cl100k tokens of the whole file (the naive baseline), cached per size and mtime."""
+        """cl100k tokens of the whole file (the naive baseline). Cached per size and mtime, in
+        memory and in ``.nervapack/file_tokens.json`` so that later processes need not re-count."""
         from ..tokens import count_tokens
 
         full = self.root / path
@@ -657,22 +659,58 @@ class Retriever:
             st = os.stat(full)
         except OSError:
             return 0
-        key = (path, st.st_size, st.st_mtime)
-        if key not in self._file_tokens:
+        cache = self._token_cache()
+        entry = cache.get(path)
+        if entry and entry[0] == st.st_size and entry[1] == st.st_mtime:
+            return entry[2]
+        try:
+            text = full.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return 0
+        n = count_tokens(text)
+        cache[path] = [st.st_size, st.st_mtime, n]
+        self._token_cache_dirty = True
+        return n
+
+    def _token_cache(self) -> dict:
+        if self._token_counts is None:
+            self._token_counts = {}
             try:
-                text = full.read_bytes().decode("utf-8", errors="replace")
-            except OSError:
-                return 0
-            self._file_tokens[key] = count_tokens(text)
-        return self._file_tokens[key]
+                import json
+
+                data = json.loads((self.root / ".nervapack" / TOKEN_CACHE_NAME).read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("encoding") == "cl100k_base":
+                    self._token_counts = {k: v for k, v in data.get("files", {}).items()
+                                          if isinstance(v, list) and len(v) == 3}
+            except (OSError, ValueError):
+                pass
+        return self._token_counts
+
+    def save_token_cache(self) -> None:
+        """Write the whole-file token counts back (atomically) when new files were counted."""
+        if not self._token_cache_dirty:
+            return
+        import json
+
+        path = self.root / ".nervapack" / TOKEN_CACHE_NAME
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps({"encoding": "cl100k_base", "files": self._token_counts}), encoding="utf-8")
+            os.replace(tmp, path)
+            self._token_cache_dirty = False
+        except OSError:
+            pass  # a cache: a read-only workspace just re-counts
 
     def children(self, node_id: str) -> list[sqlite3.Row]:
+        # through the DEFINES edges (primary-key lookup): nodes.parent_id has no index
+        cols = ", ".join(f"n.{c.strip()}" for c in NODE_COLUMNS.split(","))
         return self.conn.execute(
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id=? AND kind IN ('function','class','variable')"
-            " ORDER BY start_line, id", (node_id,)).fetchall()
+            f"SELECT {cols} FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source=? AND e.kind='DEFINES'"
+            " AND n.kind IN ('function','class','variable') ORDER BY n.start_line, n.id", (node_id,)).fetchall()
 
 
 SNAPSHOT_NAME = "vectors_snapshot.npz"
+TOKEN_CACHE_NAME = "file_tokens.json"
 
 
 class VectorSnapshot:
@@ -797,6 +835,7 @@ def answer(retriever: Retriever, prompt: str, budget: int = 2000, hops: int = DE
     timings = dict(found.timings)
     timings["pack_ms"] = (time.perf_counter() - t) * 1000
     naive = sum(retriever.file_tokens(f) for f in packed.files)
+    retriever.save_token_cache()
     elapsed = (time.perf_counter() - t0) * 1000
     return QueryResult(prompt or "", found.route, budget, packed.markdown, packed.tokens, naive, elapsed,
                        packed.entries, timings, found.warning)
