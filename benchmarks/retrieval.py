@@ -346,7 +346,7 @@ def write_markdown(results: dict, path: Path) -> None:
                   f"loaded): **p50 {d['p50_ms']:.0f} ms**, p95 {d['p95_ms']:.0f} ms the first time each question is "
                   f"asked (the whole files of the answer are token-counted for the naive baseline then); "
                   f"**p50 {d['steady_p50_ms']:.0f} ms**, p95 {d['steady_p95_ms']:.0f} ms once those counts are cached "
-                  f"(`.nervapack/file_tokens.json`). First query including model and index loading "
+                  f"(`.nervapack/file_tokens.json`). First query on this graph (vector snapshot and caches loaded; the models were already loaded by the earlier corpora) "
                   f"{d['first_query_s']:.1f} s; mean {d['tokens']:,.0f} tokens returned, "
                   f"{d['share_of_naive'] * 100:.1f}% of the naive baseline. The vector index held "
                   f"{d['vectors']:,} vectors for {d['embeddable']:,} class/function/doc nodes (the ingest embeds "
