@@ -14,6 +14,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _nested(text: str) -> str:
+    """A result file's text fitted under a README subsection: its own title dropped,
+    its other headings moved down two levels."""
+    lines = text.strip().splitlines()
+    if lines and re.match(r"#{1,3} ", lines[0]):
+        lines = lines[1:]
+    return "\n".join("##" + line if line.startswith("#") else line for line in lines).strip()
+
+
 def update(readme: Path = ROOT / "README.md", results: Path = ROOT / "benchmarks" / "results") -> list[str]:
     text = readme.read_text()
     done = []
@@ -24,7 +33,7 @@ def update(readme: Path = ROOT / "README.md", results: Path = ROOT / "benchmarks
         if not source.exists():
             return match.group(0)
         done.append(name)
-        return f"<!-- results:{name} -->\n{source.read_text().strip()}\n<!-- /results:{name} -->"
+        return f"<!-- results:{name} -->\n{_nested(source.read_text())}\n<!-- /results:{name} -->"
 
     text = re.sub(r"<!-- results:([\w-]+) -->.*?<!-- /results:\1 -->", fill, text, flags=re.S)
     readme.write_text(text)
