@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import describe
+
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "app.py"
 CHROMIUM = "/usr/bin/chromium"
@@ -287,25 +289,10 @@ def floor(workdir: Path, runs: int = 3) -> dict:
 
 # ---------------------------------------------------------------------------- report
 def machine() -> str:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = "?"
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f"{kb / 1024 / 1024:.0f} GB"
-    except (OSError, ValueError, IndexError):
-        pass
     import streamlit
 
-    return (f"{cpu}, {os.cpu_count()} cores, {mem} RAM, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}, Streamlit {streamlit.__version__}, Chromium "
-            + subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip().split()[1])
+    chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip().split()[1]
+    return describe(f"Linux {platform.release()}", f"Streamlit {streamlit.__version__}", f"Chromium {chromium}")
 
 
 def main(argv=None) -> int:

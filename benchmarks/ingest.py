@@ -16,14 +16,14 @@ per phase. Results go to stdout and ``benchmarks/results/ingest.md``.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import describe
 
 HERE = Path(__file__).parent
 RUNNER = """
@@ -40,19 +40,6 @@ out.update(wall_s=wall, cpu_s=own.ru_utime + own.ru_stime + kids.ru_utime + kids
 out.pop("skipped"); out.pop("parse_problems")
 print(json.dumps(out))
 """
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}, {platform.system()}"
 
 
 def run_once(path: Path, embed: bool = True) -> dict:
@@ -115,7 +102,7 @@ if __name__ == "__main__":
             continue
         rows.extend(bench(path))
         print(table(rows[-3:]), flush=True)
-    text = f"Machine: {machine()}\n\n{table(rows)}\n"
+    text = f"Machine: {describe()}\n\n{table(rows)}\n"
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "ingest.md").write_text(text)
     print(text)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import statistics
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nervapack_core.memory import MemoryStore  # noqa: E402
+from machine import describe  # noqa: E402
 
 PREFIXES = ["auth", "payment", "billing", "search", "catalog", "inventory", "order", "shipping", "user", "session",
             "notification", "email", "report", "analytics", "gateway", "cache", "queue", "scheduler", "export",
@@ -142,18 +142,9 @@ def bench_size(n: int, queries: int, workdir: Path, seed: int = 7) -> dict:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import sqlite3
 
-    return (f"{os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable), {cpu}; Python "
-            f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}, {platform.system()} {platform.machine()}")
+    return describe(f"{len(os.sched_getaffinity(0))} cores usable", f"SQLite {sqlite3.sqlite_version}")
 
 
 def render(results: list[dict]) -> str:

@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from nervapack_core.code.retrieval import Retriever, answer, query_words  # noqa: E402
 from nervapack_core.tokens import count_tokens, default_counter  # noqa: E402
+from machine import cpu_model  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)
 QUESTION_FILES = {"requests": "requests.json", "query-core": "query_core.json"}
@@ -81,15 +82,7 @@ def pct(values, q):
 
 
 def machine() -> dict:
-    cpu = "unknown"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+    return {"nproc": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
             "platform": platform.platform(), "load_avg_at_start": os.getloadavg()}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 

@@ -62,7 +62,7 @@ def _query_source(language: str) -> str:
 def _tools(language: str):
     """Parser and compiled query for ``language`` (one per process, built lazily)."""
     import tree_sitter_language_pack as pack
-    from tree_sitter import Query, QueryCursor  # noqa: F401  (QueryCursor used below)
+    from tree_sitter import Query
 
     grammar = GRAMMAR[language]
     ts_language = pack.get_language(grammar)

@@ -15,25 +15,12 @@ from pathlib import Path
 
 import click
 
+from ..clickgroup import UserErrorGroup
 from ..errors import NervapackError
 
 __all__ = ["memory_cli", "main"]
 
 _KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "preference"]
-
-
-class MemoryGroup(click.Group):
-    """Turns ``NervapackError`` (and Ctrl-C) into a message and an exit code, never a traceback."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except NervapackError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            ctx.exit(getattr(exc, "exit_code", 1))
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            ctx.exit(130)
 
 
 def common(f):
@@ -124,7 +111,7 @@ def _read_text_arg(text: str) -> str:
     return sys.stdin.read() if text == "-" else text
 
 
-@click.group(cls=MemoryGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", default=None, metavar="PATH", help="Memory database file for every command.")
 @click.option("--namespace", "-n", default=None, metavar="NS", help="Namespace for every command.")
 @click.option("--json", "as_json", is_flag=True, default=False, help="JSON output for every command.")

@@ -128,7 +128,6 @@ def pack(
     """
     budget = check_budget(budget_tokens)
     counter = counter or default_counter()
-    count = counter.count
 
     variants = _headers(query, as_of_label)
     best: PackResult | None = None

@@ -9,7 +9,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

@@ -5,7 +5,6 @@ sessions and two namespaces."""
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 from pathlib import Path
 
