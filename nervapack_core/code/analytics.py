@@ -95,14 +95,20 @@ def language_stats(conn) -> list[dict]:
 
 
 def top_files(conn, limit: int = 10) -> list[dict]:
-    """Files by number of cross-file edges touching their definitions (paths, never basenames)."""
+    """Files by number of cross-file edges touching their definitions (paths, never basenames).
+
+    Each end of an edge counts for its file; one indexed aggregate per end rather than a
+    join on ``IN (source, target)`` (0.24 s instead of 0.5 s on Django).
+    """
+    kinds = "('IMPORTS', 'CALLS', 'INHERITS', 'EXPLAINS')"
     rows = conn.execute(
-        """
-        SELECT n.file AS file, count(*) AS degree FROM edges e JOIN nodes n ON n.id IN (e.source, e.target)
-        WHERE e.kind IN ('IMPORTS', 'CALLS', 'INHERITS', 'EXPLAINS') GROUP BY n.file
-        ORDER BY degree DESC, file LIMIT ?
-        """, (limit,)).fetchall()
-    return [dict(r) for r in rows]
+        f"""SELECT n.file AS file, sum(x.c) AS degree FROM (
+              SELECT source AS id, count(*) AS c FROM edges WHERE kind IN {kinds} GROUP BY source
+              UNION ALL
+              SELECT target, count(*) FROM edges WHERE kind IN {kinds} GROUP BY target) x
+            JOIN nodes n ON n.id = x.id
+            GROUP BY n.file ORDER BY degree DESC, n.file LIMIT ?""", (limit,)).fetchall()
+    return [{"file": r[0], "degree": r[1]} for r in rows]
 
 
 def changed_since_ingest(conn, root: Path) -> dict:

@@ -157,7 +157,7 @@ def _rows(cur) -> list[dict]:
 
 def overview(graph_db: Path) -> dict:
     """Counts, languages, most connected files, ingest history and the stored health snapshot."""
-    from ..code.analytics import language_stats
+    from ..code.analytics import language_stats, top_files
 
     with graph(graph_db) as conn:
         node_kinds = dict(conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind").fetchall())
@@ -176,20 +176,6 @@ def overview(graph_db: Path) -> dict:
             "runs": runs, "snapshot": meta.get("health_snapshot"), "indexed_root": meta.get("root"),
             "is_git": meta.get("is_git"), "languages": language_stats(conn), "top_files": top_files(conn, 15),
         }
-
-
-def top_files(conn, limit: int = 15) -> list[dict]:
-    """Files by cross-file edges touching their definitions, as ``analytics.top_files``
-    counts them (each end of an edge counts for its file), with one indexed join per end
-    instead of an ``IN (source, target)`` join."""
-    kinds = "('IMPORTS', 'CALLS', 'INHERITS', 'EXPLAINS')"
-    return _rows(conn.execute(
-        f"""SELECT n.file AS file, sum(x.c) AS degree FROM (
-              SELECT source AS id, count(*) AS c FROM edges WHERE kind IN {kinds} GROUP BY source
-              UNION ALL
-              SELECT target, count(*) FROM edges WHERE kind IN {kinds} GROUP BY target) x
-            JOIN nodes n ON n.id = x.id
-            GROUP BY n.file ORDER BY degree DESC, n.file LIMIT ?""", (limit,)))
 
 
 def health_now(graph_db: Path, root: Path | None) -> dict:
