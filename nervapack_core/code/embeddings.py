@@ -79,14 +79,22 @@ class MiniLMEmbedder:
         options.log_severity_level = 3
         # the arena keeps the largest batch shape's buffers forever; off, peak memory stays flat
         options.enable_cpu_mem_arena = False
-        count = sessions or min(2, os.cpu_count() or 1)
-        self.sessions = [ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-                         for _ in range(count)]
+        self._model, self._options = str(model), options
+        self._max_sessions = sessions or min(2, os.cpu_count() or 1)
+        # The first session is built now; the others only when a large batch arrives, so a
+        # one-question process (a query, the MCP server) pays for one model load only.
+        self.sessions = [self._new_session()]
         self.input_names = {i.name for i in self.sessions[0].get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()
-        self._locks = [threading.Lock() for _ in self.sessions]
+        self._locks = [threading.Lock() for _ in range(self._max_sessions)]
+        self._grow_lock = threading.Lock()
+
+    def _new_session(self):
+        import onnxruntime as ort
+
+        return ort.InferenceSession(self._model, self._options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -95,15 +103,19 @@ class MiniLMEmbedder:
         encodings = self.tokenizer.encode_batch([t or " " for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         batches = [order[start: start + BATCH] for start in range(0, len(order), BATCH)]
+        workers = min(self._max_sessions, len(batches))
+        with self._grow_lock:
+            while len(self.sessions) < workers:
+                self.sessions.append(self._new_session())
 
         def run(worker: int) -> None:
-            for chunk in batches[worker:: len(self.sessions)]:
+            for chunk in batches[worker::workers]:
                 out[chunk] = self._embed_batch(worker, [encodings[i].ids for i in chunk])
 
-        if len(self.sessions) == 1 or len(batches) == 1:
-            run(0)  # stride = sessions: with one batch, worker 0 has it
+        if workers == 1:
+            run(0)
         else:
-            threads = [threading.Thread(target=run, args=(w,)) for w in range(len(self.sessions))]
+            threads = [threading.Thread(target=run, args=(w,)) for w in range(workers)]
             for t in threads:
                 t.start()
             for t in threads:
