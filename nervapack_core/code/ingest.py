@@ -1,4 +1,4 @@
-"""``nervapack ingest``: discover, parse, store, resolve, embed.
+"""``nervapack ingest``: discover, parse, store, resolve, analyse, embed.
 
 Phases:
 1. **discover** — the files to index (git-aware) and the skipped ones with reasons;
@@ -8,8 +8,8 @@ Phases:
 4. **resolve** — cross-file edges (IMPORTS, CALLS, INHERITS, EXPLAINS) recomputed from
    the stored references, inside the same transaction, so readers never see a graph
    half-way through;
-5. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted;
-6. **analyse** — Louvain communities and the health snapshot, stored for the dashboard.
+5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard;
+6. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted.
 
 The library reports progress through a callback; the CLI draws it with rich.
 """
@@ -173,6 +173,21 @@ def _peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return round(max(own, kids) / 1024, 1)
+
+
+def _release_freed_memory(collect: bool = True) -> None:
+    """Hand memory freed by Python and onnxruntime back to the OS. glibc keeps freed
+    blocks in per-thread arenas otherwise: measured on 9,000 embedded texts, RSS grew
+    215 MB without this and 63 MB with it after every chunk."""
+    import ctypes
+    import gc
+
+    if collect:
+        gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def git_head(root: Path) -> str | None:
@@ -340,16 +355,20 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
             conn.execute("ROLLBACK")
             raise
 
-    if embed and (embed_ids or removed_ids or store.get_meta("embedder_requested") != embedder):
-        with _timed(report, "embed"):
-            _embed(store, workspace, embed_ids, report, embedder, progress)
     if not nothing_changed:
+        # before the embeddings: communities and health do not need them, and Louvain's
+        # memory is given back before the models load
         with _timed(report, "analyse"):
             progress("analyse", 0, 1)
             from .analytics import refresh_snapshots
 
             refresh_snapshots(store)
             progress("analyse", 1, 1)
+    _release_freed_memory()
+    if embed and (embed_ids or removed_ids or not workspace.chroma_dir.is_dir()
+                  or store.get_meta("embedder_requested") != embedder):
+        with _timed(report, "embed"):
+            _embed(store, workspace, embed_ids, report, embedder, progress)
 
 
 def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress: Progress) -> list[ParsedFile]:
@@ -564,6 +583,7 @@ def _embed(store, workspace, changed_ids, report, embedder, progress):
         part = rows[start: start + step]
         index.upsert([r["id"] for r in part], [embedding_text(r) for r in part],
                      [{"kind": r["kind"], "file": r["file"]} for r in part])
+        _release_freed_memory(collect=False)
         progress("embed", start + len(part), total)
     report.embedded = total
     conn.execute("BEGIN IMMEDIATE")
