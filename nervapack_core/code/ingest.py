@@ -583,7 +583,8 @@ def _embed(store, workspace, changed_ids, report, embedder, progress):
         part = rows[start: start + step]
         index.upsert([r["id"] for r in part], [embedding_text(r) for r in part],
                      [{"kind": r["kind"], "file": r["file"]} for r in part])
-        _release_freed_memory(collect=False)
+        if (start // step) % 4 == 3:
+            _release_freed_memory(collect=False)
         progress("embed", start + len(part), total)
     report.embedded = total
     conn.execute("BEGIN IMMEDIATE")
