@@ -21,14 +21,15 @@ prev = runs[-2] if len(runs) >= 2 else None
 
 
 def _delta(key):
-    if prev is None:
+    if prev is None or runs[-1][key] is None or prev[key] is None:
         return None
-    return int(runs[-1][key] or 0) - int(prev[key] or 0)
+    return int(runs[-1][key]) - int(prev[key])
 
 
 cols = st.columns(5)
-cols[0].metric("Health score", f"{health['score']}/100", border=True,
-               help="Weighted sum of the components below, computed now (freshness against the working tree).")
+cols[0].metric("Health score", f"{health['score']}/100", _delta("health"), border=True,
+               help="Weighted sum of the components below, computed now (freshness against the working tree). "
+                    "Delta: the score stored at the last ingest against the one before.")
 cols[1].metric("Files", ui.fmt_int(ov["files"]), _delta("files"), border=True,
                help="Delta: change since the previous ingest." if prev else "One ingest so far.")
 cols[2].metric("Nodes", ui.fmt_int(ov["nodes"]), _delta("nodes"), border=True)

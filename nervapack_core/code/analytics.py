@@ -8,6 +8,7 @@ Expensive results (communities, the health snapshot) are computed once per inges
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -233,6 +234,9 @@ def refresh_snapshots(store) -> None:
         conn.executemany("INSERT INTO communities VALUES (?, ?)", [(n, order[c]) for n, c in partition.items()])
         store.set_meta("health_snapshot", {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                            **snapshot.as_dict()})
+        # kept per ingest too, so the score's trend (and a delta) can be shown
+        conn.execute("UPDATE ingest_runs SET summary = ? WHERE id = (SELECT max(id) FROM ingest_runs)",
+                     (json.dumps({"health": snapshot.score}),))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

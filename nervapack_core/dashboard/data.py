@@ -166,8 +166,8 @@ def overview(graph_db: Path) -> dict:
         lines = conn.execute("SELECT coalesce(sum(lines), 0) FROM files").fetchone()[0]
         skipped = conn.execute("SELECT count(*) FROM skipped").fetchone()[0]
         runs = _rows(conn.execute(
-            "SELECT id, started_at, finished_at, git_commit, files, nodes, edges, changed_files "
-            "FROM ingest_runs ORDER BY id"))
+            "SELECT id, started_at, finished_at, git_commit, files, nodes, edges, changed_files, "
+            "json_extract(summary, '$.health') AS health FROM ingest_runs ORDER BY id"))
         meta = {r[0]: json.loads(r[1]) for r in conn.execute(
             "SELECT key, value FROM meta WHERE key IN ('health_snapshot', 'root', 'is_git')")}
         return {

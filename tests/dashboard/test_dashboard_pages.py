@@ -44,7 +44,8 @@ def test_dashboard_overview_numbers(on_seeded, app):
     files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
-    runs = conn.execute("SELECT files, nodes, edges FROM ingest_runs ORDER BY id").fetchall()
+    runs = conn.execute("SELECT files, nodes, edges, json_extract(summary, '$.health') AS health"
+                        " FROM ingest_runs ORDER BY id").fetchall()
     expected = health(conn, changes=changed_since_ingest(conn, root)).score
     m = metrics(at)
     assert m["Health score"] == f"{expected}/100"
@@ -55,6 +56,9 @@ def test_dashboard_overview_numbers(on_seeded, app):
     d = metric_deltas(at)
     assert d["Files"] == f"{runs[-1]['files'] - runs[-2]['files']}" == "1"
     assert d["Nodes"] == f"{runs[-1]['nodes'] - runs[-2]['nodes']}"
+    # each ingest stores its health score, so the score has a delta too
+    assert runs[-1]["health"] is not None and runs[-2]["health"] is not None
+    assert d["Health score"] == f"{runs[-1]['health'] - runs[-2]['health']}"
     health_table, langs, top = (df.value for df in at.dataframe[:3])
     assert list(health_table["name"]) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
                                           "Acyclic imports"]
