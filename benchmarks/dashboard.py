@@ -220,12 +220,7 @@ def browser_side(root: Path, memory_db: Path, pages, workdir: Path) -> dict:
                 out[label] = {"first_s": first, "visible_s": visible, "nav_s": nav, "cpu_s": cpu}
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-        log.close()
+        stop(proc, log)
     return out
 
 
@@ -236,6 +231,16 @@ st.plotly_chart(go.Figure(go.Bar(x=[1, 2], y=[3, 4])))
 """
 FLOOR_READY = ("() => [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === 'Floor') && "
                "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1")
+
+
+def stop(proc: subprocess.Popen, log) -> None:
+    """Stop a server started in its own session, by force if it does not stop in 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+    log.close()
 
 
 def floor(workdir: Path, runs: int = 3) -> dict:
@@ -278,12 +283,7 @@ def floor(workdir: Path, runs: int = 3) -> dict:
                 page.close()
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-        log.close()
+        stop(proc, log)
     return {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus)}
 
 
