@@ -48,12 +48,17 @@ def find_workspace(start: str | os.PathLike | None = None) -> Workspace | None:
     """The nearest workspace at or above ``start`` (default: the current directory).
 
     ``NERVAPACK_HOME`` overrides the search. Returns ``None`` when there is none.
+    ``~/.nervapack`` holding only the global memory (no code graph) is not a workspace:
+    otherwise every folder under the home directory would look like one.
     """
     home = os.environ.get("NERVAPACK_HOME")
     if home:
         return Workspace(Path(home).expanduser().resolve())
     here = Path(start or os.getcwd()).resolve()
+    user_home = Path.home().resolve()
     for folder in (here, *here.parents):
         if (folder / WORKSPACE_DIR).is_dir():
+            if folder == user_home and not Workspace(folder).graph_db.exists():
+                continue
             return Workspace(folder)
     return None
