@@ -206,32 +206,30 @@ def communities(conn) -> dict[str, int]:
     return dict(conn.execute("SELECT node_id, community FROM communities"))
 
 
-def refresh_snapshots(store) -> None:
-    """Recompute Louvain communities and the health snapshot; store both."""
-    import community as community_louvain
-    import networkx as nx
+INCREMENTAL_COMMUNITIES_MAX_SHARE = 0.02  # above this share of changed files, run Louvain again
+_COMMUNITY_WEIGHTS = {"DEFINES": 1.0, "CALLS": 1.0, "IMPORTS": 0.5, "INHERITS": 1.0}
 
+
+def refresh_snapshots(store, changed_share: float | None = None) -> None:
+    """Store Louvain communities and the health snapshot.
+
+    After a small change (at most 2% of the files, ``changed_share``) the stored
+    communities are kept and only new nodes are placed, each in the community most of
+    its neighbours belong to: Louvain over a large graph takes seconds (12 s on Django),
+    and re-running it for one edited function would also renumber every community.
+    """
     conn = store.conn
-    g = nx.Graph()
-    for r in conn.execute("SELECT id FROM nodes WHERE kind IN ('file', 'class', 'function')"):
-        g.add_node(r[0])
-    weights = {"DEFINES": 1.0, "CALLS": 1.0, "IMPORTS": 0.5, "INHERITS": 1.0}
-    for s, t, kind, conf in conn.execute("SELECT source, target, kind, confidence FROM edges"):
-        if kind in weights and s in g and t in g and s != t:
-            w = weights[kind] * (conf or 1.0)
-            if g.has_edge(s, t):
-                g[s][t]["weight"] += w
-            else:
-                g.add_edge(s, t, weight=w)
-    partition = community_louvain.best_partition(g, weight="weight", random_state=LOUVAIN_SEED) if g.number_of_edges() else {}
-    # number communities by size so labels are stable and meaningful (0 = largest)
-    sizes = Counter(partition.values())
-    order = {c: i for i, (c, _) in enumerate(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))}
+    present = {r[0] for r in conn.execute("SELECT id FROM nodes WHERE kind IN ('file', 'class', 'function')")}
+    stored = {n: c for n, c in conn.execute("SELECT node_id, community FROM communities") if n in present}
+    if stored and changed_share is not None and changed_share <= INCREMENTAL_COMMUNITIES_MAX_SHARE:
+        assignment = _place_new_nodes(conn, present, stored)
+    else:
+        assignment = _louvain(conn, present)
     snapshot = health(conn, root=None)
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("DELETE FROM communities")
-        conn.executemany("INSERT INTO communities VALUES (?, ?)", [(n, order[c]) for n, c in partition.items()])
+        conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(assignment.items()))
         store.set_meta("health_snapshot", {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                            **snapshot.as_dict()})
         # kept per ingest too, so the score's trend (and a delta) can be shown
@@ -241,3 +239,66 @@ def refresh_snapshots(store) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _louvain(conn, present: set[str]) -> dict[str, int]:
+    """Louvain (python-louvain, fixed seed) over files, classes and functions; communities
+    numbered by size, 0 the largest."""
+    import community as community_louvain
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(sorted(present))
+    for s, t, kind, conf in conn.execute("SELECT source, target, kind, confidence FROM edges"):
+        if kind in _COMMUNITY_WEIGHTS and s in present and t in present and s != t:
+            w = _COMMUNITY_WEIGHTS[kind] * (conf or 1.0)
+            if g.has_edge(s, t):
+                g[s][t]["weight"] += w
+            else:
+                g.add_edge(s, t, weight=w)
+    if not g.number_of_edges():
+        return {}
+    partition = community_louvain.best_partition(g, weight="weight", random_state=LOUVAIN_SEED)
+    sizes = Counter(partition.values())
+    order = {c: i for i, (c, _) in enumerate(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))}
+    return {n: order[c] for n, c in partition.items()}
+
+
+def _place_new_nodes(conn, present: set[str], stored: dict[str, int]) -> dict[str, int]:
+    """Keep stored communities; give each new node its neighbours' majority community
+    (weighted, ties to the smaller id), or a community of its own when none is placed."""
+    assignment = dict(stored)
+    new = sorted(present - set(stored))
+    neighbours: dict[str, list[tuple[str, float]]] = {n: [] for n in new}
+    for start in range(0, len(new), 400):
+        chunk = new[start: start + 400]
+        marks = ",".join("?" * len(chunk))
+        for s, t, kind, conf in conn.execute(
+                f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks}) OR target IN ({marks})",
+                chunk + chunk):
+            w = _COMMUNITY_WEIGHTS.get(kind, 0.0) * (conf or 1.0)
+            if w and s != t:
+                if s in neighbours:
+                    neighbours[s].append((t, w))
+                if t in neighbours:
+                    neighbours[t].append((s, w))
+    pending = list(new)
+    while pending:  # new nodes next to other new nodes are placed in later passes
+        placed_any, left = False, []
+        for n in pending:
+            votes: Counter = Counter()
+            for other, w in neighbours[n]:
+                if other in assignment:
+                    votes[assignment[other]] += w
+            if votes:
+                assignment[n] = min(votes, key=lambda c: (-votes[c], c))
+                placed_any = True
+            else:
+                left.append(n)
+        if not placed_any:
+            next_id = max(assignment.values(), default=-1) + 1
+            for n in left:
+                assignment[n], next_id = next_id, next_id + 1
+            break
+        pending = left
+    return assignment

@@ -362,7 +362,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
             progress("analyse", 0, 1)
             from .analytics import refresh_snapshots
 
-            refresh_snapshots(store)
+            refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
     _release_freed_memory()
     if embed and (embed_ids or removed_ids or not workspace.chroma_dir.is_dir()

@@ -170,3 +170,35 @@ def test_health_has_no_free_components(tmp_path):
     scores = {c.name: c.score for c in report.components}
     assert scores["Documentation coverage"] == 0.0 and scores["Connectivity"] == 0.0
     assert report.score == round(100 * 40 / 85)  # parse success and freshness only, out of 85 weight
+
+
+def test_small_change_keeps_communities_and_places_new_nodes(fixture_repo, monkeypatch):
+    from nervapack_core.code import analytics
+
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    db = repo / ".nervapack" / "graph.db"
+    before = dict(GraphStore(db).conn.execute("SELECT node_id, community FROM communities"))
+    (repo / "shop" / "cart.py").write_text(
+        (repo / "shop" / "cart.py").read_text() + "\n\ndef cart_size(cart):\n    return len(cart.items)\n")
+    monkeypatch.setattr(analytics, "INCREMENTAL_COMMUNITIES_MAX_SHARE", 0.5)  # 1 of 5 files changed
+    monkeypatch.setattr(analytics, "_louvain", lambda conn, present: pytest.fail("Louvain ran again"))
+    ingest(repo, embed=False)
+    after = dict(GraphStore(db).conn.execute("SELECT node_id, community FROM communities"))
+    assert {n: c for n, c in after.items() if n in before} == before  # nobody moved
+    new = node_id("shop/cart.py", "function", "cart_size")
+    # placed with its neighbours: the file that defines it
+    assert after[new] == after[node_id("shop/cart.py", "file", "shop/cart.py")]
+
+
+def test_large_change_runs_louvain_again(fixture_repo, monkeypatch):
+    from nervapack_core.code import analytics
+
+    repo = fixture_repo("python")
+    ingest(repo, embed=False)
+    calls = []
+    real = analytics._louvain
+    monkeypatch.setattr(analytics, "_louvain", lambda conn, present: calls.append(1) or real(conn, present))
+    (repo / "shop" / "cart.py").write_text("class Cart:\n    pass\n")  # 1 of 5 files: 20% > 2%
+    ingest(repo, embed=False)
+    assert calls == [1]
