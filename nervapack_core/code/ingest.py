@@ -577,6 +577,11 @@ def _embed(store, workspace, changed_ids, report, embedder, progress):
             "SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
             f" WHERE id IN ({','.join('?' * len(chunk))})", chunk))
     rows.sort(key=lambda r: r["id"])
+    # a re-parsed file keeps most of its nodes as they were: embed only changed texts
+    kept = sorted(changed_ids & expected & present)
+    if kept:
+        stored = index.documents(kept)
+        rows = [r for r in rows if stored.get(r["id"]) != embedding_text(r)]
     total, step = len(rows), 512
     progress("embed", 0, total)
     for start in range(0, total, step):

@@ -79,6 +79,14 @@ class VectorIndex:
     def ids(self) -> set[str]:
         return set(self.collection.get(include=[])["ids"])
 
+    def documents(self, ids: list[str], batch: int = 5000) -> dict[str, str]:
+        """The text each id was embedded from."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), batch):
+            got = self.collection.get(ids=ids[start: start + batch], include=["documents"])
+            out.update(zip(got["ids"], got["documents"]))
+        return out
+
     def upsert(self, ids: list[str], texts: list[str], metadatas: list[dict], batch: int = 2000) -> None:
         for start in range(0, len(ids), batch):
             chunk = slice(start, start + batch)

@@ -202,3 +202,16 @@ def test_large_change_runs_louvain_again(fixture_repo, monkeypatch):
     (repo / "shop" / "cart.py").write_text("class Cart:\n    pass\n")  # 1 of 5 files: 20% > 2%
     ingest(repo, embed=False)
     assert calls == [1]
+
+
+def test_only_changed_texts_are_embedded_again(fixture_repo):
+    repo = fixture_repo("python")
+    ingest(repo, embed=True, embedder="hashing")
+    cart = repo / "shop" / "cart.py"
+    cart.write_text(cart.read_text().replace('"""A shopping cart."""', '"""A shopping cart for the shop."""'))
+    report = ingest(repo, embed=True, embedder="hashing")
+    assert report.changed == 1
+    assert report.embedded == 1  # the class whose docstring changed; its methods are as they were
+    index = VectorIndex(repo / ".nervapack" / "chroma", "hashing")
+    doc = index.documents([node_id("shop/cart.py", "class", "Cart")])
+    assert "for the shop" in next(iter(doc.values()))
