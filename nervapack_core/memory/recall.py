@@ -145,22 +145,23 @@ def visible_sql(as_of: str | None, reference: str) -> tuple[str, tuple]:
     )
 
 
-def _check_confidence(value) -> float:
+def check_confidence(value, what: str = "confidence") -> float:
+    """``value`` as a number in [0, 1], or a clear error naming ``what``."""
     from ..errors import NervapackError
 
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise NervapackError(f"min_confidence must be a number between 0 and 1, got {value!r}") from None
+        raise NervapackError(f"{what} must be a number between 0 and 1, got {value!r}") from None
     if not (0.0 <= v <= 1.0):
-        raise NervapackError(f"min_confidence must be between 0 and 1, got {value!r}")
+        raise NervapackError(f"{what} must be between 0 and 1, got {value!r}")
     return v
 
 
 def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_confidence=0.0, *, log=True, touch=True):
     started = time.perf_counter()
     budget = check_budget(budget_tokens)
-    min_conf = _check_confidence(min_confidence)
+    min_conf = check_confidence(min_confidence, "min_confidence")
     query = "" if query is None else str(query)
     ns = store._ns(namespace)
     as_of_iso = to_iso(as_of, field="as_of")

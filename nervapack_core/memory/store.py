@@ -22,7 +22,7 @@ from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace
 from . import schema
 from .bridge import CodeGraph
-from .recall import Recall, fts_stages, run_recall, visible_sql
+from .recall import Recall, check_confidence, fts_stages, run_recall, visible_sql
 from .resolve import alias_forms, clean_name, find_entity
 from .timeutil import KIND_PREFIX, new_id, now_iso, to_iso
 
@@ -107,16 +107,6 @@ def _check_content(content) -> str:
     if len(text) > 1_000_000:
         raise NervapackError("content is limited to 1,000,000 characters")
     return text
-
-
-def _check_confidence(value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise NervapackError(f"confidence must be a number between 0 and 1, got {value!r}") from None
-    if not (0.0 <= v <= 1.0):
-        raise NervapackError(f"confidence must be between 0 and 1, got {value!r}")
-    return v
 
 
 def _str_list(value, what: str) -> list[str]:
@@ -390,7 +380,7 @@ class MemoryStore:
         if kind == "session":
             raise NervapackError("sessions are opened with start_session(), not stored")
         content = _check_content(content)
-        conf = _check_confidence(confidence)
+        conf = check_confidence(confidence)
         names = list(dict.fromkeys(clean_name(e) for e in _str_list(entities, "entities")))
         alternatives = _str_list(alternatives_rejected, "alternatives_rejected")
         meta = _json_dict(metadata)
@@ -452,7 +442,7 @@ class MemoryStore:
         ns = self._ns(namespace)
         kind = _check_kind(kind)
         content = _check_content(content)
-        conf = _check_confidence(confidence)
+        conf = check_confidence(confidence)
         meta = _json_dict(metadata)
         vf = to_iso(valid_from, field="valid_from")
         exp = to_iso(expires_at, field="expires_at")
@@ -1160,7 +1150,7 @@ class MemoryStore:
                 item = {
                     "kind": kind,
                     "content": _check_content(spec.get("content")),
-                    "confidence": _check_confidence(spec.get("confidence", 1.0)),
+                    "confidence": check_confidence(spec.get("confidence", 1.0)),
                     "rationale": spec.get("rationale"),
                     "alternatives": _str_list(spec.get("alternatives_rejected"), "alternatives_rejected"),
                     "metadata": _json_dict(spec.get("metadata")),
@@ -1239,7 +1229,7 @@ class MemoryStore:
                 kind = _check_kind(n.get("kind"))
                 rows.append((
                     str(n["id"]), override or _check_namespace(n.get("namespace", "default")), kind,
-                    _check_content(n.get("content")), _check_confidence(n.get("confidence", 1.0)), n.get("rationale"),
+                    _check_content(n.get("content")), check_confidence(n.get("confidence", 1.0)), n.get("rationale"),
                     json.dumps(_str_list(n.get("alternatives_rejected"), "alternatives_rejected")),
                     _json_dict(n.get("metadata")), n.get("source"), n.get("session_id"),
                     to_iso(n.get("valid_from"), field="valid_from") or now_iso(),
