@@ -283,8 +283,8 @@ def parser_fingerprint() -> str:
 
 def _run(store, workspace, found, report, progress, embed, embedder, workers):
     fingerprint = parser_fingerprint()
-    known = {} if store.get_meta("parser") != fingerprint else store.files()
-    stored_paths = set(store.files())
+    stored = store.files()
+    known = stored if store.get_meta("parser") == fingerprint else {}  # another parser: parse everything
     candidates = {c.path: c for c in found.files}
     report.files = len(candidates)
     report.languages = dict(Counter(c.language for c in found.files))
@@ -300,7 +300,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
                 touched_only.append(cand)  # same content, new mtime (a checkout, a touch)
                 continue
         to_parse.append(cand)
-    deleted = sorted(stored_paths - set(candidates))
+    deleted = sorted(set(stored) - set(candidates))
 
     with _timed(report, "parse"):
         changed = _parse_all(str(workspace.root), to_parse, workers, progress)
@@ -319,7 +319,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
             for cand in touched_only:
                 conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
             if not nothing_changed:
-                for i, path in enumerate([pf.path for pf in changed] + deleted):
+                for path in [pf.path for pf in changed] + deleted:
                     removed_ids.update(_delete_file(conn, path))
                 for i, pf in enumerate(changed):
                     embed_ids.update(_insert_file(conn, pf))
@@ -364,9 +364,9 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
 
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
-    _release_freed_memory()
     if embed and (embed_ids or removed_ids or not workspace.chroma_dir.is_dir()
                   or store.get_meta("embedder_requested") != embedder):
+        _release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             _embed(store, workspace, embed_ids, report, embedder, progress)
 
@@ -434,11 +434,13 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
             rows.append((nid, "import", ref.name, qname, pf.path, ref.line, ref.line, pf.language,
                          "", "", "", "", file_id))
             edges.append((file_id, nid, "DEFINES", 1.0, None))
+    doc_ids: set[str] = set()
     for s in pf.sections:
         qname = f"{pf.path}#{s.path}"
         nid = node_id(pf.path, "doc", qname)
-        if nid in {r[0] for r in rows}:
+        if nid in doc_ids:  # two sections with the same heading path
             nid = node_id(pf.path, "doc", f"{qname}@{s.start_line}")
+        doc_ids.add(nid)
         rows.append((nid, "doc", s.title, s.path, pf.path, s.start_line, s.end_line, pf.language,
                      "", "", s.text, "section", file_id))
         edges.append((file_id, nid, "DEFINES", 1.0, None))
