@@ -114,15 +114,11 @@ def top_files(conn, limit: int = 10) -> list[dict]:
 
 def changed_since_ingest(conn, root: Path) -> dict:
     """Files modified, added or deleted in the working tree since the last ingest."""
-    import hashlib
-
-    from .discovery import _git_files, _walk_files, IgnoreRules
+    from .discovery import file_sha, list_files
 
     stored = {r["path"]: r for r in conn.execute("SELECT path, sha, size, mtime FROM files")}
     skipped = {r[0] for r in conn.execute("SELECT path FROM skipped")}
-    names = _git_files(root)
-    if names is None:
-        names = _walk_files(root, IgnoreRules.from_file(root / ".gitignore"))
+    names, _ = list_files(root)
     present = {n for n in names if language_for_path(n) and (root / n).is_file()}
     modified = []
     for path, row in stored.items():
@@ -134,11 +130,8 @@ def changed_since_ingest(conn, root: Path) -> dict:
             continue
         if st.st_size == row["size"] and st.st_mtime == row["mtime"]:
             continue
-        try:
-            sha = hashlib.sha1((root / path).read_bytes()).hexdigest()
-        except OSError:
-            continue
-        if sha != row["sha"]:
+        sha = file_sha(root / path)
+        if sha is not None and sha != row["sha"]:
             modified.append(path)
     added = sorted(present - set(stored) - skipped)
     deleted = sorted(set(stored) - present)

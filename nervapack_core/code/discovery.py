@@ -11,6 +11,7 @@ Nothing is skipped silently: every skip is returned with its reason.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from .languages import language_for_path
 
-__all__ = ["Candidate", "Discovery", "discover", "IgnoreRules", "classify_content"]
+__all__ = ["Candidate", "Discovery", "discover", "list_files", "content_sha", "file_sha", "IgnoreRules", "classify_content"]
 
 MAX_FILE_BYTES = 1_000_000  # larger source files are almost always generated or data
 SNIFF_BYTES = 8192
@@ -148,6 +149,27 @@ def _walk_files(root: Path, rules: IgnoreRules) -> list[str]:
     return sorted(found)
 
 
+def list_files(root: Path) -> tuple[list[str], bool]:
+    """Every file name under ``root`` that ignore rules keep, and whether git listed them."""
+    names = _git_files(root)
+    if names is not None:
+        return names, True
+    return _walk_files(root, IgnoreRules.from_file(root / ".gitignore")), False
+
+
+def content_sha(data: bytes) -> str:
+    """The content hash stored for a file (sha1 of its bytes)."""
+    return hashlib.sha1(data).hexdigest()
+
+
+def file_sha(path: Path) -> str | None:
+    """``content_sha`` of a file, or None when it cannot be read."""
+    try:
+        return content_sha(path.read_bytes())
+    except OSError:
+        return None
+
+
 def classify_content(head: bytes, path: str, size: int) -> str | None:
     """A skip reason from the first bytes of a file, or None when it should be indexed."""
     if b"\0" in head:
@@ -168,13 +190,9 @@ def classify_content(head: bytes, path: str, size: int) -> str | None:
 def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
     """The files under ``root`` to index, with the skipped ones and their reasons."""
     root = root.resolve()
-    git_names = _git_files(root)
-    result = Discovery(root=root, is_git=git_names is not None)
+    names, is_git = list_files(root)
+    result = Discovery(root=root, is_git=is_git)
     own_rules = IgnoreRules.from_file(root / ".nervapackignore")
-    if git_names is None:
-        names = _walk_files(root, IgnoreRules.from_file(root / ".gitignore"))
-    else:
-        names = git_names
     for rel in names:
         parts = rel.split("/")
         if any(p in ALWAYS_SKIPPED_DIRS for p in parts[:-1]):

@@ -32,7 +32,7 @@ from typing import Callable
 from ..errors import NervapackError
 from ..workspace import Workspace
 from .binder import Definition, DefinitionIndex, bind_section
-from .discovery import Candidate, discover
+from .discovery import Candidate, content_sha, discover, file_sha
 from .docs import chunk_doc
 from .imports import ImportResolver
 from .languages import DOC_LANGUAGES, PARSED
@@ -106,17 +106,6 @@ class ParsedFile:
     sections: list = field(default_factory=list)
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
-
-
-def _file_sha(path: Path) -> str | None:
-    try:
-        return _sha(path.read_bytes())
-    except OSError:
-        return None
-
-
 def parse_file(root: str, cand: Candidate) -> ParsedFile:
     """Parse one file; never raises (problems become the file's status and message)."""
     try:
@@ -124,7 +113,7 @@ def parse_file(root: str, cand: Candidate) -> ParsedFile:
     except OSError as exc:
         return ParsedFile(cand.path, cand.language, "", cand.size, cand.mtime, 0, "error",
                           f"unreadable: {exc.strerror or exc}")
-    result = ParsedFile(cand.path, cand.language, _sha(data), len(data), cand.mtime,
+    result = ParsedFile(cand.path, cand.language, content_sha(data), len(data), cand.mtime,
                         data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1))
     try:
         data.decode("utf-8")
@@ -296,7 +285,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
         if row and row["language"] == cand.language:
             if row["size"] == cand.size and row["mtime"] == cand.mtime:
                 continue
-            if row["size"] == cand.size and _file_sha(workspace.root / cand.path) == row["sha"]:
+            if row["size"] == cand.size and file_sha(workspace.root / cand.path) == row["sha"]:
                 touched_only.append(cand)  # same content, new mtime (a checkout, a touch)
                 continue
         to_parse.append(cand)
