@@ -1,0 +1,392 @@
+"""One SQLite layer for ``graph.db`` and ``memory.db``.
+
+Both engines open their databases through this module, so they share one set of rules:
+
+- **Writers** (:class:`Database`) run in autocommit mode and write inside
+  :meth:`Database.transaction` (``BEGIN IMMEDIATE``). While another process holds the
+  write lock they wait with exponential backoff and jitter, report how long they have
+  waited through ``on_wait``, and give up with :class:`DatabaseLockedError` (a clear
+  message, never a traceback) after ``lock_timeout`` seconds.
+- **Readers** (:func:`open_reader`) open a ``mode=ro`` URI with the path quoted. They
+  never migrate, never change the journal mode and never create the database, so they
+  work on a read-only copy of ``.nervapack/``. An empty or missing file is an error.
+- **Migrations** are numbered, forward only, recorded in one table shape
+  (``schema_migrations(version, name, applied_at)``) and in ``PRAGMA user_version``,
+  each applied in its own write transaction. The applied version is read *inside* that
+  transaction, so two processes opening a new database at once never race.
+- **Times** are stored as one UTC format, ``2026-06-01T14:30:00.000000Z`` (fixed width, so
+  string order is time order).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from .errors import NervapackError
+
+__all__ = [
+    "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "applied_version", "Database",
+    "open_reader", "reading", "in_chunks", "chunked", "is_busy", "integrity_ok",
+    "DatabaseLockedError", "CorruptDatabaseError",
+]
+
+T = TypeVar("T")
+
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+MAX_VARIABLES = 500  # bound parameters per IN (...) chunk (SQLite allows 32,766 since 3.32; stay far below)
+
+
+def utc_iso(moment: datetime) -> str:
+    """``moment`` in the stored UTC format (a naive datetime is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime(UTC_FORMAT)
+
+
+def utc_now() -> str:
+    """Now, in the stored UTC format."""
+    return datetime.now(timezone.utc).strftime(UTC_FORMAT)
+
+
+class DatabaseLockedError(NervapackError):
+    """Another process kept the database's write lock longer than we were willing to wait."""
+
+
+class CorruptDatabaseError(NervapackError):
+    """The file exists but is not a usable SQLite database."""
+
+
+def is_busy(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" / "database is busy" errors."""
+    msg = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg)
+
+
+# ------------------------------------------------------------------------------ migrations
+@dataclass(frozen=True)
+class Migration:
+    """One numbered schema step: SQL statements run in order inside one transaction."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    "version INTEGER PRIMARY KEY, name TEXT NOT NULL DEFAULT '', applied_at TEXT NOT NULL)"
+)
+
+
+def applied_version(conn: sqlite3.Connection) -> int:
+    """The newest migration applied: ``PRAGMA user_version``, or for a database written
+    before user_version was kept (graph.db of release 0.1), its ``schema_migrations``."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version:
+        return int(version)
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'").fetchone()
+    if not has_table:
+        return 0
+    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def _upgrade_migrations_table(conn: sqlite3.Connection) -> None:
+    """Give an older ``schema_migrations`` (version, applied_at) the ``name`` column."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(schema_migrations)")}
+    if cols and "name" not in cols:
+        conn.execute("ALTER TABLE schema_migrations ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+
+
+def migrate(db: "Database", migrations: Sequence[Migration]) -> list[int]:
+    """Apply every migration newer than the database, each in its own write transaction.
+
+    Returns the versions applied. A database newer than this release is refused with a
+    clear message rather than misread.
+    """
+    known = migrations[-1].version if migrations else 0
+    for expected, m in enumerate(migrations, start=1):
+        if m.version != expected:
+            raise ValueError(f"migrations must be numbered 1, 2, 3, ...: got {m.version} at position {expected}")
+    current = applied_version(db.conn)
+    if current > known:
+        raise NervapackError(
+            f"{db.path} was written by a newer NervaPack (schema {current} > {known}); upgrade nervapack-core.")
+    applied: list[int] = []
+    if current == known:
+        return applied
+    for m in migrations:
+        if m.version <= current:
+            continue
+        with db.transaction() as conn:
+            if applied_version(conn) >= m.version:  # another process got there first
+                continue
+            conn.execute(_MIGRATIONS_TABLE)
+            _upgrade_migrations_table(conn)
+            for statement in m.statements:
+                conn.execute(statement)
+            conn.execute("INSERT OR REPLACE INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                         (m.version, m.name, utc_now()))
+            conn.execute(f"PRAGMA user_version = {int(m.version)}")
+            applied.append(m.version)
+    return applied
+
+
+# ------------------------------------------------------------------------------ writer
+class Database:
+    """A read-write connection to one SQLite file, with busy retry and transactions.
+
+    ``label`` names the database in messages ("code graph", "memory database").
+    ``on_wait(seconds_waited)`` is called about once a second while another process
+    holds the write lock, so a command can show that it is waiting and why.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        label: str = "database",
+        migrations: Sequence[Migration] = (),
+        lock_timeout: float = 60.0,
+        on_wait: Callable[[float], None] | None = None,
+        wal: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.label = label
+        self.lock_timeout = float(lock_timeout)
+        self.on_wait = on_wait
+        if self.path.is_dir():
+            raise NervapackError(f"{self.path} is a folder, not a {label} file.")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise NervapackError(f"Cannot create the folder for {self.path}: {exc}") from None
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=self.lock_timeout, isolation_level=None,
+                                        check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise NervapackError(f"Cannot open the {label} {self.path}: {exc}") from None
+        self.conn.row_factory = sqlite3.Row
+        try:
+            # SQLite's own busy handler waits in short slices; the loop in retry() waits
+            # the rest, so it can report progress and stop with a clear message.
+            self.conn.execute("PRAGMA busy_timeout = 1000")
+            if wal:
+                self.retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA temp_store = MEMORY")
+            if migrations:
+                migrate(self, migrations)
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise self.error(exc) from None
+        except BaseException:
+            self.conn.close()
+            raise
+
+    # -- errors and retry ----------------------------------------------------------------
+    def error(self, exc: sqlite3.Error) -> NervapackError:
+        """The user-facing error for a SQLite failure on this database."""
+        if is_busy(exc):
+            return DatabaseLockedError(
+                f"The {self.label} {self.path} stayed locked by another process for "
+                f"{self.lock_timeout:.0f} s; try again when it has finished.")
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError) \
+                or "malformed" in str(exc) or "not a database" in str(exc):
+            return CorruptDatabaseError(f"{self.path} is not a usable {self.label}: {exc}")
+        return NervapackError(f"{self.label} error ({self.path}): {exc}")
+
+    def retry(self, fn: Callable[[], T]) -> T:
+        """``fn()``, retried with backoff while the database is busy, up to ``lock_timeout``."""
+        start = time.monotonic()
+        delay, reported = 0.005, 0.0
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                waited = time.monotonic() - start
+                if not is_busy(exc) or waited > self.lock_timeout:
+                    raise
+                if self.on_wait is not None and waited - reported >= 1.0:
+                    reported = waited
+                    self.on_wait(waited)
+                time.sleep(delay + random.random() * delay)
+                delay = min(delay * 2, 0.25)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction: committed when the block ends, rolled back
+        when it raises. Waiting for the write lock follows :meth:`retry`."""
+        try:
+            self.retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise self.error(exc) from None
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query in the block sees the same committed state."""
+        try:
+            self.retry(lambda: self.conn.execute("BEGIN"))
+            try:
+                yield self.conn
+            finally:
+                self._rollback()
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the main file (best effort), so a copy of the folder is whole."""
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ------------------------------------------------------------------------------ reader
+def open_reader(path: str | os.PathLike[str], *, label: str = "database", timeout: float = 10.0,
+                required_table: str | None = None) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``): never creates, migrates or changes the file.
+
+    When the folder is read-only and SQLite cannot create the WAL index (``-shm``) next to
+    a database that has no pending WAL, the file is opened ``immutable`` instead: nothing
+    can be writing it then. ``required_table`` must exist, else the database is reported
+    as not built yet. Raises :class:`NervapackError` with a clear message otherwise.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise NervapackError(f"No {label} at {p}.")
+    if p.is_dir():
+        raise NervapackError(f"{p} is a folder, not a {label} file.")
+    uri = f"file:{quote(str(p.resolve()))}?mode=ro"
+    try:
+        conn = _connect_ro(uri, timeout, required_table, label, p)
+    except sqlite3.OperationalError as exc:
+        wal = Path(str(p) + "-wal")
+        if "unable to open" in str(exc) and (not wal.exists() or wal.stat().st_size == 0):
+            try:
+                conn = _connect_ro(uri + "&immutable=1", timeout, required_table, label, p)
+            except sqlite3.DatabaseError as exc2:
+                raise _reader_error(exc2, p, label) from None
+        else:
+            raise _reader_error(exc, p, label) from None
+    except sqlite3.DatabaseError as exc:
+        raise _reader_error(exc, p, label) from None
+    return conn
+
+
+def _connect_ro(uri: str, timeout: float, required_table: str | None, label: str, path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except BaseException:
+        conn.close()
+        raise
+    if required_table and required_table not in tables:
+        conn.close()
+        raise NervapackError(f"The {label} at {path} has not been built yet (it is empty).")
+    return conn
+
+
+def _reader_error(exc: sqlite3.Error, path: Path, label: str) -> NervapackError:
+    if is_busy(exc):
+        return DatabaseLockedError(f"The {label} {path} is locked by another process; try again.")
+    return CorruptDatabaseError(f"{path} is not a readable {label} ({exc}).")
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str], **kwargs: Any) -> Iterator[sqlite3.Connection]:
+    """:func:`open_reader` as a context manager; the connection is closed afterwards."""
+    conn = open_reader(path, **kwargs)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def integrity_ok(path: str | os.PathLike[str]) -> bool:
+    """False only when SQLite itself says the file is damaged or not a database.
+
+    A locked or busy file is *not* damaged: a live database of another process must
+    never be moved aside.
+    """
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, timeout=30)
+    except sqlite3.OperationalError as exc:
+        return is_busy(exc) or "unable to open" in str(exc)
+    except sqlite3.DatabaseError:
+        return False
+    try:
+        row = conn.execute("PRAGMA quick_check").fetchone()
+        return bool(row) and row[0] == "ok"
+    except sqlite3.OperationalError as exc:
+        return is_busy(exc) or "unable to open" in str(exc)
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------------------ helpers
+def chunked(items: Iterable[T], size: int = MAX_VARIABLES) -> Iterator[list[T]]:
+    """``items`` in lists of at most ``size``."""
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def in_chunks(conn: sqlite3.Connection, sql: str, values: Iterable[Any], params: Sequence[Any] = (),
+              size: int = MAX_VARIABLES) -> list[sqlite3.Row]:
+    """Run ``sql`` once per chunk of ``values`` and return all rows.
+
+    ``sql`` holds ``{marks}`` where the ``IN (...)`` placeholders go; ``params`` are
+    bound before the chunk's values. Duplicate values are sent once.
+    """
+    rows: list[sqlite3.Row] = []
+    for chunk in chunked(dict.fromkeys(values), size):
+        rows.extend(conn.execute(sql.format(marks=",".join("?" * len(chunk))), (*params, *chunk)).fetchall())
+    return rows
