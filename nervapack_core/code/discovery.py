@@ -150,11 +150,20 @@ def _walk_files(root: Path, rules: IgnoreRules) -> list[str]:
 
 
 def list_files(root: Path) -> tuple[list[str], bool]:
-    """Every file name under ``root`` that ignore rules keep, and whether git listed them."""
+    """Every file name under ``root`` that ignore rules keep, and whether git listed them.
+
+    Folders of ``ALWAYS_SKIPPED_DIRS`` (the tool's own ``.nervapack/`` among them) are left
+    out even when git does not ignore them: they are never sources, and files the tool
+    writes there must not count as changes to the repository.
+    """
     names = _git_files(root)
     if names is not None:
-        return names, True
+        return [n for n in names if not _in_skipped_dir(n)], True
     return _walk_files(root, IgnoreRules.from_file(root / ".gitignore")), False
+
+
+def _in_skipped_dir(rel: str) -> bool:
+    return any(p in ALWAYS_SKIPPED_DIRS for p in rel.split("/")[:-1])
 
 
 def content_sha(data: bytes) -> str:
@@ -195,8 +204,6 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
     own_rules = IgnoreRules.from_file(root / ".nervapackignore")
     for rel in names:
         parts = rel.split("/")
-        if any(p in ALWAYS_SKIPPED_DIRS for p in parts[:-1]):
-            continue
         if own_rules.ignored(rel):
             result.skipped.append((rel, "ignored by .nervapackignore"))
             continue
