@@ -197,7 +197,8 @@ def health_now(graph_db: Path, root: Path | None) -> dict:
 
 # ---------------------------------------------------------------------------- analytics
 def analytics(graph_db: Path, top: int = 20) -> dict:
-    from ..code.analytics import import_cycles, import_graph
+    from ..code.analytics import import_graph
+    from ..code.dependencies import import_cycles
 
     with graph(graph_db) as conn:
         node_kinds = _rows(conn.execute("SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
@@ -222,7 +223,7 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
             "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
         conn.execute("DROP TABLE deg")
         g = import_graph(conn)
-        cycles = import_cycles(conn, g)
+        cycles = import_cycles(g)
         fan_in = sorted(((f, g.in_degree(f)) for f in g.nodes if g.in_degree(f)), key=lambda kv: (-kv[1], kv[0]))
         fan_out = sorted(((f, g.out_degree(f)) for f in g.nodes if g.out_degree(f)), key=lambda kv: (-kv[1], kv[0]))
         code_files = conn.execute(

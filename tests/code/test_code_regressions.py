@@ -42,3 +42,35 @@ def test_own_folder_never_counts_as_a_change(fixture_repo):
     again = ingest(repo, embed=False)  # and the folder is not ingested either
     assert again.changed == 0 and again.deleted == 0
     assert not [p for p in GraphStore(repo / ".nervapack" / "graph.db").files() if p.startswith(".nervapack/")]
+
+
+def test_import_cycles_are_reported_in_import_direction(git_repo):
+    """a imports c, c imports b, b imports a: alphabetical order (a, b, c) is not the cycle."""
+    from nervapack_core.code.analytics import health
+    from nervapack_core.dashboard.data import analytics as dashboard_analytics
+
+    repo = git_repo({
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg import c\n\n\ndef fa():\n    return c.fc()\n",
+        "pkg/c.py": "from pkg import b\n\n\ndef fc():\n    return b.fb()\n",
+        "pkg/b.py": "from pkg import a\n\n\ndef fb():\n    return a.fa\n",
+    })
+    ingest(repo, embed=False)
+    expected = ["pkg/a.py", "pkg/c.py", "pkg/b.py", "pkg/a.py"]
+
+    data = _status(repo, "--detailed")
+    assert data["import_cycles"] == [expected]
+    text = CliRunner().invoke(cli, ["status", "--detailed", "--path", str(repo)])
+    assert text.exit_code == 0, text.output
+    assert "pkg/a.py → pkg/c.py → pkg/b.py → pkg/a.py" in text.output
+
+    deps = json.loads(CliRunner().invoke(cli, ["dependencies", "--json", "--path", str(repo)]).output)
+    assert deps["cycles"] == [{"files": ["pkg/a.py", "pkg/b.py", "pkg/c.py"], "example": expected}]
+    assert deps["files_in_cycles"] == 3
+    one = json.loads(CliRunner().invoke(cli, ["dependencies", "pkg/b.py", "--json", "--path", str(repo)]).output)
+    assert one["example_cycle"] == expected
+
+    db = repo / ".nervapack" / "graph.db"
+    assert dashboard_analytics(db)["cycles"] == deps["cycles"]
+    acyclic = {c.name: c for c in health(GraphStore(db).conn).components}["Acyclic imports"]
+    assert acyclic.detail == "1 cycle(s), 3 file(s) involved" and acyclic.score == 0.0
