@@ -74,3 +74,42 @@ def test_import_cycles_are_reported_in_import_direction(git_repo):
     assert dashboard_analytics(db)["cycles"] == deps["cycles"]
     acyclic = {c.name: c for c in health(GraphStore(db).conn).components}["Acyclic imports"]
     assert acyclic.detail == "1 cycle(s), 3 file(s) involved" and acyclic.score == 0.0
+
+
+CPP_NAMESPACES = """#define LIMIT 3
+namespace ns {
+int twice(int x) { return 2 * x; }
+class Cls {
+public:
+    int method() { return twice(LIMIT); }
+};
+namespace inner { void f() {} }
+}
+namespace a::b { void g() {} }
+int ns::Cls::outside() { return 1; }
+namespace { void hidden() {} }
+int top() { return ns::twice(2); }
+"""
+
+
+def test_cpp_names_keep_their_namespace(git_repo):
+    """Namespaces qualify names with the separator C++ members already use ('.', as Cls.method)."""
+    repo = git_repo({"ns.cpp": CPP_NAMESPACES})
+    ingest(repo, embed=False)
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    got = {r["qualified_name"]: (r["kind"], r["name"], r["subkind"])
+           for r in store.nodes(file="ns.cpp") if r["kind"] in ("class", "function", "variable")}
+    assert got == {
+        "LIMIT": ("variable", "LIMIT", ""),  # the preprocessor knows no namespaces
+        "ns.twice": ("function", "twice", ""),
+        "ns.Cls": ("class", "Cls", ""),
+        "ns.Cls.method": ("function", "method", "method"),
+        "ns.inner.f": ("function", "f", ""),
+        "a.b.g": ("function", "g", ""),  # C++17 nested namespace definition
+        "ns.Cls.outside": ("function", "outside", "method"),  # defined out of line, fully qualified
+        "hidden": ("function", "hidden", ""),  # an anonymous namespace adds no name
+        "top": ("function", "top", ""),
+    }
+    qname = {r["id"]: r["qualified_name"] for r in store.nodes()}
+    calls = {(qname[e["source"]], qname[e["target"]]) for e in store.edges("CALLS")}
+    assert {("top", "ns.twice"), ("ns.Cls.method", "ns.twice")} <= calls
