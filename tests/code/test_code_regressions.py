@@ -113,3 +113,42 @@ def test_cpp_names_keep_their_namespace(git_repo):
     qname = {r["id"]: r["qualified_name"] for r in store.nodes()}
     calls = {(qname[e["source"]], qname[e["target"]]) for e in store.edges("CALLS")}
     assert {("top", "ns.twice"), ("ns.Cls.method", "ns.twice")} <= calls
+
+
+def test_build_output_is_skipped_with_a_reason(git_repo):
+    """Bundled copies (query-core ships build/legacy/*.cjs, build/modern/*.js next to src/*.ts) are not sources."""
+    fn = "export function fetchQuery(key: string): string {\n  return key;\n}\n"
+    js = "function fetchQuery(key) {\n  return key;\n}\nmodule.exports = { fetchQuery };\n"
+    repo = git_repo({
+        "src/query.ts": fn,
+        "src/legacy.js": js,  # a hand-written source: no map, no TypeScript twin
+        "src/build/__init__.py": "def build_wheel():\n    return 1\n",  # a Python package named build
+        "build/legacy/query.cjs": js,
+        "build/modern/query.js": js,
+        "build/modern/query.d.ts": "export declare function fetchQuery(key: string): string;\n",
+        "packages/a/dist/index.mjs": js,
+        "lib/bundle.js": js + "//# sourceMappingURL=bundle.js.map\n",
+        "lib/bundle.js.map": "{}",
+        "src/compiled.ts": fn.replace("fetchQuery", "compiled"),
+        "src/compiled.js": js.replace("fetchQuery", "compiled"),
+    })
+    report = ingest(repo, embed=False)
+    skipped = dict(report.skipped)
+    for rel in ("build/legacy/query.cjs", "build/modern/query.js", "build/modern/query.d.ts",
+                "packages/a/dist/index.mjs"):
+        assert skipped[rel] == "build output"
+    assert skipped["lib/bundle.js"] == "build output (source map alongside)"
+    assert skipped["src/compiled.js"] == "build output (compiled from TypeScript alongside)"
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    assert sorted(store.files()) == ["src/build/__init__.py", "src/compiled.ts", "src/legacy.js", "src/query.ts"]
+    assert [r["file"] for r in store.nodes(kind="function") if r["name"] == "fetchQuery"] == ["src/legacy.js",
+                                                                                               "src/query.ts"]
+    assert _status(repo)["changed_since_ingest"]["total"] == 0  # skipped, not "added"
+    detailed = _status(repo, "--detailed")
+    assert {"path": "build/modern/query.js", "reason": "build output"} in detailed["skipped"]
+
+    # .nervapackignore can bring a build folder back
+    (repo / ".nervapackignore").write_text("!build/\n")
+    again = ingest(repo, embed=False)
+    assert "build/legacy/query.cjs" not in dict(again.skipped)
+    assert {"build/legacy/query.cjs", "build/modern/query.js"} <= set(GraphStore(repo / ".nervapack" / "graph.db").files())
