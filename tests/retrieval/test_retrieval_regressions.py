@@ -38,3 +38,34 @@ def test_explore_labels_by_the_edge_each_node_was_reached_by(shop_repo):
     assert lines["Cart.subtotal"] == "CALLS from Cart.total"  # Cart.total calls Cart.subtotal
     assert lines["shop/pricing.py"] == "DEFINES to apply_discount"
     assert "DEFINES from" not in lines["Shop > Discounts"]
+
+
+def test_list_entities_accepts_the_original_kind_names(shop_repo):
+    """The original tool called doc sections `markdown`; agents written for it must keep working."""
+    import anyio
+    import pytest
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from nervapack_core.mcp.code_server import build_server
+
+    server = build_server(shop_repo)
+
+    def listed(**args):
+        return json.loads(anyio.run(server.call_tool, "list_entities", args).content[0].text)
+
+    docs = listed(entity_type="doc")
+    assert docs["total"] == 3 and {e["kind"] for e in docs["entities"]} == {"doc"}
+    for alias in ("markdown", "Markdown", "doc section", "section"):
+        assert listed(entity_type=alias) == docs
+    methods = listed(entity_type="method", name_contains="Cart.")
+    assert methods["total"] == 8 and "Cart.total" in {e["qualified_name"] for e in methods["entities"]}
+    assert {e["kind"] for e in methods["entities"]} == {"function"}
+    assert "compute_tax" not in {e["qualified_name"] for e in listed(entity_type="method")["entities"]}
+    assert listed(entity_type="module", file_path="shop/cart.py")["entities"][0]["kind"] == "file"
+    assert listed(entity_type="function", name_contains="compute_tax")["total"] == 1
+
+    with pytest.raises(ToolError) as err:
+        anyio.run(server.call_tool, "list_entities", {"entity_type": "planet"})
+    message = str(err.value)
+    assert "'planet'" in message and "file, class, function, variable, import, doc" in message
+    assert "markdown" in message
