@@ -45,8 +45,8 @@ class CodeGraph:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout = 5000")
             return conn
-        except sqlite3.Error:
-            return None
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
 
     def available(self) -> bool:
         conn = self._connect()

@@ -170,3 +170,11 @@ def test_memory_bridge_reports_a_corrupt_graph(tmp_path):
             m.verify_staleness()
     finally:
         m.close()
+
+
+def test_other_commands_on_a_damaged_graph_give_a_message(shop_repo, tmp_path):
+    root = _broken_copy(shop_repo, tmp_path, lambda c: c.execute("DROP TABLE edges"))
+    for args in (["explore", "Cart.total"], ["dependencies"], ["status", "--detailed"]):
+        res = CliRunner().invoke(cli, [*args, "--path", str(root)])
+        assert res.exit_code == 1 and isinstance(res.exception, SystemExit), (args, res.output)
+        assert "cannot be read (no such table: edges)" in res.output, args
