@@ -92,8 +92,9 @@ if not an["cycles"]:
     st.success("No import cycles.", icon=":material/check_circle:")
 else:
     st.caption("Each group is a set of files that import each other, directly or through the others "
-               "(strongly connected components of the file import graph), largest first.")
-    cyc = pd.DataFrame([{"cycle": i + 1, "files": len(c), "members": " → ".join(c)}
+               "(strongly connected components of the file import graph), largest first; shown as a "
+               "shortest cycle through its first file, in import direction.")
+    cyc = pd.DataFrame([{"cycle": i + 1, "files": len(c["files"]), "members": " → ".join(c["example"])}
                         for i, c in enumerate(an["cycles"])])
     st.dataframe(cyc, hide_index=True, column_config={"cycle": "Group", "files": "Files", "members": "Files involved"})
 

@@ -35,3 +35,18 @@ def fixture_repo(tmp_path):
         return dest
 
     return make
+
+
+@pytest.fixture
+def git_repo(tmp_path):
+    """``git_repo({"a.py": "..."})`` -> a fresh git repository (one commit) holding these files."""
+
+    def make(files: dict[str, str], name: str = "repo") -> Path:
+        dest = tmp_path / name
+        for rel, text in files.items():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_text(text, encoding="utf-8")
+        git_init(dest)
+        return dest
+
+    return make

@@ -18,7 +18,7 @@ from pathlib import Path
 from .languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
-           "import_graph", "import_cycles", "changed_since_ingest", "refresh_snapshots", "communities"]
+           "import_graph", "changed_since_ingest", "refresh_snapshots", "communities"]
 
 LOUVAIN_SEED = 42
 
@@ -75,14 +75,6 @@ def import_graph(conn):
     ):
         g.add_edge(s, t)
     return g
-
-
-def import_cycles(conn, graph=None) -> list[list[str]]:
-    """Import cycles as strongly connected components (no enumeration of simple cycles)."""
-    import networkx as nx
-
-    g = graph if graph is not None else import_graph(conn)
-    return sorted((sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1), key=lambda c: (-len(c), c))
 
 
 def language_stats(conn) -> list[dict]:
@@ -161,9 +153,11 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
                SELECT 1 FROM edges e WHERE e.kind IN ('CALLS','INHERITS','EXPLAINS')
                AND (e.source = n.id OR e.target = n.id))"""
     ).fetchone()[0]
+    from .dependencies import import_cycles
+
     graph = import_graph(conn)
-    cycles = import_cycles(conn, graph)
-    in_cycles = sum(len(c) for c in cycles)
+    cycles = import_cycles(graph)
+    in_cycles = sum(len(c["files"]) for c in cycles)
     importing = sum(1 for n in graph.nodes if graph.degree(n) > 0)
 
     components = [

@@ -149,7 +149,10 @@ def status_data(ws: Workspace, detailed: bool) -> dict:
             data["languages"] = analytics.language_stats(conn)
             data["top_files"] = analytics.top_files(conn)
             data["doc_coverage"] = analytics.doc_coverage(conn)
-            data["import_cycles"] = analytics.import_cycles(conn)
+            from .dependencies import import_cycles
+
+            # each cycle in import direction, closed: a → b → c → a (a imports b, ...)
+            data["import_cycles"] = [c["example"] for c in import_cycles(analytics.import_graph(conn))]
             data["skipped"] = [dict(r) for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
             data["parse_problems"] = [dict(r) for r in conn.execute(
                 "SELECT path, parse_status, message FROM files WHERE parse_status != 'ok' OR message IS NOT NULL ORDER BY path")]
@@ -221,7 +224,7 @@ def _print_status(console, d: dict, detailed: bool) -> None:
                   f"({cov['documented']:,}/{cov['public']:,}; {cov['docstrings']:,} docstrings, "
                   f"{cov['explained_by_docs']:,} explained by docs)")
     cycles = d["import_cycles"]
-    console.print(f"Import cycles: {len(cycles)}" + "".join(f"\n  {' → '.join(c[:6])}{' …' if len(c) > 6 else ''}" for c in cycles[:5]))
+    console.print(f"Import cycles: {len(cycles)}" + "".join(f"\n  {' → '.join(c[:7])}{' …' if len(c) > 7 else ''}" for c in cycles[:5]))
     if d["skipped"]:
         console.print(f"Skipped files: {len(d['skipped'])}")
         for row in d["skipped"][:20]:

@@ -15,7 +15,7 @@ from ..errors import NervapackError
 from .analytics import import_graph
 from .languages import PARSED
 
-__all__ = ["dependency_report", "file_dependencies", "example_cycle", "code_import_graph"]
+__all__ = ["dependency_report", "file_dependencies", "import_cycles", "example_cycle", "code_import_graph"]
 
 def code_import_graph(conn):
     """The import graph restricted to parsed source files (docs, configs and text are not modules)."""
@@ -47,12 +47,27 @@ def example_cycle(g, component: list[str]) -> list[str]:
     return [start, start]  # a self-import
 
 
+def import_cycles(g) -> list[dict]:
+    """The import cycles of an import graph, largest group first: every strongly connected
+    component (files importing each other, or a file importing itself) as ``files`` (sorted)
+    and ``example``, a shortest cycle through its first file in import direction, closed:
+    ``[a, b, c, a]`` means a imports b, b imports c and c imports a.
+
+    The one cycle analysis of the package: status, health, dependencies and the dashboard use it.
+    """
+    import networkx as nx
+
+    sccs = (sorted(c) for c in nx.strongly_connected_components(g))
+    groups = sorted((c for c in sccs if len(c) > 1 or g.has_edge(c[0], c[0])), key=lambda c: (-len(c), c))
+    return [{"files": c, "example": example_cycle(g, c)} for c in groups]
+
+
 def dependency_report(conn, top: int = 10) -> dict:
     import networkx as nx
 
     g = code_import_graph(conn)
     sccs = [sorted(c) for c in nx.strongly_connected_components(g)]
-    cycles = sorted((c for c in sccs if len(c) > 1 or g.has_edge(c[0], c[0])), key=lambda c: (-len(c), c))
+    cycles = import_cycles(g)
     condensed = nx.condensation(g, scc=[set(c) for c in sccs]) if g.number_of_nodes() else nx.DiGraph()
     depth = nx.dag_longest_path_length(condensed) if condensed.number_of_nodes() else 0
     in_deg = sorted(((n, d) for n, d in g.in_degree() if d), key=lambda kv: (-kv[1], kv[0]))[:top]
@@ -62,8 +77,8 @@ def dependency_report(conn, top: int = 10) -> dict:
         "files": g.number_of_nodes(),
         "dependencies": g.number_of_edges(),
         "max_depth": depth,
-        "cycles": [{"files": c, "example": example_cycle(g, c)} for c in cycles],
-        "files_in_cycles": sum(len(c) for c in cycles),
+        "cycles": cycles,
+        "files_in_cycles": sum(len(c["files"]) for c in cycles),
         "most_depended_on": [{"file": n, "dependents": d} for n, d in in_deg],
         "most_dependencies": [{"file": n, "imports": d} for n, d in out_deg],
         "orphans": orphans,
@@ -81,13 +96,11 @@ def file_dependencies(conn, path: str) -> dict:
             raise NervapackError(f"{path!r} matches several files: {', '.join(matches[:10])}. Give the path from the root.")
         else:
             raise NervapackError(f"{path!r} is not a source file of the graph (paths are relative to the root).")
-    import networkx as nx
-
-    cycle = next((sorted(c) for c in nx.strongly_connected_components(g) if target in c and len(c) > 1), [])
+    cycle = next((c for c in import_cycles(g) if target in c["files"]), None)
     return {
         "file": target,
         "imports": sorted(g.successors(target)),
         "imported_by": sorted(g.predecessors(target)),
-        "cycle": cycle,
-        "example_cycle": example_cycle(g, cycle) if cycle else [],
+        "cycle": cycle["files"] if cycle else [],
+        "example_cycle": cycle["example"] if cycle else [],
     }

@@ -4,7 +4,9 @@ Targets are matched in this order, the first rule that finds something wins: nod
 file path (or a path suffix); ``kind:name`` (e.g. ``function:parse``, partial name);
 exact qualified name; exact name; then a partial, case-insensitive match on qualified
 names and paths. A multi-source BFS over every edge kind (both directions) collects the
-neighbourhood, in a deterministic order, up to a node limit.
+neighbourhood, in a deterministic order, up to a node limit. Each node found records ``via``,
+the edge it was reached by: its kind, the node at the other end and this node's role in it
+(``source`` or ``target``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ KINDS = ("file", "class", "function", "variable", "import", "doc")
 @dataclass
 class Subgraph:
     targets: list[dict]
-    nodes: list[dict] = field(default_factory=list)  # with "distance"
+    nodes: list[dict] = field(default_factory=list)  # with "distance" and "via" (None for targets)
     edges: list[dict] = field(default_factory=list)
     truncated: bool = False
 
@@ -80,6 +82,7 @@ def explore(conn, target: str, hops: int = 1, max_nodes: int = 300) -> Subgraph:
     if not targets:
         raise NervapackError(f"Nothing in the graph matches {target!r}. Try a path, a name or kind:name.")
     distance = {t["id"]: 0 for t in targets}
+    via: dict[str, dict] = {}
     queue = deque(sorted(distance))
     edges: dict[tuple, dict] = {}
     truncated = False
@@ -97,6 +100,7 @@ def explore(conn, target: str, hops: int = 1, max_nodes: int = 300) -> Subgraph:
                     truncated = True
                     continue
                 distance[other] = distance[nid] + 1
+                via[other] = {"kind": kind, "node": nid, "role": "source" if s == other else "target"}
                 queue.append(other)
             edges[(s, t, kind)] = {"source": s, "target": t, "kind": kind, "confidence": conf}
     ids = sorted(distance)
@@ -105,7 +109,7 @@ def explore(conn, target: str, hops: int = 1, max_nodes: int = 300) -> Subgraph:
         chunk = ids[start: start + 500]
         for r in conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk):
             rows[r["id"]] = dict(r)
-    nodes = sorted((dict(rows[i], distance=distance[i]) for i in ids if i in rows),
+    nodes = sorted((dict(rows[i], distance=distance[i], via=via.get(i)) for i in ids if i in rows),
                    key=lambda n: (n["distance"], n["kind"] == "import", n["file"], n["start_line"] or 0, n["id"]))
     kept = {n["id"] for n in nodes}
     return Subgraph(targets, nodes, sorted((e for e in edges.values() if e["source"] in kept and e["target"] in kept),

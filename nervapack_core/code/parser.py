@@ -150,10 +150,16 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
             types = re.findall(r"[A-Za-z_]\w*", _text(receiver))
             if types:
                 return f"{types[-1]}.{name}"
+    if language == "cpp" and kind == "module_block":  # C++17 `namespace a::b`
+        return name.replace("::", ".")
     if language == "cpp" and name_node.parent is not None and name_node.parent.type == "qualified_identifier":
-        scope = name_node.parent.child_by_field_name("scope")
-        if scope is not None:
-            return f"{_text(scope).replace('::', '.')}.{name}"
+        outermost = name_node.parent  # `a::B::f` nests: (a :: (B :: f))
+        while outermost.parent is not None and outermost.parent.type == "qualified_identifier":
+            outermost = outermost.parent
+        scope = outermost.text[: name_node.start_byte - outermost.start_byte].decode("utf-8", errors="replace")
+        scope = scope.rstrip(": \t").lstrip(":")
+        if scope:
+            return f"{scope.replace('::', '.')}.{name}"
     if language == "javascript" or language in ("typescript", "tsx"):
         if node.type == "assignment_expression":
             left = node.child_by_field_name("left")
@@ -218,6 +224,13 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         display = _container_name(kind, node, name_node, language)
         outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl", "variable")), None)
         qname = f"{outer[3]}.{display}" if outer and "." not in display else display
+        if language == "cpp" and not outer and kind != "variable":  # C++ namespaces qualify names
+            namespace = next((s[3] for s in reversed(stack) if s[1] == "module_block"), "")
+            if namespace and not qname.startswith(namespace + "."):
+                qname = f"{namespace}.{qname}"
+            if kind == "module_block":
+                stack.append((end, kind, qname, qname))
+                continue
         if kind in ("impl", "module_block"):
             if kind == "impl":  # `impl Trait for Type`: the trait is a base of Type
                 spans.append((start, end, "class", display))
@@ -227,7 +240,7 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
             continue
         parent = outer[3] if outer and outer[3] else None
         if "." in display and parent is None:
-            parent = display.rsplit(".", 1)[0]
+            parent = qname.rsplit(".", 1)[0]
         n = used_qnames.get(qname, 0)
         used_qnames[qname] = n + 1
         unique_qname = qname if n == 0 else f"{qname}#{n + 1}"  # overloads, redefinitions

@@ -222,10 +222,15 @@ def explore(target, hops, max_nodes, as_json, path):
     more = f" (+{len(sub.targets) - 5} more)" if len(sub.targets) > 5 else ""
     console.print(f"Exploring {names}{more}: {len(sub.nodes)} nodes, {len(sub.edges)} edges within {hops} hop(s)",
                   markup=False)
-    relation: dict[str, str] = {}
-    for e in sub.edges:
-        relation.setdefault(e["target"], f"{e['kind']} from")
-        relation.setdefault(e["source"], f"{e['kind']} to")
+    names_by_id = {n["id"]: n["qualified_name"] for n in sub.nodes}
+
+    def relation(n: dict) -> str:  # the edge this node was reached by, in its real direction
+        v = n.get("via")
+        if not v:
+            return ""
+        other = names_by_id.get(v["node"], v["node"])
+        return f"{v['kind']} to {other}" if v["role"] == "source" else f"{v['kind']} from {other}"
+
     t = Table()
     for col in ("hop", "kind", "name", "location", "link"):
         t.add_column(col)
@@ -234,7 +239,7 @@ def explore(target, hops, max_nodes, as_json, path):
             continue
         loc = f"{n['file']}:{n['start_line']}-{n['end_line']}" if n["kind"] != "file" else n["file"]
         t.add_row(str(n["distance"]), n["kind"], n["qualified_name"], loc,
-                  "target" if n["distance"] == 0 else relation.get(n["id"], ""))
+                  "target" if n["distance"] == 0 else relation(n))
     console.print(t)
     imports = sum(1 for n in sub.nodes if n["kind"] == "import" and n["distance"] > 0)
     if imports:

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import NervapackError
+from ..errors import NervapackError, database_error
 from .store import GraphStore, split_identifier
 
 __all__ = [
@@ -447,12 +447,10 @@ class Retriever:
         expr = fts_query(prompt)
         if not expr:
             return []
-        try:
-            rows = self.conn.execute(
-                "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
-                " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2)).fetchall()
-        except sqlite3.OperationalError:  # cannot happen with quoted terms; never let it escape
-            return []
+        # no try: a bad MATCH expression (an escaping bug) or a corrupt index must surface, not read as "no results"
+        rows = self.conn.execute(
+            "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
+            " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2)).fetchall()
         return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
 
     def exact(self, names: list[str]) -> list[str]:
@@ -820,10 +818,22 @@ class QueryResult:
 
 def answer(retriever: Retriever, prompt: str, budget: int = 2000, hops: int = DEFAULT_HOPS,
            *, impact_of: str | None = None) -> QueryResult:
-    """Retrieve and pack: the whole ``nervapack query``, in-process (``impact_of``: reverse traversal)."""
-    from .pack import check_budget, pack
+    """Retrieve and pack: the whole ``nervapack query``, in-process (``impact_of``: reverse traversal).
+
+    A graph that cannot be read (locked, corrupt) raises ``NervapackError``, never an empty answer.
+    """
+    from .pack import check_budget
 
     budget = check_budget(budget)
+    try:
+        return _answer(retriever, prompt, budget, hops, impact_of)
+    except sqlite3.Error as exc:
+        raise database_error(retriever.db_path, exc) from None
+
+
+def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of: str | None) -> QueryResult:
+    from .pack import pack
+
     t0 = time.perf_counter()
     if impact_of is not None:
         found = retriever.impact(impact_of, hops=hops)

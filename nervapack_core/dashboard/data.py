@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ..errors import NervapackError
 from ..workspace import find_workspace
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
@@ -135,7 +136,7 @@ def memory_file_marker(path: Path | None) -> tuple | None:
     return _stat_key(path)
 
 
-class GraphUnreadable(Exception):
+class GraphUnreadable(NervapackError):
     pass
 
 
@@ -197,7 +198,8 @@ def health_now(graph_db: Path, root: Path | None) -> dict:
 
 # ---------------------------------------------------------------------------- analytics
 def analytics(graph_db: Path, top: int = 20) -> dict:
-    from ..code.analytics import import_cycles, import_graph
+    from ..code.analytics import import_graph
+    from ..code.dependencies import import_cycles
 
     with graph(graph_db) as conn:
         node_kinds = _rows(conn.execute("SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
@@ -222,7 +224,7 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
             "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
         conn.execute("DROP TABLE deg")
         g = import_graph(conn)
-        cycles = import_cycles(conn, g)
+        cycles = import_cycles(g)
         fan_in = sorted(((f, g.in_degree(f)) for f in g.nodes if g.in_degree(f)), key=lambda kv: (-kv[1], kv[0]))
         fan_out = sorted(((f, g.out_degree(f)) for f in g.nodes if g.out_degree(f)), key=lambda kv: (-kv[1], kv[0]))
         code_files = conn.execute(
@@ -266,13 +268,11 @@ def search_nodes(graph_db: Path, query: str, kinds: list[str] | None = None, lim
             match = _fts_query(query, any_word)
             if not match:
                 return []
-            try:
-                rows = conn.execute(
-                    f"SELECT {cols} FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
-                    f"WHERE nodes_fts MATCH ?{kind_sql} ORDER BY bm25(nodes_fts, 5.0, 1.0), n.rowid LIMIT ?",
-                    (match, *kind_args, limit)).fetchall()
-            except sqlite3.OperationalError:
-                rows = []
+            # no try: a locked or broken index is reported (GraphUnreadable), not read as "no match"
+            rows = conn.execute(
+                f"SELECT {cols} FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
+                f"WHERE nodes_fts MATCH ?{kind_sql} ORDER BY bm25(nodes_fts, 5.0, 1.0), n.rowid LIMIT ?",
+                (match, *kind_args, limit)).fetchall()
             if rows:
                 return [dict(r) for r in rows]
         like = f"%{query.strip()}%"

@@ -22,9 +22,17 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["main", "build_server", "GraphHolder"]
+__all__ = ["main", "build_server", "GraphHolder", "ENTITY_KINDS", "ENTITY_ALIASES"]
 
 log = logging.getLogger("nervapack.mcp")
+
+ENTITY_KINDS = ("file", "class", "function", "variable", "import", "doc")
+# the original tool's names (its graph had file, class, function, import and markdown nodes)
+# and other common ones: alias -> (kind, subkind or None)
+ENTITY_ALIASES = {
+    "markdown": ("doc", None), "doc_section": ("doc", None), "section": ("doc", None), "docs": ("doc", None),
+    "method": ("function", "method"), "module": ("file", None),
+}
 
 
 class GraphHolder:
@@ -146,12 +154,21 @@ def build_server(root: Path | None = None):
     @server.tool()
     def list_entities(entity_type: str | None = None, file_path: str | None = None,
                       name_contains: str | None = None, limit: int = 100) -> dict:
-        """Indexed entities: `entity_type` one of file, class, function, variable, import, doc; `file_path`
-        exact path from the root or a folder prefix; `name_contains` a case-insensitive part of the
-        qualified name. At most `limit` (<= 1000) results, by file and line."""
-        kinds = ("file", "class", "function", "variable", "import", "doc")
-        if entity_type and entity_type not in kinds:
-            raise _tool_error(ValueError(f"entity_type must be one of {', '.join(kinds)}, not {entity_type!r}"))
+        """Indexed entities: `entity_type` one of file, class, function, variable, import, doc (also
+        markdown or section for doc sections, method, module for files); `file_path` exact path from
+        the root or a folder prefix; `name_contains` a case-insensitive part of the qualified name.
+        At most `limit` (<= 1000) results, by file and line."""
+        subkind = None
+        if entity_type:
+            wanted = entity_type.strip().lower().replace(" ", "_")
+            if wanted in ENTITY_ALIASES:
+                entity_type, subkind = ENTITY_ALIASES[wanted]
+            elif wanted in ENTITY_KINDS:
+                entity_type = wanted
+            else:
+                raise _tool_error(ValueError(
+                    f"entity_type must be one of {', '.join(ENTITY_KINDS)} (or {', '.join(ENTITY_ALIASES)}), "
+                    f"not {entity_type!r}"))
         try:
             conn = holder.get().conn
         except NervapackError as exc:
@@ -160,6 +177,8 @@ def build_server(root: Path | None = None):
         args: list = []
         if entity_type:
             sql, args = sql + " AND kind=?", args + [entity_type]
+        if subkind:
+            sql, args = sql + " AND subkind=?", args + [subkind]
         if file_path:
             prefix = file_path.replace("\\", "/").strip("/")
             sql, args = sql + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [

@@ -1,8 +1,10 @@
 """TOUCHES bridge: link memory about a named entity to the code graph's definitions.
 
 The code graph is ``.nervapack/graph.db`` (tables ``nodes`` and ``files``). It is
-opened read-only and lazily; when it is missing, locked for too long, or lacks the
-expected tables, the bridge is silently unavailable and memory works without it.
+opened read-only and lazily; when it is missing or lacks the expected tables (no code
+graph built), the bridge is silently unavailable and memory works without it. A graph
+that exists but cannot be read (locked for too long, corrupt) raises ``NervapackError``:
+silently storing memory without its code links would lose them.
 """
 
 from __future__ import annotations
@@ -11,11 +13,17 @@ import os
 import sqlite3
 from pathlib import Path
 
+from ..errors import database_error
 from .resolve import code_name_forms
 
 __all__ = ["CodeGraph"]
 
 _CODE_KINDS = ("class", "function", "variable", "file")
+
+
+def _no_graph_yet(exc: sqlite3.Error) -> bool:
+    """A graph database without the code graph's tables: nothing to link to, not an error."""
+    return isinstance(exc, sqlite3.OperationalError) and "no such table" in str(exc)
 
 
 class CodeGraph:
@@ -37,8 +45,8 @@ class CodeGraph:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout = 5000")
             return conn
-        except sqlite3.Error:
-            return None
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
 
     def available(self) -> bool:
         conn = self._connect()
@@ -47,8 +55,8 @@ class CodeGraph:
         try:
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             return "nodes" in names
-        except sqlite3.Error:
-            return False
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
         finally:
             conn.close()
 
@@ -88,8 +96,10 @@ class CodeGraph:
                     hits.append(hit)
                 if hits:
                     found[name] = hits
-        except sqlite3.Error:
-            return {}
+        except sqlite3.Error as exc:
+            if _no_graph_yet(exc):
+                return {}
+            raise database_error(self.path, exc) from None
         finally:
             conn.close()
         return found
@@ -100,8 +110,10 @@ class CodeGraph:
             return None, None
         try:
             row = conn.execute("SELECT * FROM files WHERE path = ?", (path,)).fetchone()
-        except sqlite3.Error:
-            return None, None
+        except sqlite3.Error as exc:
+            if _no_graph_yet(exc):
+                return None, None
+            raise
         if row is None:
             return None, None
         keys = row.keys()
@@ -118,8 +130,10 @@ class CodeGraph:
         try:
             conn.execute("SELECT 1 FROM files LIMIT 1")
             return {p: self._file_state(conn, p) for p in paths}
-        except sqlite3.Error:
-            return None
+        except sqlite3.Error as exc:
+            if _no_graph_yet(exc):
+                return None
+            raise database_error(self.path, exc) from None
         finally:
             conn.close()
 

@@ -91,12 +91,12 @@ ENTITIES = {
         ("class", "util.h", "point", 3, 6),
     ],
     "cpp": [
-        ("function", "shape.cpp", "Square.area", 5, 7),
-        ("function", "shape.cpp", "scale", 9, 11),
-        ("class", "shape.hpp", "Shape", 5, 8),
-        ("function", "shape.hpp", "Shape.area", 7, 7),
-        ("class", "shape.hpp", "Square", 10, 15),
-        ("function", "shape.hpp", "Square.area", 12, 12),
+        ("function", "shape.cpp", "geo.Square.area", 5, 7),
+        ("function", "shape.cpp", "geo.scale", 9, 11),
+        ("class", "shape.hpp", "geo.Shape", 5, 8),
+        ("function", "shape.hpp", "geo.Shape.area", 7, 7),
+        ("class", "shape.hpp", "geo.Square", 10, 15),
+        ("function", "shape.hpp", "geo.Square.area", 12, 12),
     ],
     "csharp": [
         ("class", "Account.cs", "Account", 7, 22),
@@ -174,9 +174,9 @@ EDGES = {
         ("IMPORTS", "util.c", "util.h"),
     ],
     "cpp": [
-        ("CALLS", "shape.cpp::Square.area", "shape.cpp::scale"),
+        ("CALLS", "shape.cpp::geo.Square.area", "shape.cpp::geo.scale"),
         ("IMPORTS", "shape.cpp", "shape.hpp"),
-        ("INHERITS", "shape.hpp::Square", "shape.hpp::Shape"),
+        ("INHERITS", "shape.hpp::geo.Square", "shape.hpp::geo.Shape"),
     ],
     "csharp": [
         ("CALLS", "Account.cs::Account.Deposit", "Account.cs::Account.Validate"),

@@ -75,7 +75,7 @@ def test_dashboard_analytics_numbers(on_seeded, app):
     assert m["File imports resolved"] == "2"
     assert m["Files in the import graph"] == "2/5"
     cycles = [df.value for df in at.dataframe if "members" in df.value.columns][0]
-    assert list(cycles["members"]) == ["pkg/auth.py → pkg/session.py"]
+    assert list(cycles["members"]) == ["pkg/auth.py → pkg/session.py → pkg/auth.py"]
     most = [df.value for df in at.dataframe if "degree" in df.value.columns and "open" in df.value.columns][0]
     assert most["open"].iloc[0].startswith("./explorer?node=")
 

@@ -25,15 +25,23 @@ def test_stem_is_light():
     assert _stem("pass") == "pass"
 
 
-@pytest.mark.parametrize("prompt", ['"unbalanced', "a AND b", "x*", "NEAR(a b", "(((", ")", "col:value",
-                                    "-minus ^caret", "OR OR AND NOT", "'; DROP TABLE nodes; --", "\x00\u2603"])
-def test_fts_query_is_always_valid_fts5(prompt):
+@pytest.mark.parametrize("prompt, hits", [
+    ('"unbalanced', [1]), ("a AND b", None), ("x*", None), ("NEAR(a b", [1]), ("(((", None), (")", None),
+    ("col:value", [1]), ("-minus ^caret", [1]), ("OR OR AND NOT", None), ("'; DROP TABLE nodes; --", [1]),
+    ("\x00\u2603", None), ('zebra" OR "', []),
+])
+def test_fts_query_is_always_valid_fts5(prompt, hits):
+    """Syntax in a prompt is matched as words (``hits``: rowids found), or gives no query at all (None)."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(names, body)")
     conn.execute("INSERT INTO t VALUES ('near and or', 'unbalanced value caret minus drop table nodes')")
     expr = fts_query(prompt)
-    if expr is not None:
-        conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,)).fetchall()
+    if hits is None:
+        assert expr is None
+        return
+    assert expr is not None and all(part.startswith('"') for part in expr.split(" OR "))
+    assert [r[0] for r in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,)).fetchall()] == hits
+    assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 1  # words, never SQL or FTS commands
 
 
 def test_fts_query_quotes_every_term_and_adds_stems_and_abbreviations():

@@ -3,10 +3,13 @@
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @class
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @class
 (namespace_definition name: (namespace_identifier) @name) @module_block
+(namespace_definition name: (nested_namespace_specifier) @name) @module_block
 
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @function
 (function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @function
 (function_definition declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name))) @function
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (qualified_identifier name: (identifier) @name)))) @function
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (qualified_identifier name: (qualified_identifier name: (identifier) @name))))) @function
 (function_definition declarator: (function_declarator declarator: (destructor_name) @name)) @function
 (function_definition declarator: (reference_declarator (function_declarator declarator: (identifier) @name))) @function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @function
