@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 from ..errors import NervapackError
+from ..storage import Database
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace
 from . import schema
@@ -68,11 +67,6 @@ def resolve_db_path(db_path=None) -> Path:
     if ws is not None:
         return ws.memory_db
     return Path.home() / ".nervapack" / "memory.db"
-
-
-def _is_busy(exc: BaseException) -> bool:
-    msg = str(exc).lower()
-    return "locked" in msg or "busy" in msg
 
 
 def _check_namespace(namespace) -> str:
@@ -164,7 +158,8 @@ class MemoryStore:
         self.lock_timeout = lock_timeout
         self._lock = threading.RLock()
         self._session_id: str | None = None
-        self._conn = self._open()
+        self._db = self._open()
+        self._conn = self._db.conn
         if graph_db is None:
             sibling = self.path.parent / "graph.db"
             if sibling.exists() or self.path.parent.name == ".nervapack":
@@ -175,118 +170,40 @@ class MemoryStore:
         self.graph = CodeGraph(graph_db)
 
     # ------------------------------------------------------------------ plumbing
-    def _open(self) -> sqlite3.Connection:
-        path = self.path
-        if path.exists() and path.is_dir():
-            raise NervapackError(f"{path} is a directory, not a memory database file")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise NervapackError(f"cannot create the folder for {path}: {exc}") from None
-        try:
-            conn = sqlite3.connect(str(path), timeout=self.lock_timeout, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise NervapackError(f"cannot open memory database {path}: {exc}") from None
-        conn.row_factory = sqlite3.Row
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
-            self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = OFF")
-            conn.execute("PRAGMA temp_store = MEMORY")
-            conn.execute("PRAGMA cache_size = -32000")
-            self._retry(lambda: schema.migrate(conn))
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if _is_busy(exc):
-                raise NervapackError(f"memory database {path} stayed locked for {self.lock_timeout:.0f} s") from None
-            raise NervapackError(f"{path} is not a usable NervaPack memory database: {exc}") from None
-        return conn
-
-    def _retry(self, fn):
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.005
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay + random.random() * delay)
-                delay = min(delay * 2, 0.25)
-
-    def _db_error(self, exc: sqlite3.Error) -> NervapackError:
-        if _is_busy(exc):
-            return NervapackError(f"memory database {self.path} stayed locked for {self.lock_timeout:.0f} s; try again")
-        return NervapackError(f"memory database error ({self.path}): {exc}")
-
-    def _rollback(self):
-        try:
-            self._conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
+    def _open(self) -> Database:
+        if self.path.exists() and self.path.is_dir():
+            raise NervapackError(f"{self.path} is a directory, not a memory database file")
+        db = Database(self.path, label="memory database", migrations=schema.MIGRATIONS,
+                      lock_timeout=self.lock_timeout)
+        db.conn.execute("PRAGMA foreign_keys = OFF")
+        db.conn.execute("PRAGMA cache_size = -32000")
+        return db
 
     def _write(self, fn, *, changes=True):
-        """Run ``fn(conn)`` in a ``BEGIN IMMEDIATE`` transaction, retrying while the database is busy.
+        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction (waiting, with backoff,
+        while another process writes).
 
         ``changes``: the transaction changes memory content, so the change marker is bumped.
         """
         with self._lock:
-            deadline = time.monotonic() + self.lock_timeout
-            delay = 0.005
-            while True:
-                try:
-                    self._conn.execute("BEGIN IMMEDIATE")
-                except sqlite3.OperationalError as exc:
-                    if _is_busy(exc) and time.monotonic() < deadline:
-                        time.sleep(delay + random.random() * delay)
-                        delay = min(delay * 2, 0.25)
-                        continue
-                    raise self._db_error(exc) from None
-                try:
-                    result = fn(self._conn)
-                    if changes:
-                        self._conn.execute(_BUMP_CHANGE)
-                    self._conn.execute("COMMIT")
-                    return result
-                except sqlite3.OperationalError as exc:
-                    self._rollback()
-                    if _is_busy(exc) and time.monotonic() < deadline:
-                        time.sleep(delay + random.random() * delay)
-                        delay = min(delay * 2, 0.25)
-                        continue
-                    raise self._db_error(exc) from None
-                except sqlite3.Error as exc:
-                    self._rollback()
-                    raise self._db_error(exc) from None
-                except BaseException:
-                    self._rollback()
-                    raise
+            with self._db.transaction() as conn:
+                result = fn(conn)
+                if changes:
+                    conn.execute(_BUMP_CHANGE)
+            return result
 
     def _read(self, fn):
         """Run ``fn(conn)`` on one consistent snapshot."""
         with self._lock:
-            def attempt():
-                self._conn.execute("BEGIN")
-                try:
-                    return fn(self._conn)
-                finally:
-                    self._rollback()
-
-            try:
-                return self._retry(attempt)
-            except sqlite3.Error as exc:
-                raise self._db_error(exc) from None
+            with self._db.snapshot() as conn:
+                return fn(conn)
 
     def _ns(self, namespace=None) -> str:
         return self.namespace if namespace is None else _check_namespace(namespace)
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
+            self._db.close()
 
     def __enter__(self):
         return self
@@ -1289,7 +1206,7 @@ class MemoryStore:
             raise NervapackError(f"folder {target.parent} does not exist")
         with self._lock:
             try:
-                self._retry(lambda: self._conn.execute("VACUUM INTO ?", (str(target),)))
+                self._db.retry(lambda: self._conn.execute("VACUUM INTO ?", (str(target),)))
             except sqlite3.Error as exc:
-                raise self._db_error(exc) from None
+                raise self._db.error(exc) from None
         return {"path": str(target), "bytes": target.stat().st_size}
