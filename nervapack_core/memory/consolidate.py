@@ -9,18 +9,16 @@ also orders memories stored within the same millisecond; ids are never compared.
 from __future__ import annotations
 
 import json
-import re
 
 from ..errors import NervapackError
+from ..text import words as _words
 from .timeutil import now_iso
 
 __all__ = ["jaccard", "find_duplicates", "consolidate"]
 
-_WORD = re.compile(r"[^\W_]+")
-
-
 def words(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(text or ""))
+    """The lower-cased word set of ``text`` (:func:`nervapack_core.text.words`)."""
+    return frozenset(w.lower() for w in _words(text))
 
 
 def jaccard(a: str, b: str) -> float:

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..text import STOPWORDS, fts_match, fts_quote, words
 from .pack import check_budget, pack
 from .timeutil import age_days, now, now_iso, parse_time, to_iso
 
 __all__ = ["Recall", "RecallItem", "fts_stages", "visible_sql", "run_recall"]
 
-_TOKEN = re.compile(r"[^\W_]+")
 _LN2 = math.log(2)
 HALF_LIFE_DAYS = 30.0
 HOP_DECAY = 0.6
@@ -35,12 +34,6 @@ FTS_CANDIDATES = 100
 FTS_SCAN_CAP = 1000
 SEEDS_PER_HOP = 10
 FANOUT = 10
-# dropped from the prefix and OR stages when the query has other words (kept in the phrase stage)
-STOPWORDS = frozenset(
-    "a an the and or of for to in on at by with from is are was were be been it its this that these those why what "
-    "how when where who which do does did we our us i you your as about into over after before than then there "
-    "should would could can will shall may might must has have had not no yes so if but use used using".split()
-)
 BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
 
 _OUT_EDGES = "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?"
@@ -100,28 +93,29 @@ class Recall:
 
 
 def query_tokens(query: str) -> list[str]:
-    return _TOKEN.findall(query or "")[:32]
-
-
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
+    """The query's words (letters and digits, any script), at most 32."""
+    return words(query, limit=32)
 
 
 def fts_stages(query: str) -> list[tuple[str, str]]:
-    """``(stage, MATCH expression)`` pairs, every user token quoted."""
+    """``(stage, MATCH expression)`` pairs, every user token quoted.
+
+    Stopwords (:data:`nervapack_core.text.STOPWORDS`) are dropped from the prefix and
+    OR stages when the query has other words; the phrase stage keeps every word.
+    """
     tokens = query_tokens(query)
     if not tokens:
         return []
     unique = list(dict.fromkeys(t.lower() for t in tokens))
-    stages = [("phrase", _quote(" ".join(tokens)))]
+    stages = [("phrase", fts_quote(" ".join(tokens)))]
     content_words = [t for t in unique if t not in STOPWORDS]
     if content_words:
         unique = content_words
-    prefix = " ".join(_quote(t) + ("*" if len(t) >= 2 else "") for t in unique)
+    prefix = fts_match(unique, op="AND", prefix=True)
     if prefix != stages[0][1]:
         stages.append(("prefix", prefix))
     if len(unique) > 1:
-        stages.append(("or", " OR ".join(_quote(t) for t in unique)))
+        stages.append(("or", fts_match(unique, op="OR")))
     return stages
 
 
