@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import NervapackError
 from ..storage import Database
 from ..tokens import TokenCounter, default_counter
-from ..workspace import find_workspace
+from ..workspace import find_workspace, memory_db_path
 from . import schema
 from .bridge import CodeGraph
 from .recall import Recall, check_confidence, fts_stages, run_recall, visible_sql
@@ -55,18 +55,8 @@ def _recount_degree(conn, ids) -> None:
         conn.execute(_DEGREE_SQL.format(marks=",".join("?" * len(chunk))), chunk)
 
 
-def resolve_db_path(db_path=None) -> Path:
-    """``NERVAPACK_MEMORY_DB``, then ``db_path``, then the nearest ``.nervapack/memory.db``,
-    then ``~/.nervapack/memory.db``."""
-    env = os.environ.get("NERVAPACK_MEMORY_DB")
-    if env:
-        return Path(env).expanduser()
-    if db_path:
-        return Path(db_path).expanduser()
-    ws = find_workspace()
-    if ws is not None:
-        return ws.memory_db
-    return Path.home() / ".nervapack" / "memory.db"
+# the one lookup order lives in workspace.py; this name stays for existing callers
+resolve_db_path = memory_db_path
 
 
 def _check_namespace(namespace) -> str:
