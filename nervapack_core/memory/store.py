@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..storage import Database
+from ..storage import Database, applied_version, open_reader
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
@@ -44,7 +44,13 @@ resolve_db_path = memory_db_path
 
 
 class MemoryStore:
-    """Bi-temporal memory in SQLite FTS5. See DESIGN.md for the API."""
+    """Bi-temporal memory in SQLite FTS5. See DESIGN.md for the API.
+
+    ``read_only=True`` opens the file ``mode=ro`` (:func:`nervapack_core.storage.open_reader`):
+    nothing is created, migrated or written — every write method raises
+    ``NervapackError``, and ``recall`` leaves access counts and the recall log alone —
+    so a read-only copy of ``.nervapack/`` can be browsed.
+    """
 
     def __init__(
         self,
@@ -54,15 +60,21 @@ class MemoryStore:
         graph_db=None,
         counter: TokenCounter | None = None,
         lock_timeout: float = 60.0,
+        read_only: bool = False,
     ):
         self.path = resolve_db_path(db_path)
+        self.read_only = bool(read_only)
         self.namespace = check_namespace(namespace)
         self.counter = counter or default_counter()
         self.lock_timeout = lock_timeout
         self._lock = threading.RLock()
         self._session_id: str | None = None
-        self._db = self._open()
-        self._conn = self._db.conn
+        if self.read_only:
+            self._db: Database | None = None
+            self._conn = self._open_reader()
+        else:
+            self._db = self._open()
+            self._conn = self._db.conn
         if graph_db is None:
             sibling = self.path.parent / "graph.db"
             if sibling.exists() or self.path.parent.name == ".nervapack":
@@ -82,12 +94,46 @@ class MemoryStore:
         db.conn.execute("PRAGMA cache_size = -32000")
         return db
 
+    def _open_reader(self) -> sqlite3.Connection:
+        """A ``mode=ro`` connection that never migrates: a database from an older release
+        is read as it is when its tables suffice, else refused with a clear message."""
+        if self.path.exists() and self.path.is_dir():
+            raise NervapackError(f"{self.path} is a directory, not a memory database file")
+        conn = open_reader(self.path, label="memory database", timeout=self.lock_timeout,
+                           required_table="mem_nodes")
+        try:
+            version = applied_version(conn)
+            if version > schema.LATEST_VERSION:
+                raise NervapackError(
+                    f"{self.path} was written by a newer NervaPack (schema {version} > {schema.LATEST_VERSION}); "
+                    "upgrade nervapack-core.")
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(mem_nodes)")}
+            missing = [t for t in schema.REQUIRED_TABLES if t not in tables]
+            if missing or not {"rationale", "superseded_by", "degree"} <= columns:
+                raise NervapackError(
+                    f"{self.path} was written by an older NervaPack (schema {version}) and cannot be read "
+                    f"read-only ({', '.join(missing) or 'mem_nodes columns'} missing); open it once without "
+                    "read-only to upgrade it.")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise NervapackError(f"{self.path} is not a usable memory database: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise NervapackError(f"memory database {self.path} was opened read-only; this operation writes")
+
     def _write(self, fn, *, changes=True):
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction (waiting, with backoff,
         while another process writes).
 
         ``changes``: the transaction changes memory content, so the change marker is bumped.
         """
+        self._writable()
         with self._lock:
             with self._db.transaction() as conn:
                 result = fn(conn)
@@ -98,15 +144,27 @@ class MemoryStore:
     def _read(self, fn):
         """Run ``fn(conn)`` on one consistent snapshot."""
         with self._lock:
-            with self._db.snapshot() as conn:
-                return fn(conn)
+            if self._db is not None:
+                with self._db.snapshot() as conn:
+                    return fn(conn)
+            try:
+                self._conn.execute("BEGIN")
+                try:
+                    return fn(self._conn)
+                finally:
+                    self._conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                raise NervapackError(f"memory database error ({self.path}): {exc}") from None
 
     def _ns(self, namespace=None) -> str:
         return self.namespace if namespace is None else check_namespace(namespace)
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
 
     def __enter__(self):
         return self
@@ -127,6 +185,7 @@ class MemoryStore:
         TOUCHES when the code graph defines them); the active session gets OCCURRED_IN;
         ``supersedes`` closes the old version at this one's ``valid_from``.
         """
+        self._writable()
         ns = self._ns(namespace)
         args = store_args(content, kind, entities, confidence, rationale, alternatives_rejected, valid_from,
                           metadata, source, expires_at, caused_by, derived_from)
@@ -138,6 +197,7 @@ class MemoryStore:
                  alternatives_rejected=None, metadata=None, source=None, expires_at=None, session_id=None,
                  namespace=None) -> str:
         """Insert one node as given (no entity resolution, no automatic session)."""
+        self._writable()
         ns = self._ns(namespace)
         args = node_args(kind, content, confidence, alternatives_rejected, metadata, valid_from, expires_at)
         return self._write(lambda conn: writes.add_node(conn, ns, args, rationale=rationale, source=source,
@@ -145,6 +205,7 @@ class MemoryStore:
 
     def add_edge(self, src, dst, kind, weight=1.0, data=None, *, namespace=None) -> bool:
         """Link two nodes of the namespace; ``SUPERSEDES`` applies the supersede rules."""
+        self._writable()
         ns = self._ns(namespace)
         kind = check_edge_kind(kind)
         if kind == "SUPERSEDES":
@@ -155,17 +216,20 @@ class MemoryStore:
 
     def supersede(self, new_id, old_id, *, namespace=None) -> None:
         """``new_id`` replaces ``old_id``: the old one closes at the new one's ``valid_from``."""
+        self._writable()
         ns = self._ns(namespace)
         self._write(lambda conn: _supersede(conn, ns, str(new_id).strip(), str(old_id).strip()))
 
     def verify(self, node_id, verdict="confirm", *, namespace=None) -> dict:
         """``confirm``: confidence +0.1 (max 1); ``refute``: close the node now and halve its confidence."""
+        self._writable()
         ns = self._ns(namespace)
         v = validate.verdict(verdict)
         return self._write(lambda conn: writes.verify(conn, ns, node_id, v))
 
     def forget(self, node_id=None, *, entity=None, purge=False, namespace=None) -> dict:
         """Tombstone (default) or hard-delete (``purge=True``) a node, or an entity and everything about it."""
+        self._writable()
         ns = self._ns(namespace)
         if not node_id and not entity:
             raise NervapackError("forget needs a node id or an entity name")
@@ -174,6 +238,7 @@ class MemoryStore:
     # ------------------------------------------------------------------ sessions
     def start_session(self, name="session", *, namespace=None) -> str:
         """Open a session; later ``store`` calls in this namespace attach to it (OCCURRED_IN)."""
+        self._writable()
         ns = self._ns(namespace)
         title = check_content(str(name) if name is not None else "session")
         sid = self._write(lambda conn: writes.start_session(conn, ns, title))
@@ -187,6 +252,7 @@ class MemoryStore:
 
     def end_session(self, summary=None, *, session_id=None, namespace=None) -> dict:
         """Close a session (the active one by default), store its summary as an outcome, queue consolidation."""
+        self._writable()
         ns = self._ns(namespace)
         result = self._write(lambda conn: writes.end_session(conn, ns, summary, session_id=session_id,
                                                              session_hint=self._session_id))
@@ -215,6 +281,7 @@ class MemoryStore:
 
     def clear_session(self, session_id, *, namespace=None) -> dict:
         """Delete a session and every node recorded in it (hard delete)."""
+        self._writable()
         ns = self._ns(namespace)
         result = self._write(lambda conn: writes.clear_session(conn, ns, session_id))
         if self._session_id == result["session_id"]:
@@ -236,7 +303,8 @@ class MemoryStore:
                log=True, touch=True) -> Recall:
         """Scored, budget-capped recall. ``r.tokens <= budget_tokens`` always."""
         ns = self._ns(namespace)
-        record = lambda fn: self._write(fn, changes=False)  # noqa: E731 - telemetry is not a memory change
+        # telemetry and access counts are not memory changes; a read-only store skips them
+        record = None if self.read_only else (lambda fn: self._write(fn, changes=False))
         return run_recall(self._read, record, self.counter, ns, query, budget_tokens, as_of, min_confidence,
                           log=log, touch=touch)
 
@@ -319,6 +387,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ consolidation
     def consolidate(self, *, session_id=None, dry_run=False, namespace=None, threshold=0.9) -> dict:
         """Tombstone near-duplicates within sessions (see :mod:`.consolidate`); ``dry_run`` only reports."""
+        if not dry_run:
+            self._writable()
         ns = self._ns(namespace)
         limit = _consolidate.check_threshold(threshold)
         run = self._read if dry_run else self._write
@@ -338,6 +408,7 @@ class MemoryStore:
         "alternatives_rejected"?, "valid_from"?, "metadata"?, "source"?, "expires_at"?,
         "supersedes"?}``.
         """
+        self._writable()
         shape, data = transfer.parse_import(data)
         if shape == "export":
             rows, override = transfer.check_export(data, namespace)
@@ -355,6 +426,11 @@ class MemoryStore:
         """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""
         target = transfer.backup_target(dest, overwrite=overwrite)
         with self._lock:
+            if self._db is None:
+                try:
+                    return transfer.backup(self._conn, target)
+                except sqlite3.Error as exc:
+                    raise NervapackError(f"memory database error ({self.path}): {exc}") from None
             try:
                 return self._db.retry(lambda: transfer.backup(self._conn, target))
             except sqlite3.Error as exc:
