@@ -21,9 +21,9 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
-from .validate import check_confidence
 from .pack import check_budget, pack
 from .timeutil import age_days, now, now_iso, parse_time, to_iso
+from .validate import check_confidence
 
 __all__ = ["Recall", "RecallItem", "fts_stages", "visible_sql", "run_recall", "check_confidence", "query_tokens"]
 

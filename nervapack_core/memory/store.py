@@ -26,14 +26,21 @@ from ..storage import Database, applied_version, open_reader
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
-from . import schema, transfer, views, writes
+from . import schema, transfer, validate, views, writes
 from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
-from .recall import Recall, run_recall
-from . import validate
 from .nodes import supersede as _supersede
-from .validate import EDGE_KINDS, NODE_KINDS, check_content, check_edge_kind, check_namespace, json_dict, \
-    node_args, store_args
+from .recall import Recall, run_recall
+from .validate import (
+    EDGE_KINDS,
+    NODE_KINDS,
+    check_content,
+    check_edge_kind,
+    check_namespace,
+    json_dict,
+    node_args,
+    store_args,
+)
 
 __all__ = ["MemoryStore", "NODE_KINDS", "EDGE_KINDS", "resolve_db_path"]
 

@@ -17,8 +17,15 @@ from . import nodes, schema
 from .nodes import INSERT_NODE, NODE_COLS, node_dict
 from .resolve import clean_name
 from .timeutil import new_id, now_iso, to_iso
-from .validate import check_confidence, check_content, check_edge_kind, check_kind, check_namespace, json_dict, \
-    str_list
+from .validate import (
+    check_confidence,
+    check_content,
+    check_edge_kind,
+    check_kind,
+    check_namespace,
+    json_dict,
+    str_list,
+)
 
 __all__ = ["EXPORT_FORMAT", "export", "parse_import", "check_specs", "import_specs", "check_export",
            "import_export", "backup_target", "backup"]

@@ -275,7 +275,7 @@ def list_decisions(conn: sqlite3.Connection, ns: str, *, session_id=None, text=N
     out: list[dict] = []
     current: dict | None = None
     for row in rows:
-        pos, part = row[0], row[1]
+        part = row[1]
         node = node_dict(_strip(row))
         if part == 0:
             current = node

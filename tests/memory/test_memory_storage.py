@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from nervapack_core.errors import NervapackError
-from nervapack_core.memory import MemoryStore
-from nervapack_core.memory import schema
+from nervapack_core.memory import MemoryStore, schema
 from nervapack_core.workspace import memory_db_path
 
 FIXTURE = Path(__file__).parent / "fixtures" / "memory_v0_1.db"
@@ -137,12 +136,12 @@ def _run_in_read_only_folder(folder: Path, argv: list[str]) -> subprocess.Comple
             pytest.skip("running as root and unshare is not available to make a read-only folder")
         script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"'
         proc = subprocess.run(["unshare", "-m", "sh", "-c", script, str(folder), *argv],
-                              capture_output=True, text=True, env=env, timeout=120)
+                              check=False, capture_output=True, text=True, env=env, timeout=120)
         if proc.returncode != 0 and ("unshare" in proc.stderr or "mount" in proc.stderr) \
                 and "Traceback" not in proc.stderr:
             pytest.skip(f"cannot make a read-only mount here: {proc.stderr.strip()}")
         return proc
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_read_only_store_reads_a_read_only_folder_without_changing_it(tmp_path):
