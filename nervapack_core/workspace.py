@@ -7,12 +7,14 @@ walking up from the current directory; ``NERVAPACK_HOME`` names the root explici
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Workspace", "find_workspace", "WORKSPACE_DIR"]
+__all__ = ["Workspace", "find_workspace", "memory_db_path", "WORKSPACE_DIR", "MEMORY_DB_ENV"]
 
 WORKSPACE_DIR = ".nervapack"
+MEMORY_DB_ENV = "NERVAPACK_MEMORY_DB"
 
 
 @dataclass(frozen=True)
@@ -62,3 +64,23 @@ def find_workspace(start: str | os.PathLike | None = None) -> Workspace | None:
                 continue
             return Workspace(folder)
     return None
+
+
+def memory_db_path(db_path: str | os.PathLike | None = None, *, environ: Mapping[str, str] | None = None) -> Path:
+    """The memory database to use, by the one lookup order every command follows:
+
+    ``NERVAPACK_MEMORY_DB``, then ``db_path``, then the nearest workspace's
+    ``.nervapack/memory.db``, then the global ``~/.nervapack/memory.db``.
+    ``environ`` defaults to ``os.environ`` (the dashboard passes the environment it was
+    started with).
+    """
+    env = os.environ if environ is None else environ
+    named = env.get(MEMORY_DB_ENV)
+    if named:
+        return Path(named).expanduser()
+    if db_path:
+        return Path(db_path).expanduser()
+    ws = find_workspace()
+    if ws is not None:
+        return ws.memory_db
+    return Path.home() / WORKSPACE_DIR / "memory.db"

@@ -121,7 +121,7 @@ def history(src: data.Sources):
 def _memory(path: str, file_marker):
     from ..memory import MemoryStore
 
-    return MemoryStore(db_path=path)
+    return MemoryStore(db_path=path, read_only=True)
 
 
 def memory(src: data.Sources):

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from ..errors import NervapackError
-from ..workspace import find_workspace
+from ..workspace import find_workspace, memory_db_path
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
 __all__ = ["register", "serve", "app_dir", "streamlit_command"]
@@ -110,8 +110,7 @@ def serve(path, port, address, no_browser, demo):
         env[MEMORY_ENV] = str(root / ".nervapack" / "memory.db")
     else:
         env.pop(DEMO_ENV, None)
-        memory = os.environ.get("NERVAPACK_MEMORY_DB")
-        env[MEMORY_ENV] = str(Path(memory).expanduser()) if memory else str(root / ".nervapack" / "memory.db")
+        env[MEMORY_ENV] = str(memory_db_path(root / ".nervapack" / "memory.db"))
     # Streamlit's own network-facing settings, in case a user config says otherwise
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     env["STREAMLIT_SERVER_HEADLESS"] = "true"

@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import NervapackError
-from ..workspace import find_workspace
+from ..workspace import MEMORY_DB_ENV, find_workspace, memory_db_path
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
 __all__ = [
@@ -77,11 +77,13 @@ def resolve_sources(environ=None) -> Sources:
     else:
         ws = find_workspace()
         root = ws.root if ws else None
-    mem_text = env.get(MEMORY_ENV) or env.get("NERVAPACK_MEMORY_DB")
+    mem_text = env.get(MEMORY_ENV)
     if mem_text:
         memory = Path(mem_text).expanduser()
+    elif root or env.get(MEMORY_DB_ENV):
+        memory = memory_db_path(root / ".nervapack" / "memory.db" if root else None, environ=env)
     else:
-        memory = root / ".nervapack" / "memory.db" if root else None
+        memory = None
     return Sources(root=root, memory_db=memory, demo=demo)
 
 

@@ -9,18 +9,18 @@ also orders memories stored within the same millisecond; ids are never compared.
 from __future__ import annotations
 
 import json
-import re
+import sqlite3
 
 from ..errors import NervapackError
+from ..text import words as _words
+from .nodes import node_row
 from .timeutil import now_iso
 
-__all__ = ["jaccard", "find_duplicates", "consolidate"]
-
-_WORD = re.compile(r"[^\W_]+")
-
+__all__ = ["jaccard", "find_duplicates", "consolidate", "check_threshold"]
 
 def words(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(text or ""))
+    """The lower-cased word set of ``text`` (:func:`nervapack_core.text.words`)."""
+    return frozenset(w.lower() for w in _words(text))
 
 
 def jaccard(a: str, b: str) -> float:
@@ -51,50 +51,48 @@ def find_duplicates(rows, threshold=0.9) -> list[dict]:
     return drop
 
 
-def consolidate(store, *, session_id=None, dry_run=False, namespace=None, threshold=0.9) -> dict:
-    """Process pending consolidation jobs (or one session). ``dry_run`` changes nothing."""
-    ns = store._ns(namespace)
+def check_threshold(threshold) -> float:
     try:
-        threshold = float(threshold)
+        return float(threshold)
     except (TypeError, ValueError):
         raise NervapackError(f"threshold must be a number, got {threshold!r}") from None
 
-    def body(conn):
-        if session_id:
-            row = store._node_row(conn, session_id, ns)
-            if row["kind"] != "session":
-                raise NervapackError(f"{session_id!r} is not a session")
-            sessions = [row["id"]]
-            jobs = [r[0] for r in conn.execute(
-                "SELECT rid FROM mem_review_queue WHERE namespace = ? AND session_id = ? AND status = 'pending'",
-                (ns, row["id"]))]
-        else:
-            pending = conn.execute(
-                "SELECT rid, session_id FROM mem_review_queue WHERE namespace = ? AND status = 'pending' ORDER BY rid",
-                (ns,)).fetchall()
-            jobs = [r[0] for r in pending]
-            sessions = list(dict.fromkeys(r[1] for r in pending))
-        plan: list[dict] = []
-        for sid in sessions:
-            rows = conn.execute(
-                "SELECT rid, id, kind, content FROM mem_nodes WHERE namespace = ? AND session_id = ? "
-                "AND tombstoned = 0 AND kind NOT IN ('session', 'entity') ORDER BY rid", (ns, sid)).fetchall()
-            for d in find_duplicates([tuple(r) for r in rows], threshold):
-                d["session_id"] = sid
-                plan.append(d)
-        if not dry_run:
-            stamp = now_iso()
-            for d in plan:
-                meta = conn.execute("SELECT metadata FROM mem_nodes WHERE id = ?", (d["id"],)).fetchone()[0]
-                m = json.loads(meta or "{}")
-                m["consolidated_into"] = d["duplicate_of"]
-                conn.execute("UPDATE mem_nodes SET tombstoned = 1, tombstoned_at = ?, metadata = ? WHERE id = ?",
-                             (stamp, json.dumps(m, sort_keys=True), d["id"]))
-            conn.executemany("UPDATE mem_review_queue SET status = 'done', processed_at = ? WHERE rid = ?",
-                             [(stamp, j) for j in jobs])
-        return {"namespace": ns, "sessions": sessions, "tombstoned": plan, "dry_run": bool(dry_run),
-                "jobs": len(jobs)}
 
-    if dry_run:
-        return store._read(body)
-    return store._write(body)
+def consolidate(conn: sqlite3.Connection, ns: str, *, session_id=None, dry_run: bool = False,
+                threshold: float = 0.9) -> dict:
+    """Process pending consolidation jobs of ``ns`` (or one session) on ``conn``: a write
+    transaction, or a snapshot when ``dry_run`` (which changes nothing)."""
+    if session_id:
+        row = node_row(conn, session_id, ns)
+        if row["kind"] != "session":
+            raise NervapackError(f"{session_id!r} is not a session")
+        sessions = [row["id"]]
+        jobs = [r[0] for r in conn.execute(
+            "SELECT rid FROM mem_review_queue WHERE namespace = ? AND session_id = ? AND status = 'pending'",
+            (ns, row["id"]))]
+    else:
+        pending = conn.execute(
+            "SELECT rid, session_id FROM mem_review_queue WHERE namespace = ? AND status = 'pending' ORDER BY rid",
+            (ns,)).fetchall()
+        jobs = [r[0] for r in pending]
+        sessions = list(dict.fromkeys(r[1] for r in pending))
+    plan: list[dict] = []
+    for sid in sessions:
+        rows = conn.execute(
+            "SELECT rid, id, kind, content FROM mem_nodes WHERE namespace = ? AND session_id = ? "
+            "AND tombstoned = 0 AND kind NOT IN ('session', 'entity') ORDER BY rid", (ns, sid)).fetchall()
+        for d in find_duplicates([tuple(r) for r in rows], threshold):
+            d["session_id"] = sid
+            plan.append(d)
+    if not dry_run:
+        stamp = now_iso()
+        for d in plan:
+            meta = conn.execute("SELECT metadata FROM mem_nodes WHERE id = ?", (d["id"],)).fetchone()[0]
+            m = json.loads(meta or "{}")
+            m["consolidated_into"] = d["duplicate_of"]
+            conn.execute("UPDATE mem_nodes SET tombstoned = 1, tombstoned_at = ?, metadata = ? WHERE id = ?",
+                         (stamp, json.dumps(m, sort_keys=True), d["id"]))
+        conn.executemany("UPDATE mem_review_queue SET status = 'done', processed_at = ? WHERE rid = ?",
+                         [(stamp, j) for j in jobs])
+    return {"namespace": ns, "sessions": sessions, "tombstoned": plan, "dry_run": bool(dry_run),
+            "jobs": len(jobs)}

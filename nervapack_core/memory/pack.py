@@ -10,10 +10,10 @@ is used, and when nothing fits the text is empty.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from dataclasses import dataclass, field
 
-from ..errors import NervapackError
+from .. import budget as _budget
+from ..budget import CountCache, largest_fitting
 from ..tokens import TokenCounter, default_counter
 from .timeutil import day_of
 
@@ -41,16 +41,8 @@ class PackResult:
 
 
 def check_budget(budget_tokens) -> int:
-    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
-        try:
-            if isinstance(budget_tokens, bool) or float(budget_tokens) != int(budget_tokens):
-                raise ValueError
-            budget_tokens = int(budget_tokens)
-        except (TypeError, ValueError, OverflowError):
-            raise NervapackError(f"budget_tokens must be a whole number >= 1, got {budget_tokens!r}") from None
-    if budget_tokens < 1:
-        raise NervapackError(f"budget_tokens must be at least 1, got {budget_tokens}")
-    return budget_tokens
+    """``budget_tokens`` as a whole number >= 1 (the shared rule of :mod:`nervapack_core.budget`)."""
+    return _budget.check_budget(budget_tokens, name="budget_tokens")
 
 
 def _one_line(text: str) -> str:
@@ -142,25 +134,16 @@ def pack(
     return best or PackResult("", 0, [])
 
 
-def _cached_counter(counter):
-    """Memoise counts of short strings (item lines, provenance entries) across recalls."""
-    key = id(counter)
-    cached = _COUNTERS.get(key)
-    if cached is None or cached[0] is not counter:
-        base = counter.count
-
-        @lru_cache(maxsize=16384)
-        def short(text: str) -> int:
-            return base(text)
-
-        def count(text: str) -> int:
-            return short(text) if len(text) <= 400 else base(text)
-
-        cached = _COUNTERS[key] = (counter, count)
-    return cached[1]
+def _cached_counter(counter) -> CountCache:
+    """One :class:`~nervapack_core.budget.CountCache` per counter, kept across recalls:
+    item lines and provenance entries recur from one recall to the next."""
+    cached = _COUNTERS.get(id(counter))
+    if cached is None or cached.counter is not counter:
+        cached = _COUNTERS[id(counter)] = CountCache(counter)
+    return cached
 
 
-_COUNTERS: dict[int, tuple] = {}
+_COUNTERS: dict[int, CountCache] = {}
 
 
 def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
@@ -182,13 +165,12 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
         section_cost = 0 if item.kind in kinds_used else _section_cost(item.kind, counter) + 2
         line = item_line(item)
         cost = count(line) + 1 + section_cost
-        truncate = getattr(counter, "truncate", None)
-        if cost > room and not chosen and truncate is not None:
+        if cost > room and not chosen and getattr(counter, "truncate", None) is not None:
             # the best item alone is too long: show as much of it as fits
             body = _one_line(item.content)
             keep = room - (cost - count(body)) - 3
             if keep >= 4:
-                line = item_line(item, truncate(body, keep).rstrip() + " …")
+                line = item_line(item, count.truncate(body, keep).rstrip() + " …")
                 cost = count(line) + 1 + section_cost
         if cost <= room:
             lines[item.id] = line
@@ -210,18 +192,26 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
         provenance.append(entry)
         used += extra
 
-    # exact check: drop provenance entries, then items, until the rendered text fits
-    while True:
-        fitted = _fit_header(header_fn, chosen, lines, provenance, budget, count, guess=used)
-        if fitted is not None:
-            return PackResult(fitted[0], fitted[1], list(chosen))
-        if provenance:
-            provenance.pop()
-        elif chosen:
-            dropped = chosen.pop()
-            lines.pop(dropped.id, None)
-        else:
-            return None
+    # exact check: keep as many provenance entries, then (without provenance) as many
+    # items, as fit once rendered; fewer of either never makes the text longer
+    fitted: dict[tuple[int, int], tuple[str, int] | None] = {}
+
+    def fit(n_items: int, n_prov: int):
+        key = (n_items, n_prov)
+        if key not in fitted:
+            fitted[key] = _fit_header(header_fn, chosen[:n_items], lines, provenance[:n_prov], budget, count,
+                                      guess=used)
+        return fitted[key]
+
+    n_prov = largest_fitting(lambda k: fit(len(chosen), k) is not None, len(provenance))
+    if n_prov >= 0:
+        text, tokens = fit(len(chosen), n_prov)
+        return PackResult(text, tokens, list(chosen))
+    n_items = largest_fitting(lambda k: fit(k, 0) is not None, len(chosen))
+    if n_items < 0:
+        return None
+    text, tokens = fit(n_items, 0)
+    return PackResult(text, tokens, chosen[:n_items])
 
 
 def _fit_header(header_fn, chosen, lines, provenance, budget, count, guess=0):

@@ -5,7 +5,8 @@ then an OR of the tokens, stopping at the first stage that finds a visible node;
 (2) graph expansion up to 2 hops, a neighbour inheriting 0.6x its parent's relevance
 per hop; (3) temporal mask; (4) confidence filter; (5) score = relevance x recency x
 frequency x connectivity; (6) budget pack. Returned nodes get ``access_count`` and
-``last_accessed`` updated, and the recall is logged (telemetry).
+``last_accessed`` updated, and the recall is logged (telemetry), unless the store is
+read-only.
 
 User text never reaches FTS5 as syntax: the query is split into word tokens, each
 wrapped in double quotes, so quotes, ``AND``, ``*``, ``NEAR(`` or unbalanced
@@ -16,16 +17,16 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..text import STOPWORDS, fts_match, fts_quote, words
 from .pack import check_budget, pack
 from .timeutil import age_days, now, now_iso, parse_time, to_iso
+from .validate import check_confidence
 
-__all__ = ["Recall", "RecallItem", "fts_stages", "visible_sql", "run_recall"]
+__all__ = ["Recall", "RecallItem", "fts_stages", "visible_sql", "run_recall", "check_confidence", "query_tokens"]
 
-_TOKEN = re.compile(r"[^\W_]+")
 _LN2 = math.log(2)
 HALF_LIFE_DAYS = 30.0
 HOP_DECAY = 0.6
@@ -35,12 +36,6 @@ FTS_CANDIDATES = 100
 FTS_SCAN_CAP = 1000
 SEEDS_PER_HOP = 10
 FANOUT = 10
-# dropped from the prefix and OR stages when the query has other words (kept in the phrase stage)
-STOPWORDS = frozenset(
-    "a an the and or of for to in on at by with from is are was were be been it its this that these those why what "
-    "how when where who which do does did we our us i you your as about into over after before than then there "
-    "should would could can will shall may might must has have had not no yes so if but use used using".split()
-)
 BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
 
 _OUT_EDGES = "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?"
@@ -100,28 +95,29 @@ class Recall:
 
 
 def query_tokens(query: str) -> list[str]:
-    return _TOKEN.findall(query or "")[:32]
-
-
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
+    """The query's words (letters and digits, any script), at most 32."""
+    return words(query, limit=32)
 
 
 def fts_stages(query: str) -> list[tuple[str, str]]:
-    """``(stage, MATCH expression)`` pairs, every user token quoted."""
+    """``(stage, MATCH expression)`` pairs, every user token quoted.
+
+    Stopwords (:data:`nervapack_core.text.STOPWORDS`) are dropped from the prefix and
+    OR stages when the query has other words; the phrase stage keeps every word.
+    """
     tokens = query_tokens(query)
     if not tokens:
         return []
     unique = list(dict.fromkeys(t.lower() for t in tokens))
-    stages = [("phrase", _quote(" ".join(tokens)))]
+    stages = [("phrase", fts_quote(" ".join(tokens)))]
     content_words = [t for t in unique if t not in STOPWORDS]
     if content_words:
         unique = content_words
-    prefix = " ".join(_quote(t) + ("*" if len(t) >= 2 else "") for t in unique)
+    prefix = fts_match(unique, op="AND", prefix=True)
     if prefix != stages[0][1]:
         stages.append(("prefix", prefix))
     if len(unique) > 1:
-        stages.append(("or", " OR ".join(_quote(t) for t in unique)))
+        stages.append(("or", fts_match(unique, op="OR")))
     return stages
 
 
@@ -145,25 +141,18 @@ def visible_sql(as_of: str | None, reference: str) -> tuple[str, tuple]:
     )
 
 
-def check_confidence(value, what: str = "confidence") -> float:
-    """``value`` as a number in [0, 1], or a clear error naming ``what``."""
-    from ..errors import NervapackError
+def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=None, min_confidence=0.0, *,
+               log: bool = True, touch: bool = True) -> Recall:
+    """The whole pipeline for namespace ``ns`` (already checked).
 
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise NervapackError(f"{what} must be a number between 0 and 1, got {value!r}") from None
-    if not (0.0 <= v <= 1.0):
-        raise NervapackError(f"{what} must be between 0 and 1, got {value!r}")
-    return v
-
-
-def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_confidence=0.0, *, log=True, touch=True):
+    ``read(fn)`` runs ``fn(conn)`` on one snapshot; ``write(fn)`` runs it in a write
+    transaction that does not count as a memory change, or is ``None`` for a read-only
+    store: then access counts and the recall log are left alone.
+    """
     started = time.perf_counter()
     budget = check_budget(budget_tokens)
     min_conf = check_confidence(min_confidence, "min_confidence")
     query = "" if query is None else str(query)
-    ns = store._ns(namespace)
     as_of_iso = to_iso(as_of, field="as_of")
     ref_dt = parse_time(as_of_iso) if as_of_iso else now()
     reference = as_of_iso or now_iso()
@@ -171,7 +160,7 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
     base_filter = f"+n.namespace = ? AND n.kind != 'session' AND n.confidence >= ? AND {mask}"
     base_params = (ns, min_conf, *mask_params)
 
-    def read(conn):
+    def gather(conn):
         cur = conn.cursor()
         cur.row_factory = None  # plain tuples: much cheaper than sqlite3.Row here
         rel: dict[str, float] = {}
@@ -236,7 +225,7 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
             frontier = sorted(fresh, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
         return rows, rel, stage_used, direct
 
-    rows, rel, stage_used, _direct = store._read(read)
+    rows, rel, stage_used, _direct = read(gather)
 
     scored = []
     for nid, row in rows.items():
@@ -251,14 +240,14 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
     scored.sort(key=lambda it: (-it.score, it.id))
 
     label = (as_of_iso or reference)[:10]
-    result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=store.counter)
+    result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=counter)
     latency = (time.perf_counter() - started) * 1000.0
     returned = [it.id for it in result.items]
 
-    if (touch and returned) or log:
+    if write is not None and ((touch and returned) or log):
         stamp = now_iso()
 
-        def write(conn):
+        def record(conn):
             if touch and returned:
                 conn.executemany(
                     "UPDATE mem_nodes SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
@@ -272,7 +261,7 @@ def run_recall(store, query, budget_tokens=500, as_of=None, namespace=None, min_
                      round(latency, 3), stamp),
                 )
 
-        store._write(write, changes=False)
+        write(record)
 
     return Recall(
         query=query,

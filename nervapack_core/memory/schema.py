@@ -1,17 +1,22 @@
 """Memory database schema: numbered, forward-only migrations.
 
-Each migration is a list of SQL statements applied in its own ``BEGIN IMMEDIATE``
-transaction together with its row in ``schema_migrations`` and the bump of
-``PRAGMA user_version``; a crash leaves the database at the previous version.
+Each migration is a :class:`~nervapack_core.storage.Migration` applied by
+:func:`nervapack_core.storage.migrate` in its own ``BEGIN IMMEDIATE`` transaction together
+with its row in ``schema_migrations(version, name, applied_at)`` and the bump of
+``PRAGMA user_version``; a crash leaves the database at the previous version. The
+statements and numbering are those of release 0.1, so a memory.db it wrote (user_version
+5) opens unchanged and an older one upgrades in place.
 Never edit a migration that has shipped: append a new one.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
 
-__all__ = ["MIGRATIONS", "LATEST_VERSION", "migrate", "schema_version"]
+from ..storage import Database, Migration
+from ..storage import migrate as _migrate
+
+__all__ = ["MIGRATIONS", "LATEST_VERSION", "migrate", "schema_version", "REQUIRED_TABLES"]
 
 # v1: the original layout. Rationale and rejected alternatives lived in a JSON ``data``
 # column and the full-text index covered ``content`` only.
@@ -208,53 +213,25 @@ _V5 = [
     "DROP INDEX IF EXISTS mem_edges_src_kind",
 ]
 
-MIGRATIONS: list[tuple[str, list[str]]] = [
+_NAMED = [
     ("initial schema", _V1),
     ("first-class columns, FTS over content and rationale, indexes", _V2),
     ("recall telemetry, code references, change counter", _V3),
     ("degree and change counter maintained by the store, not per-row triggers", _V4),
     ("covering index for incoming edges", _V5),
 ]
+MIGRATIONS: list[Migration] = [
+    Migration(version, name, tuple(statements)) for version, (name, statements) in enumerate(_NAMED, start=1)
+]
 LATEST_VERSION = len(MIGRATIONS)
+# what a read-only store needs to answer every view (present from v3 on)
+REQUIRED_TABLES = ("mem_nodes", "mem_edges", "mem_aliases", "mem_meta", "mem_fts", "mem_recall_log", "mem_code_refs")
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-def migrate(conn: sqlite3.Connection, target: int | None = None) -> list[int]:
-    """Apply every migration newer than the database, each in its own transaction.
-
-    ``conn`` must be in autocommit mode (``isolation_level=None``). Returns the
-    versions applied. Safe when several processes open a new database at once: the
-    version is re-read inside the write transaction.
-    """
-    target = LATEST_VERSION if target is None else target
-    applied: list[int] = []
-    if schema_version(conn) >= target:
-        return applied
-    for version in range(1, target + 1):
-        name, statements = MIGRATIONS[version - 1]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            current = schema_version(conn)
-            if current >= version:
-                conn.execute("COMMIT")
-                continue
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-            )
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT OR REPLACE INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                (version, name, datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")),
-            )
-            conn.execute(f"PRAGMA user_version = {int(version)}")
-            conn.execute("COMMIT")
-            applied.append(version)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return applied
+def migrate(db: Database) -> list[int]:
+    """Apply every memory migration newer than ``db`` (see :func:`nervapack_core.storage.migrate`)."""
+    return _migrate(db, MIGRATIONS)

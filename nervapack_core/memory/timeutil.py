@@ -1,7 +1,7 @@
 """Time handling for the memory store.
 
 Every instant is stored as UTC ISO-8601 with a fixed width
-(``2026-06-01T00:00:00.000000Z``) so that string comparison in SQL is time order.
+(``2026-06-01T00:00:00.000000Z``, :data:`nervapack_core.storage.UTC_FORMAT`) so that string comparison in SQL is time order.
 Inputs accept ``datetime`` (naive = UTC), ``date`` (midnight UTC), ISO-8601 strings
 (date only, with or without time, ``Z`` or an offset) and the words ``now``/``today``.
 """
@@ -14,10 +14,9 @@ import time
 from datetime import date, datetime, timedelta, timezone
 
 from ..errors import NervapackError
+from ..storage import utc_iso, utc_now
 
 __all__ = ["now", "now_iso", "to_iso", "parse_time", "day_of", "age_days", "new_id", "KIND_PREFIX"]
-
-_FMT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 KIND_PREFIX = {
     "session": "s",
@@ -36,13 +35,10 @@ def now() -> datetime:
 
 
 def now_iso() -> str:
-    return now().strftime(_FMT)
+    return utc_now()
 
 
-def _from_datetime(value: datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).strftime(_FMT)
+_from_datetime = utc_iso
 
 
 def parse_time(value, *, field: str = "time") -> datetime:

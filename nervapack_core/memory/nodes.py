@@ -1,0 +1,212 @@
+"""Row-level primitives over one connection: read, insert and link memory nodes.
+
+Every function takes an open connection (inside the caller's transaction or snapshot)
+and a namespace; the write, view, transfer and consolidation modules build on them.
+Degrees are kept by the code that writes edges (no per-row triggers since schema v4).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from ..errors import NervapackError
+from ..storage import chunked
+from .resolve import alias_forms, find_entity
+from .timeutil import new_id, now_iso
+
+__all__ = [
+    "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
+    "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids",
+]
+
+NODE_COLS = (
+    "id, namespace, kind, content, confidence, rationale, alternatives, metadata, source, session_id, "
+    "valid_from, valid_until, recorded_at, expires_at, superseded_by, tombstoned, tombstoned_at, "
+    "access_count, last_accessed, verified_at, degree, rid"
+)
+INSERT_NODE = (
+    "INSERT INTO mem_nodes(id, namespace, kind, content, confidence, rationale, alternatives, metadata, source, "
+    "session_id, valid_from, valid_until, recorded_at, expires_at, superseded_by, tombstoned, tombstoned_at, "
+    "access_count, last_accessed, verified_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+# once per write transaction that changes memory content: the dashboard's cache key
+BUMP_CHANGE = "UPDATE mem_meta SET value = CAST(value AS INTEGER) + 1 WHERE namespace = '' AND key = 'change_seq'"
+_DEGREE_SQL = ("UPDATE mem_nodes SET degree = (SELECT COUNT(*) FROM mem_edges e WHERE e.src = mem_nodes.id) "
+               "+ (SELECT COUNT(*) FROM mem_edges e WHERE e.dst = mem_nodes.id) WHERE id IN ({marks})")
+
+
+def node_dict(row: sqlite3.Row) -> dict:
+    """A node row as the public dict (JSON columns decoded, internal rowid dropped)."""
+    d = dict(row)
+    d["alternatives_rejected"] = json.loads(d.pop("alternatives", None) or "[]")
+    d["metadata"] = json.loads(d.get("metadata") or "{}")
+    d["tombstoned"] = bool(d.get("tombstoned"))
+    d.pop("rid", None)
+    return d
+
+
+def node_row(conn: sqlite3.Connection, node_id, ns: str, *, allow_tombstoned: bool = True) -> sqlite3.Row:
+    """The row of ``node_id`` in ``ns``, or a clear error (unknown, other namespace, forgotten)."""
+    if not isinstance(node_id, str) or not node_id.strip():
+        raise NervapackError(f"a node id is required, got {node_id!r}")
+    row = conn.execute(f"SELECT {NODE_COLS} FROM mem_nodes WHERE id = ? AND +namespace = ?",
+                       (node_id.strip(), ns)).fetchone()
+    if row is None:
+        raise NervapackError(f"no memory node {node_id!r} in namespace {ns!r}")
+    if row["tombstoned"] and not allow_tombstoned:
+        raise NervapackError(f"memory node {node_id!r} has been forgotten (tombstoned)")
+    return row
+
+
+def nodes(conn: sqlite3.Connection, ids: Iterable[str], ns: str) -> dict[str, dict]:
+    """``{id: node dict}`` for the ids found in ``ns`` (chunked ``IN`` queries)."""
+    out: dict[str, dict] = {}
+    for chunk in chunked(dict.fromkeys(ids), 500):
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {NODE_COLS} FROM mem_nodes WHERE id IN ({marks}) AND +namespace = ?",
+                                (*chunk, ns)):
+            out[row["id"]] = node_dict(row)
+    return out
+
+
+def insert(conn: sqlite3.Connection, ns: str, kind: str, content: str, *, confidence: float = 1.0,
+           rationale=None, alternatives=None, metadata: str = "{}", source=None, session_id=None,
+           valid_from=None, expires_at=None, stamp=None) -> str:
+    """Insert one node; returns its new id."""
+    stamp = stamp or now_iso()
+    nid = new_id(kind)
+    conn.execute(INSERT_NODE, (
+        nid, ns, kind, content, confidence, rationale, json.dumps(alternatives or []), metadata, source,
+        session_id, valid_from or stamp, None, stamp, expires_at, None, 0, None, 0, None, None,
+    ))
+    return nid
+
+
+def edge(conn: sqlite3.Connection, ns: str, src: str, dst: str, kind: str, weight: float = 1.0, data=None,
+         stamp=None) -> bool:
+    """Link ``src`` -> ``dst`` (once per kind); True when the edge is new."""
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) VALUES (?,?,?,?,?,?,?)",
+        (ns, src, dst, kind, float(weight), stamp or now_iso(), json.dumps(data or {}, sort_keys=True)),
+    )
+    if cur.rowcount > 0:
+        conn.execute("UPDATE mem_nodes SET degree = degree + 1 WHERE id IN (?, ?)", (src, dst))
+        return True
+    return False
+
+
+def entity(conn: sqlite3.Connection, ns: str, name: str, stamp: str) -> str:
+    """The id of entity ``name`` in ``ns``, created (with its alias forms) when new."""
+    eid = find_entity(conn, ns, name)
+    if eid:
+        conn.executemany("INSERT OR IGNORE INTO mem_aliases(namespace, alias, entity_id) VALUES (?,?,?)",
+                         [(ns, form, eid) for form in alias_forms(name)])
+        return eid
+    eid = insert(conn, ns, "entity", name, stamp=stamp)
+    # a new entity takes over aliases left behind by a forgotten one
+    conn.executemany("INSERT OR REPLACE INTO mem_aliases(namespace, alias, entity_id) VALUES (?,?,?)",
+                     [(ns, form, eid) for form in alias_forms(name)])
+    return eid
+
+
+def active_session(conn: sqlite3.Connection, ns: str, preferred: str | None = None) -> str | None:
+    """The open session of ``ns``: ``preferred`` (this store's own) when still open there,
+    else the one recorded in ``mem_meta``."""
+    if preferred:
+        row = conn.execute("SELECT namespace, valid_until FROM mem_nodes WHERE id = ? AND tombstoned = 0",
+                           (preferred,)).fetchone()
+        if row and row[0] == ns and row[1] is None:
+            return preferred
+    row = conn.execute(
+        "SELECT m.value FROM mem_meta m JOIN mem_nodes n ON n.id = m.value "
+        "WHERE m.namespace = ? AND m.key = 'active_session' AND n.namespace = ? AND n.tombstoned = 0 "
+        "AND n.valid_until IS NULL", (ns, ns)).fetchone()
+    return row[0] if row else None
+
+
+def link_code(conn: sqlite3.Connection, ns: str, node_id: str, entity_id: str, hits: list[dict], stamp: str) -> None:
+    """TOUCHES from the node to the entity, and the code locations the entity names."""
+    edge(conn, ns, node_id, entity_id, "TOUCHES", stamp=stamp)
+    rows = []
+    for owner in {node_id, entity_id}:
+        for h in hits:
+            rows.append((ns, owner, entity_id, h["graph_node_id"], h["code_kind"], h["name"], h["qualified_name"],
+                         h["file"], h["start_line"], h["end_line"], h["language"], h["file_sha"], h["file_mtime"],
+                         stamp))
+    conn.executemany(
+        "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
+        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+def recount_degree(conn: sqlite3.Connection, ids: Iterable[str]) -> None:
+    """Recompute the degree of ``ids`` from their edges (after bulk edge changes)."""
+    for chunk in chunked(dict.fromkeys(i for i in ids if i), 400):
+        conn.execute(_DEGREE_SQL.format(marks=",".join("?" * len(chunk))), chunk)
+
+
+def supersede(conn: sqlite3.Connection, ns: str, new_id: str, old_id: str) -> None:
+    """``new_id`` replaces ``old_id``: the old version (and any older one still open past
+    it) closes at the new one's ``valid_from``. Cycles are refused."""
+    if new_id == old_id:
+        raise NervapackError("a node cannot supersede itself")
+    new = node_row(conn, new_id, ns)
+    node_row(conn, old_id, ns)
+    # refuse cycles: old must not already (transitively) supersede... new
+    cycle = conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT e.dst FROM mem_edges e JOIN chain c "
+        "ON e.src = c.id WHERE e.kind = 'SUPERSEDES') SELECT 1 FROM chain WHERE id = ?",
+        (old_id, new_id)).fetchone()
+    if cycle:
+        raise NervapackError(f"{old_id} already supersedes {new_id} (directly or through a chain)")
+    vf = new["valid_from"]
+    edge(conn, ns, new_id, old_id, "SUPERSEDES")
+    conn.execute("UPDATE mem_nodes SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+    conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT e.dst FROM mem_edges e JOIN chain c "
+        "ON e.src = c.id WHERE e.kind = 'SUPERSEDES') "
+        "UPDATE mem_nodes SET valid_until = ? WHERE id IN (SELECT id FROM chain) "
+        "AND (valid_until IS NULL OR valid_until > ?)",
+        (old_id, vf, vf))
+
+
+def purge(conn: sqlite3.Connection, ids: Iterable[str]) -> None:
+    """Hard-delete nodes with their edges, aliases and code references."""
+    ids = list(ids)
+    gone = set(ids)
+    neighbours: set[str] = set()
+    for chunk in chunked(ids, 400):
+        marks = ",".join("?" * len(chunk))
+        for a, b in conn.execute(f"SELECT src, dst FROM mem_edges WHERE src IN ({marks}) OR dst IN ({marks})",
+                                 (*chunk, *chunk)):
+            neighbours.update((a, b))
+    for chunk in chunked(ids, 400):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM mem_edges WHERE src IN ({marks}) OR dst IN ({marks})", (*chunk, *chunk))
+        conn.execute(f"DELETE FROM mem_aliases WHERE entity_id IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM mem_code_refs WHERE node_id IN ({marks}) OR entity_id IN ({marks})",
+                     (*chunk, *chunk))
+        conn.execute(f"UPDATE mem_nodes SET superseded_by = NULL WHERE superseded_by IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM mem_nodes WHERE id IN ({marks})", chunk)
+    recount_degree(conn, neighbours - gone)
+
+
+def chain_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
+    """``ids`` plus every version linked to them by SUPERSEDES, in either direction."""
+    found = set(ids)
+    frontier = list(found)
+    while frontier:
+        nxt = []
+        for chunk in chunked(frontier, 400):
+            marks = ",".join("?" * len(chunk))
+            for a, b in conn.execute(
+                    f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND (src IN ({marks}) OR dst IN ({marks}))",
+                    (*chunk, *chunk)):
+                for x in (a, b):
+                    if x not in found:
+                        found.add(x)
+                        nxt.append(x)
+        frontier = nxt
+    return found

@@ -1,0 +1,231 @@
+"""Moving memory in and out: export to JSON-ready data, bulk import (an export with its
+ids kept, or a list of node specs) and single-file backups.
+
+Parsing and checking happen before the write transaction (:func:`parse_import`,
+:func:`check_specs`, :func:`check_export`); the ``import_*`` functions then run inside
+the caller's transaction on the connection they are given.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from ..errors import NervapackError
+from . import nodes, schema
+from .nodes import INSERT_NODE, NODE_COLS, node_dict
+from .resolve import clean_name
+from .timeutil import new_id, now_iso, to_iso
+from .validate import (
+    check_confidence,
+    check_content,
+    check_edge_kind,
+    check_kind,
+    check_namespace,
+    json_dict,
+    str_list,
+)
+
+__all__ = ["EXPORT_FORMAT", "export", "parse_import", "check_specs", "import_specs", "check_export",
+           "import_export", "backup_target", "backup"]
+
+EXPORT_FORMAT = "nervapack-memory"
+
+
+def export(conn: sqlite3.Connection, ns: str | None) -> dict:
+    """Everything in namespace ``ns`` (``None``: all of them) as JSON-ready data."""
+    where, params = ("", ()) if ns is None else (" WHERE namespace = ?", (ns,))
+    found = [node_dict(r) for r in conn.execute(f"SELECT {NODE_COLS} FROM mem_nodes{where} ORDER BY rid", params)]
+    for n in found:
+        n.pop("degree", None)
+    edges = [{"namespace": r["namespace"], "source": r["src"], "target": r["dst"], "kind": r["kind"],
+              "weight": r["weight"], "created_at": r["created_at"], "data": json.loads(r["data"] or "{}")}
+             for r in conn.execute(f"SELECT * FROM mem_edges{where} ORDER BY rid", params)]
+    aliases = [dict(r) for r in conn.execute(
+        f"SELECT namespace, alias, entity_id FROM mem_aliases{where} ORDER BY namespace, alias", params)]
+    refs = [dict(r) for r in conn.execute(
+        f"SELECT namespace, node_id, entity_id, graph_node_id, code_kind, name, qualified_name, file, start_line, "
+        f"end_line, language, file_sha, file_mtime, created_at FROM mem_code_refs{where} ORDER BY rid", params)]
+    return {"format": EXPORT_FORMAT, "version": 1, "schema_version": schema.schema_version(conn),
+            "exported_at": now_iso(), "namespace": ns, "nodes": found, "edges": edges, "aliases": aliases,
+            "code_refs": refs}
+
+
+def parse_import(data) -> tuple[str, object]:
+    """``("export", dict)`` or ``("specs", list)`` from JSON text or Python data."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise NervapackError(f"import data is not valid JSON: {exc}") from None
+    if isinstance(data, dict) and "nodes" in data:
+        return "export", data
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise NervapackError("import expects a JSON array of node specs or an export object with 'nodes'")
+    return "specs", data
+
+
+def check_specs(specs: list) -> list[dict]:
+    """Node specs checked and normalised; an error names the item."""
+    prepared = []
+    for i, spec in enumerate(specs):
+        if isinstance(spec, str):
+            spec = {"content": spec}
+        if not isinstance(spec, dict):
+            raise NervapackError(f"import item {i} is not an object")
+        try:
+            kind = check_kind(spec.get("kind", "fact"))
+            if kind == "session":
+                raise NervapackError("sessions cannot be imported as specs")
+            prepared.append({
+                "kind": kind,
+                "content": check_content(spec.get("content")),
+                "confidence": check_confidence(spec.get("confidence", 1.0)),
+                "rationale": spec.get("rationale"),
+                "alternatives": str_list(spec.get("alternatives_rejected"), "alternatives_rejected"),
+                "metadata": json_dict(spec.get("metadata")),
+                "source": spec.get("source"),
+                "valid_from": to_iso(spec.get("valid_from"), field="valid_from"),
+                "expires_at": to_iso(spec.get("expires_at"), field="expires_at"),
+                "entities": list(dict.fromkeys(clean_name(e) for e in str_list(spec.get("entities"), "entities"))),
+                "supersedes": spec.get("supersedes"),
+            })
+        except NervapackError as exc:
+            raise NervapackError(f"import item {i}: {exc}") from None
+    return prepared
+
+
+def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: dict,
+                 session_hint: str | None = None) -> list[str | None]:
+    """Insert checked specs in one pass (nodes, then entities and edges); returns their ids."""
+    stamp = now_iso()
+    sid = nodes.active_session(conn, ns, session_hint)
+    rows, ids = [], []
+    for item in prepared:
+        if item["kind"] == "entity":
+            ids.append(None)
+            continue
+        nid = new_id(item["kind"])
+        ids.append(nid)
+        rows.append((nid, ns, item["kind"], item["content"], item["confidence"], item["rationale"],
+                     json.dumps(item["alternatives"]), item["metadata"], item["source"], sid,
+                     item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None))
+    conn.executemany(INSERT_NODE, rows)
+    entity_ids: dict[str, str] = {}
+    edges = []
+    for idx, item in enumerate(prepared):
+        if item["kind"] == "entity":
+            ids[idx] = nodes.entity(conn, ns, clean_name(item["content"]), stamp)
+            continue
+        nid = ids[idx]
+        if sid:
+            edges.append((ns, nid, sid, "OCCURRED_IN", 1.0, stamp, "{}"))
+        for name in item["entities"]:
+            eid = entity_ids.get(name)
+            if eid is None:
+                eid = entity_ids[name] = nodes.entity(conn, ns, name, stamp)
+            edges.append((ns, nid, eid, "ABOUT", 1.0, stamp, "{}"))
+            if name in code:
+                nodes.link_code(conn, ns, nid, eid, code[name], stamp)
+    before = conn.total_changes
+    conn.executemany("INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) "
+                     "VALUES (?,?,?,?,?,?,?)", edges)
+    if conn.total_changes - before == len(edges):
+        bump: dict[str, int] = {}
+        for e in edges:
+            bump[e[1]] = bump.get(e[1], 0) + 1
+            bump[e[2]] = bump.get(e[2], 0) + 1
+        conn.executemany("UPDATE mem_nodes SET degree = degree + ? WHERE id = ?",
+                         [(c, nid) for nid, c in bump.items()])
+    else:  # some edges already existed: count exactly
+        nodes.recount_degree(conn, {e[1] for e in edges} | {e[2] for e in edges})
+    for idx, item in enumerate(prepared):
+        if item["supersedes"]:
+            nodes.supersede(conn, ns, ids[idx], str(item["supersedes"]))
+    return ids
+
+
+def check_export(data: dict, namespace=None) -> tuple[list[tuple], str | None]:
+    """The node rows of an export, checked; ``namespace`` overrides the stored ones."""
+    found = data.get("nodes") or []
+    if not isinstance(found, list):
+        raise NervapackError("'nodes' must be a list")
+    override = check_namespace(namespace) if namespace is not None else None
+    rows = []
+    for i, n in enumerate(found):
+        if not isinstance(n, dict) or not n.get("id"):
+            raise NervapackError(f"export node {i} has no id")
+        try:
+            kind = check_kind(n.get("kind"))
+            rows.append((
+                str(n["id"]), override or check_namespace(n.get("namespace", "default")), kind,
+                check_content(n.get("content")), check_confidence(n.get("confidence", 1.0)), n.get("rationale"),
+                json.dumps(str_list(n.get("alternatives_rejected"), "alternatives_rejected")),
+                json_dict(n.get("metadata")), n.get("source"), n.get("session_id"),
+                to_iso(n.get("valid_from"), field="valid_from") or now_iso(),
+                to_iso(n.get("valid_until"), field="valid_until"),
+                to_iso(n.get("recorded_at"), field="recorded_at") or now_iso(),
+                to_iso(n.get("expires_at"), field="expires_at"), n.get("superseded_by"),
+                1 if n.get("tombstoned") else 0, to_iso(n.get("tombstoned_at"), field="tombstoned_at"),
+                int(n.get("access_count") or 0), to_iso(n.get("last_accessed"), field="last_accessed"),
+                to_iso(n.get("verified_at"), field="verified_at"),
+            ))
+        except NervapackError as exc:
+            raise NervapackError(f"export node {i} ({n.get('id')}): {exc}") from None
+    return rows, override
+
+
+def import_export(conn: sqlite3.Connection, data: dict, rows: list[tuple], override: str | None) -> int:
+    """Insert an export's nodes (ids kept, existing ones skipped), edges, aliases and code
+    references; returns how many nodes were new."""
+    edges = data.get("edges") or []
+    aliases = data.get("aliases") or []
+    refs = data.get("code_refs") or []
+
+    def ns_of(rec):
+        return override or rec.get("namespace") or "default"
+
+    before = conn.execute("SELECT COUNT(*) FROM mem_nodes").fetchone()[0]
+    conn.executemany(INSERT_NODE.replace("INSERT INTO", "INSERT OR IGNORE INTO"), rows)
+    imported = conn.execute("SELECT COUNT(*) FROM mem_nodes").fetchone()[0] - before
+    try:
+        conn.executemany(
+            "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) VALUES (?,?,?,?,?,?,?)",
+            [(ns_of(e), e["source"], e["target"], check_edge_kind(e["kind"]), float(e.get("weight", 1.0)),
+              e.get("created_at") or now_iso(), json.dumps(e.get("data") or {}, sort_keys=True)) for e in edges])
+        conn.executemany("INSERT OR IGNORE INTO mem_aliases(namespace, alias, entity_id) VALUES (?,?,?)",
+                         [(ns_of(a), a["alias"], a["entity_id"]) for a in aliases])
+        conn.executemany(
+            "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
+            "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(ns_of(r), r["node_id"], r["entity_id"], r["graph_node_id"], r.get("code_kind"), r.get("name"),
+              r.get("qualified_name"), r.get("file"), r.get("start_line"), r.get("end_line"), r.get("language"),
+              r.get("file_sha"), r.get("file_mtime"), r.get("created_at") or now_iso()) for r in refs])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise NervapackError(f"malformed edge, alias or code reference in import: {exc!r}") from None
+    nodes.recount_degree(conn, {e["source"] for e in edges} | {e["target"] for e in edges})
+    return imported
+
+
+def backup_target(dest, *, overwrite: bool = False) -> Path:
+    """Where a backup goes, checked (and an old file removed when ``overwrite``)."""
+    target = Path(dest).expanduser()
+    if target.exists():
+        if not overwrite:
+            raise NervapackError(f"{target} already exists; choose another path or overwrite it")
+        if target.is_dir():
+            raise NervapackError(f"{target} is a directory")
+        target.unlink()
+    if not target.parent.is_dir():
+        raise NervapackError(f"folder {target.parent} does not exist")
+    return target
+
+
+def backup(conn: sqlite3.Connection, target: Path) -> dict:
+    """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""
+    conn.execute("VACUUM INTO ?", (str(target),))
+    return {"path": str(target), "bytes": target.stat().st_size}

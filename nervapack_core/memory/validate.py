@@ -1,0 +1,145 @@
+"""Argument checks for the memory API: every bad input becomes a clear ``NervapackError``.
+
+Checks run before any transaction opens, so a rejected call never waits for the write
+lock and never leaves anything behind.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import NervapackError
+from .resolve import clean_name
+from .timeutil import KIND_PREFIX, to_iso
+
+__all__ = [
+    "NODE_KINDS", "EDGE_KINDS", "check_namespace", "check_kind", "check_edge_kind", "check_content",
+    "check_confidence", "str_list", "json_dict", "store_args", "node_args", "verdict",
+]
+
+NODE_KINDS = tuple(KIND_PREFIX)
+EDGE_KINDS = ("ABOUT", "OCCURRED_IN", "SUPERSEDES", "CONTRADICTS", "CAUSED", "DERIVED_FROM", "TOUCHES")
+
+
+def check_namespace(namespace: Any) -> str:
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise NervapackError(f"namespace must be a non-empty string, got {namespace!r}")
+    ns = namespace.strip()
+    if len(ns) > 100:
+        raise NervapackError("namespace names are limited to 100 characters")
+    return ns
+
+
+def check_kind(kind: Any) -> str:
+    k = str(kind).strip().lower() if kind is not None else ""
+    if k not in KIND_PREFIX:
+        raise NervapackError(f"unknown node kind {kind!r}; use one of: {', '.join(NODE_KINDS)}")
+    return k
+
+
+def check_edge_kind(kind: Any) -> str:
+    k = str(kind).strip().upper() if kind is not None else ""
+    if k not in EDGE_KINDS:
+        raise NervapackError(f"unknown edge kind {kind!r}; use one of: {', '.join(EDGE_KINDS)}")
+    return k
+
+
+def check_content(content: Any) -> str:
+    if not isinstance(content, str):
+        raise NervapackError(f"content must be text, got {type(content).__name__}")
+    text = content.strip()
+    if not text:
+        raise NervapackError("content is empty")
+    if len(text) > 1_000_000:
+        raise NervapackError("content is limited to 1,000,000 characters")
+    return text
+
+
+def check_confidence(value: Any, what: str = "confidence") -> float:
+    """``value`` as a number in [0, 1], or a clear error naming ``what``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise NervapackError(f"{what} must be a number between 0 and 1, got {value!r}") from None
+    if not (0.0 <= v <= 1.0):
+        raise NervapackError(f"{what} must be between 0 and 1, got {value!r}")
+    return v
+
+
+def str_list(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    try:
+        items = [str(v).strip() for v in value]
+    except TypeError:
+        raise NervapackError(f"{what} must be a list of strings") from None
+    return [i for i in items if i]
+
+
+def json_dict(value: Any, what: str = "metadata") -> str:
+    """``value`` (a dict or JSON text of one) as canonical JSON text."""
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise NervapackError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise NervapackError(f"{what} must be a JSON object (a dict)")
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError) as exc:
+        raise NervapackError(f"{what} cannot be stored as JSON: {exc}") from None
+
+
+def node_args(kind: Any, content: Any, confidence: Any, alternatives_rejected: Any, metadata: Any,
+              valid_from: Any, expires_at: Any) -> dict:
+    """The checked fields every new node has."""
+    return {
+        "kind": check_kind(kind),
+        "content": check_content(content),
+        "confidence": check_confidence(confidence),
+        "alternatives": str_list(alternatives_rejected, "alternatives_rejected"),
+        "metadata": json_dict(metadata),
+        "valid_from": to_iso(valid_from, field="valid_from"),
+        "expires_at": to_iso(expires_at, field="expires_at"),
+    }
+
+
+def store_args(content: Any, kind: Any, entities: Any, confidence: Any, rationale: Any, alternatives_rejected: Any,
+               valid_from: Any, metadata: Any, source: Any, expires_at: Any, caused_by: Any,
+               derived_from: Any) -> dict:
+    """The checked arguments of ``MemoryStore.store``; ``names`` starts with the entity
+    itself when an entity is stored."""
+    kind = check_kind(kind)
+    if kind == "session":
+        raise NervapackError("sessions are opened with start_session(), not stored")
+    content = check_content(content)
+    confidence = check_confidence(confidence)
+    names = list(dict.fromkeys(clean_name(e) for e in str_list(entities, "entities")))
+    args = node_args(kind, content, confidence, alternatives_rejected, metadata, valid_from, expires_at)
+    args["causes"] = str_list(caused_by, "caused_by")
+    args["derived"] = str_list(derived_from, "derived_from")
+    if rationale is not None and not isinstance(rationale, str):
+        raise NervapackError("rationale must be text")
+    if source is not None and not isinstance(source, str):
+        raise NervapackError("source must be text")
+    args["rationale"], args["source"] = rationale, source
+    args["names"] = [clean_name(content)] + names if kind == "entity" else names
+    return args
+
+
+def verdict(value: Any) -> str:
+    """``confirm`` or ``refute`` (yes/true/confirmed and no/false/refuted accepted)."""
+    v = str(value).strip().lower()
+    if v in ("true", "yes", "confirmed"):
+        v = "confirm"
+    if v in ("false", "no", "refuted"):
+        v = "refute"
+    if v not in ("confirm", "refute"):
+        raise NervapackError(f"verify takes 'confirm' or 'refute', got {value!r}")
+    return v

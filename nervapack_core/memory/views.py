@@ -1,0 +1,367 @@
+"""Read-only views of the memory: nodes, search, history, explanations, statistics,
+the recall log, decisions and the code bridge.
+
+Each function reads one namespace (``ns``) on the connection it is given, inside the
+caller's snapshot, and never writes; ``MemoryStore`` opens the snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ..errors import NervapackError
+from . import nodes, schema
+from .nodes import NODE_COLS, node_dict, node_row
+from .recall import fts_stages, visible_sql
+from .resolve import clean_name, find_entity
+from .timeutil import now_iso
+from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
+
+__all__ = [
+    "get_node", "search", "timeline", "about", "why", "namespaces", "stats", "data_version", "recall_log",
+    "list_decisions", "for_code", "to_code", "code_refs", "stale_refs", "active_session",
+]
+
+active_session = nodes.active_session
+
+
+def get_node(conn: sqlite3.Connection, ns: str, node_id, *, with_edges: bool = False) -> dict:
+    node = node_dict(node_row(conn, node_id, ns))
+    if with_edges:
+        node["edges"] = [dict(r) for r in conn.execute(
+            "SELECT kind, src AS source, dst AS target, weight, created_at FROM mem_edges "
+            "WHERE (src = ? OR dst = ?) AND namespace = ? ORDER BY rid", (node["id"], node["id"], ns))]
+        node["aliases"] = [r[0] for r in conn.execute(
+            "SELECT alias FROM mem_aliases WHERE entity_id = ? AND namespace = ? ORDER BY alias", (node["id"], ns))]
+    return node
+
+
+def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_history: bool = False,
+           kinds=None) -> list[dict]:
+    """Plain FTS search (no expansion, no budget, no access update), best first."""
+    limit = max(1, min(int(limit), 10_000))
+    kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
+    if include_history:
+        mask, params = "n.tombstoned = 0", ()
+    else:
+        mask, params = visible_sql(None, now_iso())
+    kind_sql = ""
+    if kind_list:
+        kind_sql = f" AND n.kind IN ({','.join('?' * len(kind_list))})"
+        params = (*params, *kind_list)
+    for stage, match in fts_stages(query):
+        rows = conn.execute(
+            f"SELECT n.id, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid "
+            f"WHERE mem_fts MATCH ? AND n.namespace = ? AND {mask}{kind_sql} ORDER BY r, n.rid LIMIT ?",
+            (match, ns, *params, limit)).fetchall()
+        if rows:
+            best = max(-r[1] for r in rows) or 1.0
+            found = nodes.nodes(conn, [r[0] for r in rows], ns)
+            out = []
+            for nid, rank in rows:
+                node = found[nid]
+                node["score"] = round(max(1e-6, -rank / best), 6) if best > 0 else 1.0
+                node["stage"] = stage
+                out.append(node)
+            return out
+    return []
+
+
+def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstoned: bool = False,
+             limit: int = 500) -> list[dict]:
+    """Every version about a topic or entity, oldest first, each with ``supersedes``."""
+    ids: set[str] = set()
+    try:
+        eid = find_entity(conn, ns, topic)
+    except NervapackError:
+        eid = None
+    if eid:
+        ids.update(r[0] for r in conn.execute(
+            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES')", (eid,)))
+    tomb = "" if include_tombstoned else " AND n.tombstoned = 0"
+    for _stage, match in fts_stages(topic):
+        rows = conn.execute(
+            "SELECT n.id FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
+            f"AND n.namespace = ? AND n.kind NOT IN ('session', 'entity'){tomb} "
+            "ORDER BY bm25(mem_fts, 1.0, 0.5), n.rid LIMIT ?", (match, ns, limit)).fetchall()
+        if rows:
+            ids.update(r[0] for r in rows)
+            break
+    ids = nodes.chain_ids(conn, ids)
+    found = [n for n in nodes.nodes(conn, ids, ns).values()
+             if n["kind"] not in ("session", "entity") and (include_tombstoned or not n["tombstoned"])]
+    order = {r[0]: r[1] for r in conn.execute(
+        f"SELECT id, rid FROM mem_nodes WHERE id IN ({','.join('?' * len(found))})",
+        [n["id"] for n in found])} if found else {}
+    sup: dict[str, list[str]] = {}
+    if found:
+        marks = ",".join("?" * len(found))
+        for src, dst in conn.execute(
+                f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND src IN ({marks}) ORDER BY rid",
+                [n["id"] for n in found]):
+            sup.setdefault(src, []).append(dst)
+    for n in found:
+        n["supersedes"] = sup.get(n["id"], [])
+        n["current"] = (not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None)
+    found.sort(key=lambda n: (n["valid_from"], n["recorded_at"], order.get(n["id"], 0)))
+    return found[:limit]
+
+
+def about(conn: sqlite3.Connection, ns: str, entity) -> dict:
+    """Entity dossier: the entity, its aliases, current and past memories about it, code locations."""
+    name = clean_name(entity)
+    eid = find_entity(conn, ns, name)
+    if not eid:
+        raise NervapackError(f"no entity named {name!r} in namespace {ns!r}")
+    ent = node_dict(node_row(conn, eid, ns))
+    aliases = [r[0] for r in conn.execute(
+        "SELECT alias FROM mem_aliases WHERE entity_id = ? AND namespace = ? ORDER BY alias", (eid, ns))]
+    ids = [r[0] for r in conn.execute(
+        "SELECT DISTINCT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') ORDER BY rid", (eid,))]
+    found = [n for n in nodes.nodes(conn, ids, ns).values() if not n["tombstoned"]]
+    found.sort(key=lambda n: (n["valid_from"], n["id"]))
+    current = [n for n in found if n["valid_until"] is None and n["superseded_by"] is None]
+    past = [n for n in found if not (n["valid_until"] is None and n["superseded_by"] is None)]
+    code = [dict(r) for r in conn.execute(
+        "SELECT DISTINCT graph_node_id, code_kind, name, qualified_name, file, start_line, end_line, language "
+        "FROM mem_code_refs WHERE node_id = ? AND namespace = ? ORDER BY file, start_line", (eid, ns))]
+    return {"entity": ent, "aliases": aliases, "current": current, "past": past, "code": code}
+
+
+def why(conn: sqlite3.Connection, ns: str, node_id) -> dict:
+    """Explain a decision: rationale, rejected alternatives, outcomes it caused, history, session."""
+    node = node_dict(node_row(conn, node_id, ns))
+    nid = node["id"]
+    out_edges = conn.execute("SELECT kind, dst FROM mem_edges WHERE src = ? ORDER BY rid", (nid,)).fetchall()
+    in_edges = conn.execute("SELECT kind, src FROM mem_edges WHERE dst = ? ORDER BY rid", (nid,)).fetchall()
+    related = nodes.nodes(conn, [r[1] for r in out_edges] + [r[1] for r in in_edges], ns)
+
+    def pick(edges, kinds):
+        return [related[o] for k, o in edges if k in kinds and o in related]
+
+    session = related.get(node["session_id"]) if node["session_id"] else None
+    return {
+        "node": node,
+        "rationale": node["rationale"],
+        "alternatives_rejected": node["alternatives_rejected"],
+        "outcomes": pick(out_edges, {"CAUSED"}),
+        "caused_by": pick(in_edges, {"CAUSED"}),
+        "entities": pick(out_edges, {"ABOUT"}),
+        "supersedes": pick(out_edges, {"SUPERSEDES"}),
+        "superseded_by": pick(in_edges, {"SUPERSEDES"}),
+        "contradicts": pick(out_edges, {"CONTRADICTS"}) + pick(in_edges, {"CONTRADICTS"}),
+        "derived_from": pick(out_edges, {"DERIVED_FROM"}),
+        "session": session,
+    }
+
+
+def namespaces(conn: sqlite3.Connection) -> list[dict]:
+    rows = conn.execute(
+        "SELECT namespace, COUNT(*) AS nodes, "
+        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind NOT IN ('session')) AS current, "
+        "SUM(kind = 'decision' AND tombstoned = 0) AS decisions, SUM(kind = 'session') AS sessions, "
+        "SUM(kind = 'entity' AND tombstoned = 0) AS entities, SUM(tombstoned) AS tombstoned, "
+        "SUM(superseded_by IS NOT NULL) AS superseded, MAX(recorded_at) AS last_recorded "
+        "FROM mem_nodes GROUP BY namespace ORDER BY namespace").fetchall()
+    return [dict(r) for r in rows]
+
+
+def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int,
+          session_hint: str | None = None) -> dict:
+    kinds = {k: 0 for k in NODE_KINDS}
+    for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_nodes WHERE namespace = ? AND tombstoned = 0 "
+                             "GROUP BY kind", (ns,)):
+        kinds[k] = c
+    agg = conn.execute(
+        "SELECT COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
+        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind != 'session') "
+        "FROM mem_nodes WHERE namespace = ?", (ns,)).fetchone()
+    edges = {k: 0 for k in EDGE_KINDS}
+    for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_edges WHERE namespace = ? GROUP BY kind", (ns,)):
+        edges[k] = c
+    top = [dict(r) for r in conn.execute(
+        "SELECT id, content AS name, degree FROM mem_nodes WHERE namespace = ? AND kind = 'entity' "
+        "AND tombstoned = 0 ORDER BY degree DESC, id LIMIT 10", (ns,))]
+    aliases = conn.execute("SELECT COUNT(*) FROM mem_aliases WHERE namespace = ?", (ns,)).fetchone()[0]
+    recalls = conn.execute("SELECT COUNT(*) FROM mem_recall_log WHERE namespace = ?", (ns,)).fetchone()[0]
+    pending = conn.execute("SELECT COUNT(*) FROM mem_review_queue WHERE namespace = ? AND status = 'pending'",
+                           (ns,)).fetchone()[0]
+    return {
+        "namespace": ns,
+        "db_path": db_path,
+        "db_size_bytes": db_size_bytes,
+        "schema_version": schema.schema_version(conn),
+        "nodes": kinds,
+        "total_nodes": agg[0] or 0,
+        "tombstoned": agg[1] or 0,
+        "superseded": agg[2] or 0,
+        "current": agg[3] or 0,
+        "edges": edges,
+        "aliases": aliases,
+        "sessions": kinds["session"],
+        "active_session": nodes.active_session(conn, ns, session_hint),
+        "top_entities": top,
+        "recalls": recalls,
+        "pending_consolidation": pending,
+    }
+
+
+def data_version(conn: sqlite3.Connection) -> str:
+    """A cheap marker that changes whenever memory (or the recall log) changes: a cache key."""
+    seq = conn.execute("SELECT value FROM mem_meta WHERE namespace = '' AND key = 'change_seq'").fetchone()
+    log = conn.execute("SELECT MAX(rid) FROM mem_recall_log").fetchone()[0]
+    return f"{seq[0] if seq else 0}:{log or 0}"
+
+
+def recall_log(conn: sqlite3.Connection, ns: str | None, limit: int = 100) -> list[dict]:
+    """Recent recalls, newest first (``ns`` None: every namespace)."""
+    limit = max(1, min(int(limit), 100_000))
+    if ns is None:
+        rows = conn.execute("SELECT * FROM mem_recall_log ORDER BY rid DESC LIMIT ?", (limit,))
+    else:
+        rows = conn.execute("SELECT * FROM mem_recall_log WHERE namespace = ? ORDER BY rid DESC LIMIT ?", (ns, limit))
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["returned_ids"] = json.loads(d["returned_ids"])
+        d["id"] = d.pop("rid")
+        out.append(d)
+    return out
+
+
+_PREFIXED_COLS = ", ".join(f"m.{c.strip()}" for c in NODE_COLS.split(","))
+
+
+def list_decisions(conn: sqlite3.Connection, ns: str, *, session_id=None, text=None, include_superseded=True,
+                   include_tombstoned=False, limit=500) -> list[dict]:
+    """Decisions with caused outcomes, entities and session name, newest first, in ONE query.
+
+    The statement returns each decision (part 0) followed by the nodes it CAUSED
+    (part 1), the entities it is ABOUT (part 2) and its session (part 3, when linked),
+    so a namespace with many decisions costs one round trip, not one per decision.
+    """
+    where = ["n.namespace = ?", "n.kind = 'decision'"]
+    params: list = [ns]
+    if not include_tombstoned:
+        where.append("n.tombstoned = 0")
+    if not include_superseded:
+        where.append("n.superseded_by IS NULL AND n.valid_until IS NULL")
+    if session_id:
+        where.append("n.session_id = ?")
+        params.append(session_id)
+    join = ""
+    if text and str(text).strip():
+        stages = fts_stages(str(text))
+        if not stages:
+            return []
+        join = "JOIN mem_fts ON mem_fts.rowid = n.rid"
+        where.append("mem_fts MATCH ?")
+        params.append(stages[-1][1])  # the broadest stage: any of the words
+    order = "n.valid_from DESC, n.rid DESC"
+    rows = conn.execute(
+        f"WITH d AS (SELECT n.id, n.session_id, ROW_NUMBER() OVER (ORDER BY {order}) AS pos "
+        f"FROM mem_nodes n {join} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?), "
+        "rel(pos, part, other) AS ("
+        "SELECT pos, 0, id FROM d "
+        "UNION ALL SELECT d.pos, CASE e.kind WHEN 'CAUSED' THEN 1 ELSE 2 END, e.dst FROM d "
+        "JOIN mem_edges e ON e.src = d.id WHERE e.kind IN ('CAUSED', 'ABOUT') "
+        "UNION ALL SELECT pos, 3, session_id FROM d WHERE session_id IS NOT NULL AND EXISTS ("
+        "SELECT 1 FROM mem_edges e WHERE (e.src = d.id AND e.dst = d.session_id) "
+        "OR (e.dst = d.id AND e.src = d.session_id))) "
+        f"SELECT rel.pos, rel.part, {_PREFIXED_COLS} FROM rel JOIN mem_nodes m ON m.id = rel.other "
+        "AND +m.namespace = ? ORDER BY rel.pos, rel.part, m.id",
+        (*params, int(limit), ns)).fetchall()
+    out: list[dict] = []
+    current: dict | None = None
+    for row in rows:
+        part = row[1]
+        node = node_dict(_strip(row))
+        if part == 0:
+            current = node
+            current.update(outcomes=[], entities=[], session_name=None)
+            current["current"] = (not node["tombstoned"] and node["valid_until"] is None
+                                  and node["superseded_by"] is None)
+            out.append(current)
+        elif part == 1:
+            current["outcomes"].append(node)
+        elif part == 2:
+            current["entities"].append(node["content"])
+        else:
+            current["session_name"] = node["content"]
+    return out
+
+
+def _strip(row: sqlite3.Row) -> dict:
+    """A joined row without its two ordering columns, keyed like a node row."""
+    d = dict(row)
+    d.pop("pos"), d.pop("part")
+    return d
+
+
+def for_code(conn: sqlite3.Connection, ns: str, path: str, line=None, *, include_history: bool = False) -> list[dict]:
+    """Memories that TOUCH the source file ``path`` (optionally the definition spanning ``line``)."""
+    sql = ("SELECT DISTINCT r.node_id, r.file, r.start_line, r.end_line, r.qualified_name, r.code_kind "
+           "FROM mem_code_refs r WHERE r.namespace = ? AND r.file = ?")
+    params: list = [ns, path]
+    if line is not None:
+        try:
+            ln = int(line)
+        except (TypeError, ValueError):
+            raise NervapackError(f"line must be a number, got {line!r}") from None
+        sql += " AND (r.start_line IS NULL OR r.start_line <= ?) AND (r.end_line IS NULL OR r.end_line >= ?)"
+        params += [ln, ln]
+    refs = conn.execute(sql + " ORDER BY r.start_line, r.node_id", params).fetchall()
+    found = nodes.nodes(conn, [r[0] for r in refs], ns)
+    out, seen = [], set()
+    for r in refs:
+        n = found.get(r[0])
+        if not n or n["id"] in seen or n["tombstoned"]:
+            continue
+        if not include_history and (n["superseded_by"] or n["valid_until"]) and n["kind"] != "entity":
+            continue
+        seen.add(n["id"])
+        n["code"] = {"file": r[1], "start_line": r[2], "end_line": r[3], "qualified_name": r[4], "kind": r[5]}
+        out.append(n)
+    return out
+
+
+def to_code(conn: sqlite3.Connection, ns: str, node_id) -> list[dict]:
+    """Code locations a memory node TOUCHES: file, line range, kind."""
+    row = node_row(conn, node_id, ns)
+    return [dict(r) for r in conn.execute(
+        "SELECT graph_node_id, code_kind AS kind, name, qualified_name, file, start_line, end_line, language, "
+        "file_sha, file_mtime, entity_id FROM mem_code_refs WHERE node_id = ? AND namespace = ? "
+        "ORDER BY file, start_line, graph_node_id", (row["id"], ns))]
+
+
+def code_refs(conn: sqlite3.Connection, ns: str) -> list[dict]:
+    """Every code reference of a live memory in ``ns``, with the file state stored with it."""
+    return [dict(r) for r in conn.execute(
+        "SELECT r.node_id, r.entity_id, r.graph_node_id, r.file, r.file_sha, r.file_mtime, n.kind, n.content "
+        "FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
+        "WHERE r.namespace = ? AND n.tombstoned = 0 ORDER BY r.file, r.node_id", (ns,))]
+
+
+def stale_refs(refs: list[dict], states: dict | None) -> dict:
+    """Which ``refs`` point at code that changed since: ``states`` maps file -> (sha, mtime)
+    as the code graph has them now (``None``: no code graph)."""
+    if states is None:
+        return {"available": False, "checked": 0, "stale": []}
+    stale, seen = [], set()
+    for r in refs:
+        sha, mtime = states.get(r["file"], (None, None))
+        reason = None
+        if sha is None and mtime is None:
+            reason = "file is no longer in the code graph"
+        elif r["file_sha"] and sha and sha != r["file_sha"]:
+            reason = "file content changed (sha differs)"
+        elif not (r["file_sha"] and sha) and r["file_mtime"] is not None and mtime is not None \
+                and float(mtime) != float(r["file_mtime"]):
+            reason = "file modified (mtime differs)"
+        key = (r["node_id"], r["file"])
+        if reason and key not in seen:
+            seen.add(key)
+            stale.append({"node_id": r["node_id"], "kind": r["kind"], "content": r["content"],
+                          "file": r["file"], "stored_sha": r["file_sha"], "current_sha": sha, "reason": reason})
+    return {"available": True, "checked": len(refs), "stale": stale}

@@ -1,0 +1,174 @@
+"""Write transactions of the memory: store, add nodes and edges, supersede, verify,
+forget and sessions.
+
+Each function runs inside the caller's write transaction (``conn``) on one namespace
+(``ns``) with arguments already checked by :mod:`.validate`; ``MemoryStore`` opens the
+transaction, bumps the change marker and keeps the active session.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ..errors import NervapackError
+from . import nodes
+from .resolve import clean_name, find_entity
+from .timeutil import now_iso
+from .validate import check_content
+
+__all__ = ["store", "add_node", "add_edge", "verify", "forget", "start_session", "end_session", "clear_session"]
+
+
+def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_id: str | None = None,
+          session_hint: str | None = None, supersedes: str | None = None) -> str:
+    """One memory from :func:`.validate.store_args`, linked to its entities, code,
+    session, causes and sources; returns its id."""
+    kind, names = args["kind"], args["names"]
+    stamp = now_iso()
+    sid = session_id or nodes.active_session(conn, ns, session_hint)
+    if session_id:
+        srow = nodes.node_row(conn, session_id, ns, allow_tombstoned=False)
+        if srow["kind"] != "session":
+            raise NervapackError(f"{session_id!r} is not a session")
+    if supersedes:
+        nodes.node_row(conn, supersedes, ns, allow_tombstoned=False)
+    for c in args["causes"] + args["derived"]:
+        nodes.node_row(conn, c, ns)
+    if kind == "entity":
+        nid = nodes.entity(conn, ns, names[0], stamp)
+        extra = names[1:]
+    else:
+        nid = nodes.insert(conn, ns, kind, args["content"], confidence=args["confidence"],
+                           rationale=args["rationale"], alternatives=args["alternatives"],
+                           metadata=args["metadata"], source=args["source"], session_id=sid,
+                           valid_from=args["valid_from"], expires_at=args["expires_at"], stamp=stamp)
+        extra = names
+        if sid:
+            nodes.edge(conn, ns, nid, sid, "OCCURRED_IN", stamp=stamp)
+    for name in extra:
+        eid = nodes.entity(conn, ns, name, stamp)
+        if eid != nid:
+            nodes.edge(conn, ns, nid, eid, "ABOUT", stamp=stamp)
+        if name in code:
+            nodes.link_code(conn, ns, nid, eid, code[name], stamp)
+    if kind == "entity" and names[0] in code:
+        nodes.link_code(conn, ns, nid, nid, code[names[0]], stamp)
+    if supersedes:
+        nodes.supersede(conn, ns, nid, supersedes.strip())
+    for c in args["causes"]:
+        nodes.edge(conn, ns, c, nid, "CAUSED", stamp=stamp)
+    for d in args["derived"]:
+        nodes.edge(conn, ns, nid, d, "DERIVED_FROM", stamp=stamp)
+    return nid
+
+
+def add_node(conn: sqlite3.Connection, ns: str, args: dict, *, rationale=None, source=None,
+             session_id: str | None = None) -> str:
+    """One node as given (no entity resolution, no automatic session); returns its id."""
+    if session_id:
+        nodes.node_row(conn, session_id, ns)
+    if args["kind"] == "entity":
+        return nodes.entity(conn, ns, clean_name(args["content"]), now_iso())
+    nid = nodes.insert(conn, ns, args["kind"], args["content"], confidence=args["confidence"], rationale=rationale,
+                       alternatives=args["alternatives"], metadata=args["metadata"], source=source,
+                       session_id=session_id, valid_from=args["valid_from"], expires_at=args["expires_at"])
+    if session_id:
+        nodes.edge(conn, ns, nid, session_id, "OCCURRED_IN")
+    return nid
+
+
+def add_edge(conn: sqlite3.Connection, ns: str, src, dst, kind: str, weight: float, payload: dict) -> bool:
+    """Link two nodes of ``ns`` (not SUPERSEDES: that goes through :func:`.nodes.supersede`)."""
+    nodes.node_row(conn, src, ns)
+    nodes.node_row(conn, dst, ns)
+    if src == dst:
+        raise NervapackError("an edge needs two different nodes")
+    return nodes.edge(conn, ns, src, dst, kind, weight, payload)
+
+
+def verify(conn: sqlite3.Connection, ns: str, node_id, verdict: str) -> dict:
+    """``confirm``: confidence +0.1 (max 1); ``refute``: close the node now and halve its confidence."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    stamp = now_iso()
+    if verdict == "confirm":
+        conn.execute("UPDATE mem_nodes SET confidence = MIN(1.0, confidence + 0.1), verified_at = ? WHERE id = ?",
+                     (stamp, row["id"]))
+    else:
+        conn.execute(
+            "UPDATE mem_nodes SET confidence = confidence * 0.5, verified_at = ?, "
+            "valid_until = CASE WHEN valid_until IS NULL OR valid_until > ? THEN ? ELSE valid_until END "
+            "WHERE id = ?", (stamp, stamp, stamp, row["id"]))
+    return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
+
+
+def forget(conn: sqlite3.Connection, ns: str, node_id=None, entity=None, purge: bool = False) -> dict:
+    """Tombstone (or purge) a node, or an entity and everything about it."""
+    ids: list[str] = []
+    if node_id:
+        ids.append(nodes.node_row(conn, node_id, ns)["id"])
+    if entity:
+        eid = find_entity(conn, ns, clean_name(entity))
+        if not eid:
+            raise NervapackError(f"no entity named {entity!r} in namespace {ns!r}")
+        ids.append(eid)
+        ids += [r[0] for r in conn.execute(
+            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') AND namespace = ?",
+            (eid, ns))]
+    ids = list(dict.fromkeys(ids))
+    if purge:
+        nodes.purge(conn, ids)
+    else:
+        stamp = now_iso()
+        conn.executemany("UPDATE mem_nodes SET tombstoned = 1, tombstoned_at = ? WHERE id = ? AND tombstoned = 0",
+                         [(stamp, i) for i in ids])
+    return {"ids": ids, "purged": bool(purge), "namespace": ns}
+
+
+def start_session(conn: sqlite3.Connection, ns: str, title: str) -> str:
+    """Open a session and make it the namespace's active one; returns its id."""
+    sid = nodes.insert(conn, ns, "session", title)
+    conn.execute("INSERT OR REPLACE INTO mem_meta(namespace, key, value) VALUES (?, 'active_session', ?)",
+                 (ns, sid))
+    return sid
+
+
+def _session_row(conn: sqlite3.Connection, ns: str, session_id) -> sqlite3.Row:
+    row = nodes.node_row(conn, session_id, ns)
+    if row["kind"] != "session":
+        raise NervapackError(f"{session_id!r} is not a session")
+    return row
+
+
+def end_session(conn: sqlite3.Connection, ns: str, summary=None, *, session_id=None,
+                session_hint: str | None = None) -> dict:
+    """Close a session, store its summary as an outcome and queue its consolidation."""
+    sid = session_id or nodes.active_session(conn, ns, session_hint)
+    if not sid:
+        raise NervapackError(f"no active session in namespace {ns!r}")
+    row = _session_row(conn, ns, sid)
+    stamp = now_iso()
+    summary_id = None
+    if summary and str(summary).strip():
+        summary_id = nodes.insert(conn, ns, "outcome", check_content(str(summary)), session_id=sid,
+                                  metadata=json.dumps({"session_summary": True}), stamp=stamp)
+        nodes.edge(conn, ns, summary_id, sid, "OCCURRED_IN", stamp=stamp)
+    meta = json.loads(row["metadata"] or "{}")
+    meta.update({"ended_at": stamp, "summary": summary})
+    conn.execute("UPDATE mem_nodes SET valid_until = COALESCE(valid_until, ?), metadata = ? WHERE id = ?",
+                 (stamp, json.dumps(meta, sort_keys=True), sid))
+    conn.execute("DELETE FROM mem_meta WHERE namespace = ? AND key = 'active_session' AND value = ?", (ns, sid))
+    conn.execute("INSERT INTO mem_review_queue(namespace, session_id, created_at) VALUES (?,?,?)", (ns, sid, stamp))
+    return {"session_id": sid, "summary_id": summary_id, "ended_at": stamp, "consolidation_queued": True}
+
+
+def clear_session(conn: sqlite3.Connection, ns: str, session_id) -> dict:
+    """Delete a session and every node recorded in it (hard delete)."""
+    row = _session_row(conn, ns, session_id)
+    ids = [r[0] for r in conn.execute("SELECT id FROM mem_nodes WHERE session_id = ? AND namespace = ?",
+                                      (row["id"], ns))]
+    nodes.purge(conn, ids + [row["id"]])
+    conn.execute("DELETE FROM mem_meta WHERE namespace = ? AND key = 'active_session' AND value = ?",
+                 (ns, row["id"]))
+    conn.execute("DELETE FROM mem_review_queue WHERE session_id = ?", (row["id"],))
+    return {"session_id": row["id"], "deleted_nodes": len(ids)}
