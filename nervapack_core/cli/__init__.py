@@ -10,8 +10,8 @@ import sys
 
 import click
 
-from . import __version__
-from .clickgroup import UserErrorGroup
+from .. import __version__
+from .common import UserErrorGroup
 
 
 @click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,9 +23,8 @@ def cli():
 def _register_subcommands():
     """Each part of the library owns its commands; the modules import their heavy
     dependencies (chromadb, tree-sitter, streamlit) only when a command runs."""
-    from .code import commands as code_commands, query_commands
-    from .dashboard import commands as dashboard_commands
-    from .memory.cli import memory_cli
+    from . import code as code_commands, query as query_commands, serve as dashboard_commands
+    from .memory import memory_cli
 
     for module in (code_commands, query_commands, dashboard_commands):
         module.register(cli)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .errors import NervapackError
+from ..errors import NervapackError
 
 __all__ = ["UserErrorGroup"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from ..clickgroup import UserErrorGroup
+from .common import UserErrorGroup
 from ..errors import NervapackError
 
 __all__ = ["memory_cli", "main"]
@@ -48,7 +48,7 @@ def _ctx() -> click.Context:
 
 
 def _store():
-    from .store import MemoryStore
+    from ..memory.store import MemoryStore
 
     ctx = _ctx()
     store = MemoryStore(ctx.meta.get("mem_db"), namespace=ctx.meta.get("mem_ns", "default"))
@@ -127,7 +127,7 @@ def memory_cli(ctx, db, namespace, as_json):
 def init_cmd(global_):
     """Create the memory database (schema and migrations) and print where it is."""
     from ..workspace import find_workspace
-    from .store import MemoryStore
+    from ..memory.store import MemoryStore
 
     ctx = _ctx()
     db = ctx.meta.get("mem_db") or os.environ.get("NERVAPACK_MEMORY_DB")

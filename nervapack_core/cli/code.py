@@ -31,7 +31,7 @@ def require_workspace(path: str | None = None) -> Workspace:
 
 
 def open_graph(ws: Workspace):
-    from .store import GraphStore
+    from ..code.store import GraphStore
 
     return GraphStore(ws.graph_db)
 
@@ -59,7 +59,7 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
     Honours .gitignore and .nervapackignore; skips binary, minified, generated and
     oversized files (and says so); re-parses only files whose content changed.
     """
-    from .ingest import ingest as run_ingest
+    from ..code.ingest import ingest as run_ingest
 
     console = _console()
     show_progress = not (as_json or quiet) and sys.stderr.isatty()
@@ -129,7 +129,7 @@ def _print_ingest(console, report) -> None:
 
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
-    from . import analytics
+    from ..code import analytics
 
     store = open_graph(ws)
     try:
@@ -239,7 +239,7 @@ def _print_status(console, d: dict, detailed: bool) -> None:
 @click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
 def export(fmt, output, path):
     """Export the graph: JSON {"nodes": [...], "edges": [...]} or GraphML (Gephi, yEd)."""
-    from .export import write_graphml, write_json
+    from ..code.export import write_graphml, write_json
 
     ws = require_workspace(path)
     store = open_graph(ws)

@@ -11,7 +11,7 @@ import json
 import click
 
 from ..errors import NervapackError
-from .commands import open_graph, require_workspace
+from .code import open_graph, require_workspace
 
 __all__ = ["register", "efficiency_panel"]
 
@@ -96,8 +96,8 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     into Markdown that never exceeds --budget tokens. "What breaks if I change X" and
     bare names (Session.send) are answered from the graph around X.
     """
-    from .pack import check_budget
-    from .retrieval import Retriever, answer
+    from ..code.pack import check_budget
+    from ..code.retrieval import Retriever, answer
 
     budget = check_budget(budget)
     ws = require_workspace(path)
@@ -204,7 +204,7 @@ def explore(target, hops, max_nodes, as_json, path):
     TARGET is a path (src/cli.py), a name (GraphBuilder, Session.send), kind:name
     (function:parse, partial names allowed) or a node id.
     """
-    from .explore import explore as run_explore
+    from ..code.explore import explore as run_explore
 
     ws = require_workspace(path)
     store = open_graph(ws)
@@ -249,7 +249,7 @@ def explore(target, hops, max_nodes, as_json, path):
 @click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
 def dependencies(file, as_json, path):
     """File import dependencies: cycles, most depended-on files, orphans; or one FILE's imports."""
-    from .dependencies import dependency_report, file_dependencies
+    from ..code.dependencies import dependency_report, file_dependencies
 
     ws = require_workspace(path)
     store = open_graph(ws)
