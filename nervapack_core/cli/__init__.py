@@ -1,5 +1,10 @@
 """The ``nervapack`` command line: a thin layer over the library.
 
+Every click command of both command lines lives in this package (the engines hold no
+CLI code): ``code`` (ingest, status, export), ``query`` (query, history, explore,
+dependencies), ``serve`` (the dashboard), ``memory`` (``nervapack memory`` and the
+``nervapack-memory`` script); ``common`` holds the shared options and ``emit``.
+
 Each command imports what it needs lazily so that ``--help`` and light commands
 stay fast (chromadb and tree-sitter are only loaded by the commands that use them).
 """
@@ -21,8 +26,8 @@ def cli():
 
 
 def _register_subcommands():
-    """Each part of the library owns its commands; the modules import their heavy
-    dependencies (chromadb, tree-sitter, streamlit) only when a command runs."""
+    """Mount the command modules; they import their heavy dependencies (chromadb,
+    tree-sitter, streamlit) only when a command runs."""
     from . import code as code_commands, query as query_commands, serve as dashboard_commands
     from .memory import memory_cli
 
