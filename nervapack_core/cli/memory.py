@@ -333,7 +333,7 @@ def export_cmd(out, all_namespaces):
         emit({"path": out, "nodes": len(data["nodes"]), "edges": len(data["edges"])},
               lambda d: f"✓ Exported {d['nodes']} nodes and {d['edges']} edges to {d['path']}")
     else:
-        click.echo(text)
+        emit(data, lambda _: text)  # the export is JSON for people too
 
 
 @memory_cli.command("import")
