@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from nervapack_core.cli import cli, main
 from nervapack_core.cli.common import emit, json_option
-from nervapack_core.cli.memory import main as memory_main, memory_cli
+from nervapack_core.cli.memory import main as memory_main
+from nervapack_core.cli.memory import memory_cli
 
 NERVAPACK_COMMANDS = ["dependencies", "explore", "export", "history", "ingest", "memory", "query", "serve", "status"]
 MEMORY_COMMANDS = [
@@ -51,7 +52,7 @@ def test_code_cli_json_on_every_command(fixture_repo, tmp_path, monkeypatch):
     monkeypatch.delenv("NERVAPACK_HOME", raising=False)
     repo = fixture_repo("python")
     monkeypatch.chdir(tmp_path)  # not the workspace: every command finds it through --path
-    run = lambda *args: CliRunner().invoke(cli, list(args))  # noqa: E731
+    run = lambda *args: CliRunner().invoke(cli, list(args))
     where = ["--path", str(repo)]
     assert _json(run("ingest", str(repo), "--no-embed", "--json"))["files"] >= 3
     assert _json(run("status", "--json", *where))["nodes"] > 0
@@ -138,7 +139,7 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
 
 def test_memory_options_at_group_and_command_level(tmp_path):
     db = str(tmp_path / "m.db")
-    invoke = lambda *a: CliRunner().invoke(memory_cli, list(a))  # noqa: E731
+    invoke = lambda *a: CliRunner().invoke(memory_cli, list(a))
     # the command's --namespace wins over the group's; the group's --db and --json still apply
     stored = _json(invoke("--db", db, "--namespace", "a", "--json", "store", "x", "--namespace", "b"))
     assert _json(invoke("--db", db, "--json", "show", stored["id"], "--namespace", "b"))["namespace"] == "b"
@@ -161,7 +162,7 @@ def test_emit_prints_json_or_the_human_rendering():
                      "self": lambda d: click.echo("printed by itself"), "none": None}
         emit(data, renderers[kind])
 
-    invoke = lambda *a: CliRunner().invoke(show, list(a))  # noqa: E731
+    invoke = lambda *a: CliRunner().invoke(show, list(a))
     for kind in ("str", "rich", "self", "none"):
         assert json.loads(invoke("--kind", kind, "--json").stdout) == {"name": "café", "n": 2}
     assert invoke("--kind", "str").output == "café x2\n"

@@ -12,7 +12,12 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from nervapack_core.errors import NervapackError
-from nervapack_core.mcp.scaffold import ReloadOnChange, file_marker, run_command, tool_registrar
+from nervapack_core.mcp.scaffold import (
+    ReloadOnChange,
+    file_marker,
+    run_command,
+    tool_registrar,
+)
 
 
 def _server() -> MCPServer:

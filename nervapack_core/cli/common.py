@@ -17,8 +17,20 @@ import click
 
 from ..errors import NervapackError
 
-__all__ = ["UserErrorGroup", "json_option", "path_option", "db_option", "namespace_option", "memory_options",
-           "json_mode", "memory_db", "memory_namespace", "to_json", "emit", "console"]
+__all__ = [
+    "UserErrorGroup",
+    "console",
+    "db_option",
+    "emit",
+    "json_mode",
+    "json_option",
+    "memory_db",
+    "memory_namespace",
+    "memory_options",
+    "namespace_option",
+    "path_option",
+    "to_json",
+]
 
 # ctx.meta keys; namespaced because ctx.meta is shared with click itself and extensions
 _JSON = "nervapack.json"

@@ -22,11 +22,34 @@ import streamlit as st
 
 from . import data
 
-__all__ = ["cached_on", "graph_marker", "history_marker", "memory_file_marker", "sources", "overview",
-           "health_now", "analytics", "search_nodes", "node_detail", "neighbours", "communities_overview",
-           "community_detail", "history", "memory", "memory_marker", "namespaces", "decisions", "why",
-           "timeline", "memory_entities", "namespace_page", "namespace_activity", "namespace_stats", "sessions",
-           "recall_log"]
+__all__ = [
+    "analytics",
+    "cached_on",
+    "communities_overview",
+    "community_detail",
+    "decisions",
+    "graph_marker",
+    "health_now",
+    "history",
+    "history_marker",
+    "memory",
+    "memory_entities",
+    "memory_file_marker",
+    "memory_marker",
+    "namespace_activity",
+    "namespace_page",
+    "namespace_stats",
+    "namespaces",
+    "neighbours",
+    "node_detail",
+    "overview",
+    "recall_log",
+    "search_nodes",
+    "sessions",
+    "sources",
+    "timeline",
+    "why",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,6 +87,20 @@ def sources() -> data.Sources:
     return data.resolve_sources()
 
 
+# The pages call a loader only after ``ui.require_graph``/``require_memory``/``require_history``;
+# a missing file still gives a path (to an absent file), which the data layer reports.
+def _graph_db(src: data.Sources) -> Path:
+    return Path(str(src.graph_db))
+
+
+def _history_file(src: data.Sources) -> Path:
+    return Path(str(src.history_file))
+
+
+def _memory_db(src: data.Sources) -> Path:
+    return Path(str(src.memory_db))
+
+
 # ---------------------------------------------------------------------------- change markers
 def graph_marker(src: data.Sources):
     """Moves when an ingest commits or the graph's snapshots are refreshed."""
@@ -88,43 +125,43 @@ def memory_marker(src: data.Sources) -> str:
 # ---------------------------------------------------------------------------- code graph
 @cached_on(graph_marker, max_entries=8)
 def overview(src: data.Sources):
-    return data.overview(src.graph_db)
+    return data.overview(_graph_db(src))
 
 
 @cached_on(graph_marker, max_entries=8, ttl=60)
 def health_now(src: data.Sources):
     """Freshness depends on the working tree too: cached one minute per graph version."""
-    return data.health_now(src.graph_db, src.root)
+    return data.health_now(_graph_db(src), src.root)
 
 
 @cached_on(graph_marker, max_entries=8)
 def analytics(src: data.Sources):
-    return data.analytics(src.graph_db)
+    return data.analytics(_graph_db(src))
 
 
 @cached_on(graph_marker, max_entries=256)
 def search_nodes(src: data.Sources, query: str, kinds=(), limit: int = 50):
-    return data.search_nodes(src.graph_db, query, list(kinds), limit)
+    return data.search_nodes(_graph_db(src), query, list(kinds), limit)
 
 
 @cached_on(graph_marker, max_entries=256)
 def node_detail(src: data.Sources, node_id: str):
-    return data.node_detail(src.graph_db, node_id)
+    return data.node_detail(_graph_db(src), node_id)
 
 
 @cached_on(graph_marker, max_entries=256)
 def neighbours(src: data.Sources, node_id: str, limit: int = 200):
-    return data.neighbours(src.graph_db, node_id, limit)
+    return data.neighbours(_graph_db(src), node_id, limit)
 
 
 @cached_on(graph_marker, max_entries=8)
 def communities_overview(src: data.Sources, max_shown: int = 40):
-    return data.communities_overview(src.graph_db, max_shown)
+    return data.communities_overview(_graph_db(src), max_shown)
 
 
 @cached_on(graph_marker, max_entries=64)
 def community_detail(src: data.Sources, community: int, limit: int = 120):
-    detail = data.community_detail(src.graph_db, community, limit)
+    detail = data.community_detail(_graph_db(src), community, limit)
     detail["layout"] = data.layout([m["id"] for m in detail["members"]],
                                    [(e["source"], e["target"]) for e in detail["edges"]])
     return detail
@@ -134,7 +171,7 @@ def community_detail(src: data.Sources, community: int, limit: int = 120):
 @cached_on(history_marker, max_entries=4)
 def history(src: data.Sources):
     """``(records, stats, DataFrame)`` for the workspace's query history."""
-    records = data.load_history(src.history_file)
+    records = data.load_history(_history_file(src))
     return records, data.history_summary(records), data.history_frame(records)
 
 
@@ -144,7 +181,7 @@ def memory(src: data.Sources):
     """The (shared, thread-safe) ``MemoryStore`` over the workspace's memory database."""
     from ..memory import MemoryStore
 
-    return MemoryStore(db_path=str(src.memory_db))
+    return MemoryStore(db_path=str(_memory_db(src)))
 
 
 @cached_on(memory_marker, max_entries=8)
@@ -181,19 +218,19 @@ def timeline(src: data.Sources, namespace: str, topic: str, limit: int = 20_000)
 
 @cached_on(memory_marker, max_entries=32)
 def memory_entities(src: data.Sources, namespace: str, limit: int = 200) -> list[dict]:
-    return data.memory_entities(Path(src.memory_db), namespace, limit)
+    return data.memory_entities(_memory_db(src), namespace, limit)
 
 
 @cached_on(memory_marker, max_entries=128)
 def namespace_page(src: data.Sources, namespace: str, *, kinds=(), text: str = "", current_only: bool = False,
                    page: int = 0, page_size: int = 50) -> dict:
-    return data.namespace_page(Path(src.memory_db), namespace, kinds=list(kinds), text=text,
+    return data.namespace_page(_memory_db(src), namespace, kinds=list(kinds), text=text,
                                current_only=current_only, page=page, page_size=page_size)
 
 
 @cached_on(memory_marker, max_entries=32)
 def namespace_activity(src: data.Sources, namespace: str) -> list[dict]:
-    return data.namespace_activity(Path(src.memory_db), namespace)
+    return data.namespace_activity(_memory_db(src), namespace)
 
 
 @cached_on(memory_marker, max_entries=16)

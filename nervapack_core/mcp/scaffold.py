@@ -24,8 +24,15 @@ import click
 
 from ..errors import NervapackError
 
-__all__ = ["error_result", "guarded", "tool_registrar", "ReloadOnChange", "file_marker", "run_stdio",
-           "run_command"]
+__all__ = [
+    "ReloadOnChange",
+    "error_result",
+    "file_marker",
+    "guarded",
+    "run_command",
+    "run_stdio",
+    "tool_registrar",
+]
 
 log = logging.getLogger("nervapack.mcp")
 
