@@ -1,4 +1,5 @@
-"""The ``nervapack serve`` dashboard: data loaders, the demo workspace and the command.
+"""The ``nervapack serve`` dashboard: data loaders and the demo workspace (the command
+itself is ``nervapack_core.cli.serve``).
 
 ``data`` reads the databases into plain Python/pandas values and never imports
 Streamlit; ``cache`` and ``ui`` wrap it for the pages (``pages/*.py``) and are the only

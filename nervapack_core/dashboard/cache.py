@@ -2,233 +2,237 @@
 file it reads (an ingest, a new memory or a new query shows on the next rerun, no
 restart), so a rerun with nothing new costs one cheap marker query per source.
 
-Imported by the pages only; the library never imports Streamlit.
+One decorator does it: ``@cached_on(marker)`` caches a loader ``fn(src, *args)`` on the
+workspace's files, ``marker(src)`` and the other arguments. Imported by the pages only;
+the library never imports Streamlit.
 
 The two loaders that can return tens of thousands of rows (decisions, timeline versions)
-use ``st.cache_resource``: one shared object instead of a pickled copy per rerun, which
-the pages only read.
+are ``shared``: ``st.cache_resource``, one object instead of a pickled copy per rerun,
+which the pages only read.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from . import data
 
-__all__ = ["sources", "overview", "health_now", "analytics", "search_nodes", "node_detail", "neighbours",
-           "communities_overview", "community_detail", "history", "memory", "memory_marker", "namespaces",
-           "decisions", "why", "timeline", "memory_entities", "namespace_page", "namespace_activity",
-           "namespace_stats", "sessions", "recall_log"]
+__all__ = [
+    "analytics",
+    "cached_on",
+    "communities_overview",
+    "community_detail",
+    "decisions",
+    "graph_marker",
+    "health_now",
+    "history",
+    "history_marker",
+    "memory",
+    "memory_entities",
+    "memory_file_marker",
+    "memory_marker",
+    "namespace_activity",
+    "namespace_page",
+    "namespace_stats",
+    "namespaces",
+    "neighbours",
+    "node_detail",
+    "overview",
+    "recall_log",
+    "search_nodes",
+    "sessions",
+    "sources",
+    "timeline",
+    "why",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cached_on(marker: Callable[[data.Sources], Hashable], *, shared: bool = False, **options) -> Callable[[F], F]:
+    """Cache a loader ``load(src, *args, **kwargs)`` until ``marker(src)`` changes.
+
+    The key is the workspace's files (root and memory database), the marker's value and
+    the other arguments; ``src`` itself is not hashed. ``shared`` uses ``st.cache_resource``
+    (one object for every session, never copied: for large read-only results and for open
+    stores), otherwise ``st.cache_data``. ``options`` go to Streamlit (``max_entries``,
+    ``ttl``); the spinner is always off.
+    """
+
+    def decorate(load: F) -> F:
+        def cached(_src, files: tuple, version, *args, **kwargs):  # "_src": not part of the key
+            return load(_src, *args, **kwargs)
+
+        # Streamlit names a cache after the function's module and qualified name: without
+        # this every loader would be one "cached_on.<locals>…cached" and share one cache.
+        cached.__module__ = load.__module__
+        cached.__qualname__ = cached.__name__ = f"{load.__qualname__}.cached"
+        cache = (st.cache_resource if shared else st.cache_data)(show_spinner=False, **options)(cached)
+
+        @functools.wraps(load)
+        def loader(src: data.Sources, *args, **kwargs):
+            return cache(src, (str(src.root), str(src.memory_db)), marker(src), *args, **kwargs)
+
+        return loader  # type: ignore[return-value]
+
+    return decorate
 
 
 def sources() -> data.Sources:
     return data.resolve_sources()
 
 
+# The pages call a loader only after ``ui.require_graph``/``require_memory``/``require_history``;
+# a missing file still gives a path (to an absent file), which the data layer reports.
+def _graph_db(src: data.Sources) -> Path:
+    return Path(str(src.graph_db))
+
+
+def _history_file(src: data.Sources) -> Path:
+    return Path(str(src.history_file))
+
+
+def _memory_db(src: data.Sources) -> Path:
+    return Path(str(src.memory_db))
+
+
+# ---------------------------------------------------------------------------- change markers
+def graph_marker(src: data.Sources):
+    """Moves when an ingest commits or the graph's snapshots are refreshed."""
+    return data.graph_marker(src.graph_db)
+
+
+def history_marker(src: data.Sources):
+    """Moves when a query is appended to the history (or it is cleared)."""
+    return data.history_marker(src.history_file)
+
+
+def memory_file_marker(src: data.Sources):
+    """Moves when the memory database file is replaced (a new store is opened then)."""
+    return data.memory_file_marker(src.memory_db)
+
+
+def memory_marker(src: data.Sources) -> str:
+    """Moves on every write to the memory database, by any process."""
+    return memory(src).data_version()
+
+
 # ---------------------------------------------------------------------------- code graph
-@st.cache_data(show_spinner=False, max_entries=8)
-def _overview(graph_db: str, marker):
-    return data.overview(Path(graph_db))
-
-
+@cached_on(graph_marker, max_entries=8)
 def overview(src: data.Sources):
-    return _overview(str(src.graph_db), data.graph_marker(src.graph_db))
+    return data.overview(_graph_db(src))
 
 
-@st.cache_data(show_spinner=False, max_entries=8, ttl=60)
-def _health_now(graph_db: str, root: str | None, marker):
-    return data.health_now(Path(graph_db), Path(root) if root else None)
-
-
+@cached_on(graph_marker, max_entries=8, ttl=60)
 def health_now(src: data.Sources):
     """Freshness depends on the working tree too: cached one minute per graph version."""
-    return _health_now(str(src.graph_db), str(src.root) if src.root else None, data.graph_marker(src.graph_db))
+    return data.health_now(_graph_db(src), src.root)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _analytics(graph_db: str, marker):
-    return data.analytics(Path(graph_db))
-
-
+@cached_on(graph_marker, max_entries=8)
 def analytics(src: data.Sources):
-    return _analytics(str(src.graph_db), data.graph_marker(src.graph_db))
+    return data.analytics(_graph_db(src))
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _search(graph_db: str, marker, query: str, kinds: tuple, limit: int):
-    return data.search_nodes(Path(graph_db), query, list(kinds), limit)
-
-
+@cached_on(graph_marker, max_entries=256)
 def search_nodes(src: data.Sources, query: str, kinds=(), limit: int = 50):
-    return _search(str(src.graph_db), data.graph_marker(src.graph_db), query, tuple(kinds), limit)
+    return data.search_nodes(_graph_db(src), query, list(kinds), limit)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _node(graph_db: str, marker, node_id: str):
-    return data.node_detail(Path(graph_db), node_id)
-
-
+@cached_on(graph_marker, max_entries=256)
 def node_detail(src: data.Sources, node_id: str):
-    return _node(str(src.graph_db), data.graph_marker(src.graph_db), node_id)
+    return data.node_detail(_graph_db(src), node_id)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _neighbours(graph_db: str, marker, node_id: str, limit: int):
-    return data.neighbours(Path(graph_db), node_id, limit)
-
-
+@cached_on(graph_marker, max_entries=256)
 def neighbours(src: data.Sources, node_id: str, limit: int = 200):
-    return _neighbours(str(src.graph_db), data.graph_marker(src.graph_db), node_id, limit)
+    return data.neighbours(_graph_db(src), node_id, limit)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _communities(graph_db: str, marker, max_shown: int):
-    return data.communities_overview(Path(graph_db), max_shown)
-
-
+@cached_on(graph_marker, max_entries=8)
 def communities_overview(src: data.Sources, max_shown: int = 40):
-    return _communities(str(src.graph_db), data.graph_marker(src.graph_db), max_shown)
+    return data.communities_overview(_graph_db(src), max_shown)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _community(graph_db: str, marker, community: int, limit: int):
-    detail = data.community_detail(Path(graph_db), community, limit)
+@cached_on(graph_marker, max_entries=64)
+def community_detail(src: data.Sources, community: int, limit: int = 120):
+    detail = data.community_detail(_graph_db(src), community, limit)
     detail["layout"] = data.layout([m["id"] for m in detail["members"]],
                                    [(e["source"], e["target"]) for e in detail["edges"]])
     return detail
 
 
-def community_detail(src: data.Sources, community: int, limit: int = 120):
-    return _community(str(src.graph_db), data.graph_marker(src.graph_db), community, limit)
-
-
 # ---------------------------------------------------------------------------- query history
-@st.cache_data(show_spinner=False, max_entries=4)
-def _history(path: str, marker):
-    records = data.load_history(Path(path))
+@cached_on(history_marker, max_entries=4)
+def history(src: data.Sources):
+    """``(records, stats, DataFrame)`` for the workspace's query history."""
+    records = data.load_history(_history_file(src))
     return records, data.history_summary(records), data.history_frame(records)
 
 
-def history(src: data.Sources):
-    """``(records, stats, DataFrame)`` for the workspace's query history."""
-    return _history(str(src.history_file), data.history_marker(src.history_file))
-
-
 # ---------------------------------------------------------------------------- memory
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _memory(path: str, file_marker):
-    from ..memory import MemoryStore
-
-    return MemoryStore(db_path=path, read_only=True)
-
-
+@cached_on(memory_file_marker, shared=True, max_entries=4)
 def memory(src: data.Sources):
     """The (shared, thread-safe) ``MemoryStore`` over the workspace's memory database."""
-    return _memory(str(src.memory_db), data.memory_file_marker(src.memory_db))
+    from ..memory import MemoryStore
+
+    return MemoryStore(db_path=str(_memory_db(src)), read_only=True)
 
 
-def memory_marker(src: data.Sources) -> str:
-    return memory(src).data_version()
-
-
-def _mem_call(src, fn, *args, **kwargs):
-    return fn(str(src.memory_db), memory_marker(src), *args, **kwargs)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _namespaces(path: str, marker):
-    return _memory(path, data.memory_file_marker(Path(path))).namespaces()
-
-
+@cached_on(memory_marker, max_entries=8)
 def namespaces(src: data.Sources) -> list[dict]:
-    return _mem_call(src, _namespaces)
+    return memory(src).namespaces()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _namespace_stats(path: str, marker, namespace: str):
-    return _memory(path, data.memory_file_marker(Path(path))).stats(namespace=namespace)
+@cached_on(memory_marker, max_entries=32)
+def namespace_stats(src: data.Sources, namespace: str) -> dict:
+    return memory(src).stats(namespace=namespace)
 
 
-def namespace_stats(src, namespace: str) -> dict:
-    return _mem_call(src, _namespace_stats, namespace)
+@cached_on(memory_marker, max_entries=32)
+def sessions(src: data.Sources, namespace: str) -> list[dict]:
+    return memory(src).list_sessions(namespace=namespace)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _sessions(path: str, marker, namespace: str):
-    return _memory(path, data.memory_file_marker(Path(path))).list_sessions(namespace=namespace)
-
-
-def sessions(src, namespace: str) -> list[dict]:
-    return _mem_call(src, _sessions, namespace)
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)  # shared, not copied: read-only
-def _decisions(path: str, marker, namespace: str, text: str, session_id: str | None, include_superseded: bool,
-               limit: int):
-    return _memory(path, data.memory_file_marker(Path(path))).list_decisions(
-        namespace=namespace, text=text or None, session_id=session_id, include_superseded=include_superseded,
-        limit=limit)
-
-
-def decisions(src, namespace: str, *, text: str = "", session_id: str | None = None,
+@cached_on(memory_marker, shared=True, max_entries=32)  # shared, not copied: read-only
+def decisions(src: data.Sources, namespace: str, *, text: str = "", session_id: str | None = None,
               include_superseded: bool = True, limit: int = 500) -> list[dict]:
-    return _mem_call(src, _decisions, namespace, text, session_id, include_superseded, limit)
+    return memory(src).list_decisions(namespace=namespace, text=text or None, session_id=session_id,
+                                      include_superseded=include_superseded, limit=limit)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _why(path: str, marker, namespace: str, node_id: str):
-    return _memory(path, data.memory_file_marker(Path(path))).why(node_id, namespace=namespace)
+@cached_on(memory_marker, max_entries=64)
+def why(src: data.Sources, namespace: str, node_id: str) -> dict:
+    return memory(src).why(node_id, namespace=namespace)
 
 
-def why(src, namespace: str, node_id: str) -> dict:
-    return _mem_call(src, _why, namespace, node_id)
+@cached_on(memory_marker, shared=True, max_entries=32)  # shared, not copied: read-only
+def timeline(src: data.Sources, namespace: str, topic: str, limit: int = 20_000) -> list[dict]:
+    return memory(src).timeline(topic, namespace=namespace, limit=limit)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)  # shared, not copied: read-only
-def _timeline(path: str, marker, namespace: str, topic: str, limit: int):
-    return _memory(path, data.memory_file_marker(Path(path))).timeline(topic, namespace=namespace, limit=limit)
+@cached_on(memory_marker, max_entries=32)
+def memory_entities(src: data.Sources, namespace: str, limit: int = 200) -> list[dict]:
+    return data.memory_entities(_memory_db(src), namespace, limit)
 
 
-def timeline(src, namespace: str, topic: str, limit: int = 20_000) -> list[dict]:
-    return _mem_call(src, _timeline, namespace, topic, limit)
+@cached_on(memory_marker, max_entries=128)
+def namespace_page(src: data.Sources, namespace: str, *, kinds=(), text: str = "", current_only: bool = False,
+                   page: int = 0, page_size: int = 50) -> dict:
+    return data.namespace_page(_memory_db(src), namespace, kinds=list(kinds), text=text,
+                               current_only=current_only, page=page, page_size=page_size)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _entities(path: str, marker, namespace: str, limit: int):
-    return data.memory_entities(Path(path), namespace, limit)
+@cached_on(memory_marker, max_entries=32)
+def namespace_activity(src: data.Sources, namespace: str) -> list[dict]:
+    return data.namespace_activity(_memory_db(src), namespace)
 
 
-def memory_entities(src, namespace: str, limit: int = 200) -> list[dict]:
-    return _mem_call(src, _entities, namespace, limit)
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def _ns_page(path: str, marker, namespace: str, kinds: tuple, text: str, current_only: bool, page: int,
-             page_size: int):
-    return data.namespace_page(Path(path), namespace, kinds=list(kinds), text=text, current_only=current_only,
-                               page=page, page_size=page_size)
-
-
-def namespace_page(src, namespace: str, *, kinds=(), text: str = "", current_only: bool = False, page: int = 0,
-                   page_size: int = 50) -> dict:
-    return _mem_call(src, _ns_page, namespace, tuple(kinds), text, current_only, page, page_size)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _activity(path: str, marker, namespace: str):
-    return data.namespace_activity(Path(path), namespace)
-
-
-def namespace_activity(src, namespace: str) -> list[dict]:
-    return _mem_call(src, _activity, namespace)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _recall_log(path: str, marker, limit: int):
-    return _memory(path, data.memory_file_marker(Path(path))).recall_log(limit=limit, namespace="*")
-
-
-def recall_log(src, limit: int = 5000) -> list[dict]:
-    return _mem_call(src, _recall_log, limit)
+@cached_on(memory_marker, max_entries=16)
+def recall_log(src: data.Sources, limit: int = 5000) -> list[dict]:
+    return memory(src).recall_log(limit=limit, namespace="*")

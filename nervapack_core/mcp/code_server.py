@@ -10,17 +10,22 @@ Run it in a workspace (or set ``NERVAPACK_HOME``). Tools:
   documents ``target``: the code that may break when it changes.
 
 The graph (SQLite connection, vector index, file caches) is opened once per process and
-reopened only when ``graph.db`` changes on disk. Every ``query_codebase`` call is appended
-to the query history with ``source: "mcp"``. Nothing is printed on stdout but protocol.
+reopened only when ``graph.db`` changes on disk (``scaffold.ReloadOnChange``). Every
+``query_codebase`` call is appended to the query history with ``source: "mcp"``. A user
+error reaches the client as a tool result with ``isError: true`` and its own message
+(``scaffold.guarded``). Nothing is printed on stdout but protocol.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
-import threading
 from pathlib import Path
+
+import click
+
+from ..cli.common import path_option
+from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
 
 __all__ = ["main", "build_server", "GraphHolder", "ENTITY_KINDS", "ENTITY_ALIASES"]
 
@@ -40,9 +45,12 @@ class GraphHolder:
 
     def __init__(self, root: Path | None = None):
         self._root = root
-        self._retriever = None
-        self._lock = threading.Lock()
-        self.loads = 0
+        self._retriever = ReloadOnChange(open=self._open, marker=self._marker)
+
+    @property
+    def loads(self) -> int:
+        """How many times the graph was opened (1 until graph.db changes on disk)."""
+        return self._retriever.loads
 
     def workspace(self):
         from ..errors import NervapackError
@@ -54,18 +62,18 @@ class GraphHolder:
                 "No NervaPack code graph here: run `nervapack ingest .` in the project (or set NERVAPACK_HOME).")
         return ws
 
-    def get(self):
+    def _marker(self) -> tuple:
+        graph_db = self.workspace().graph_db
+        return file_marker(graph_db, f"{graph_db}-wal")
+
+    def _open(self):
         from ..code.retrieval import Retriever
 
-        with self._lock:
-            if self._retriever is not None and self._retriever.changed():
-                self._retriever.close()
-                self._retriever = None
-            if self._retriever is None:
-                ws = self.workspace()
-                self._retriever = Retriever(ws.root)
-                self.loads += 1
-            return self._retriever
+        return Retriever(self.workspace().root)
+
+    def get(self):
+        """The retriever over the current graph.db (reopened after an ingest)."""
+        return self._retriever.get()
 
 
 def _tool_error(exc: Exception):
@@ -87,6 +95,7 @@ def build_server(root: Path | None = None):
                       "Use impact_analysis before changing a function or class."),
     )
     server.holder = holder  # for tests and introspection
+    tool = tool_registrar(server)
 
     def _answer(prompt: str, budget: int, hops: int, impact_of: str | None = None) -> str:
         from ..code.retrieval import answer
@@ -105,7 +114,7 @@ def build_server(root: Path | None = None):
             return "Nothing in the code graph matches this question. Try other words or an exact name." + summary
         return result.markdown + summary
 
-    @server.tool()
+    @tool
     def query_codebase(prompt: str, max_hops: int = 2, budget: int = 2000) -> str:
         """Focused context for a question about this codebase: the relevant functions, classes and doc
         sections (file, qualified name, line range, code), never more than `budget` tokens (cl100k_base).
@@ -116,7 +125,7 @@ def build_server(root: Path | None = None):
         except NervapackError as exc:
             raise _tool_error(exc) from None
 
-    @server.tool()
+    @tool
     def impact_analysis(target: str, max_hops: int = 2, budget: int = 2000) -> str:
         """What may break when `target` (a function, method `Class.method`, or class name) changes: its
         callers, subclasses, the files importing it and the docs describing it, up to `max_hops` hops,
@@ -128,7 +137,7 @@ def build_server(root: Path | None = None):
         except NervapackError as exc:
             raise _tool_error(exc) from None
 
-    @server.tool()
+    @tool
     def graph_status() -> dict:
         """Node and edge counts by kind, languages, last ingest, and files changed since (stale context)."""
         from ..code import analytics
@@ -151,7 +160,7 @@ def build_server(root: Path | None = None):
             "advice": "Run `nervapack ingest .` to refresh the graph." if changes["total"] else "Graph is up to date.",
         }
 
-    @server.tool()
+    @tool
     def list_entities(entity_type: str | None = None, file_path: str | None = None,
                       name_contains: str | None = None, limit: int = 100) -> dict:
         """Indexed entities: `entity_type` one of file, class, function, variable, import, doc (also
@@ -195,19 +204,18 @@ def build_server(root: Path | None = None):
     return server
 
 
-def main(argv=None) -> None:
-    """Console script ``nervapack-mcp``: serve the workspace's code graph over stdio."""
-    import argparse
+@click.command("nervapack-mcp", help=__doc__.split("\n\n")[0],
+               context_settings={"help_option_names": ["-h", "--help"]})
+@path_option("Workspace root (default: the nearest .nervapack above the current folder).")
+def command(path):
+    root = Path(path).expanduser().resolve() if path else None
+    run_stdio(build_server(root))
 
-    parser = argparse.ArgumentParser(prog="nervapack-mcp", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--path", help="workspace root (default: the nearest .nervapack above the current folder)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    root = Path(args.path).expanduser().resolve() if args.path else None
-    server = build_server(root)
-    server.run("stdio")
+
+def main(argv=None) -> int:
+    """Console script ``nervapack-mcp``: serve the workspace's code graph over stdio."""
+    return run_command(command, argv, "nervapack-mcp")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

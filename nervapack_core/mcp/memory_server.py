@@ -6,23 +6,21 @@ Add to ``.mcp.json``::
 
 Options: ``--db PATH`` (else ``NERVAPACK_MEMORY_DB``, the nearest ``.nervapack/memory.db``,
 ``~/.nervapack/memory.db``) and ``--namespace NS``. Each tool is a thin layer over
-``nervapack_core.memory.MemoryStore``; a user error comes back as a tool error with a
-clear message.
+``nervapack_core.memory.MemoryStore``; a user error comes back as a tool result with
+``isError: true`` and its own message (``scaffold.guarded``).
 """
 
 from __future__ import annotations
 
-import argparse
-import functools
 import json
 import sys
-import threading
 from typing import Any
 
+import click
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
-from ..errors import NervapackError
+from ..cli.common import db_option, memory_db, memory_namespace, namespace_option
+from .scaffold import ReloadOnChange, run_command, run_stdio, tool_registrar
 
 __all__ = ["build_server", "main", "TOOL_NAMES"]
 
@@ -45,30 +43,17 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     from ..memory import MemoryStore
 
     server = MCPServer("nervapack-memory", instructions=INSTRUCTIONS, log_level="WARNING")
-    state: dict[str, Any] = {}
-    lock = threading.Lock()
+    # opened on the first tool call and kept: the store holds the switched namespace and the
+    # active session, and sees other processes' writes through SQLite itself (no marker)
+    store = ReloadOnChange(open=lambda: MemoryStore(db_path, namespace=namespace))
 
     def mem() -> MemoryStore:
-        with lock:
-            if "store" not in state:
-                state["store"] = MemoryStore(db_path, namespace=namespace)
-            return state["store"]
+        return store.get()
 
     def ok(value) -> dict[str, Any]:
         return json.loads(json.dumps(value, default=str))
 
-    def tool(fn):
-        """Register ``fn``; a ``NervapackError`` reaches the client as a tool error with its message."""
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            try:
-                return fn(*args, **kwargs)
-            except NervapackError as exc:
-                raise ToolError(str(exc)) from None
-
-        server.add_tool(wrapper, name=fn.__name__)
-        return fn
+    tool = tool_registrar(server)  # a NervapackError reaches the client as an error result with its message
 
     @tool
     def memory_start_session(name: str, namespace: str | None = None) -> dict[str, Any]:
@@ -193,20 +178,17 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     return server
 
 
+@click.command("nervapack-memory-mcp", help="NervaPack memory MCP server (stdio).",
+               context_settings={"help_option_names": ["-h", "--help"]})
+@db_option("Memory database path.")
+@namespace_option("Namespace to start in (default: 'default').")
+def command():
+    run_stdio(build_server(memory_db(), memory_namespace()))
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="nervapack-memory-mcp", description="NervaPack memory MCP server (stdio).")
-    parser.add_argument("--db", default=None, help="memory database path")
-    parser.add_argument("--namespace", default="default", help="namespace to start in")
-    args = parser.parse_args(argv)
-    try:
-        server = build_server(args.db, args.namespace)
-        server.run("stdio")
-    except NervapackError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    """Console script ``nervapack-memory-mcp``: serve the memory over stdio."""
+    return run_command(command, argv, "nervapack-memory-mcp")
 
 
 if __name__ == "__main__":

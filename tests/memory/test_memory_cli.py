@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli as nervapack_cli
-from nervapack_core.memory.cli import main, memory_cli
+from nervapack_core.cli.memory import main, memory_cli
 
 
 @pytest.fixture

@@ -70,7 +70,7 @@ def test_timeline_lists_both_oldest_first_with_superseded_by(mem, jwt):
 def test_timeline_cli_marks_superseded(tmp_path, jwt, mem):
     from click.testing import CliRunner
 
-    from nervapack_core.memory.cli import memory_cli
+    from nervapack_core.cli.memory import memory_cli
 
     _, d1, d2 = jwt
     out = CliRunner().invoke(memory_cli, ["timeline", "auth", "--db", str(mem.path)])

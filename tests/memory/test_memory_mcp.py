@@ -1,6 +1,7 @@
 """MCP round trip: start nervapack-memory-mcp as a subprocess and call all 17 tools via the SDK client."""
 
 import json
+import os
 import sys
 
 import anyio
@@ -26,7 +27,8 @@ def test_mcp_round_trip_all_tools(tmp_path, make_graph):
     db = ws / "memory.db"
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "nervapack_core.mcp.memory_server", "--db", str(db)],
-                                   cwd=str(tmp_path), env={"HOME": str(tmp_path)})
+                                   cwd=str(tmp_path), env={"HOME": str(tmp_path), **(
+                                       {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})})
     called = set()
 
     async def scenario():

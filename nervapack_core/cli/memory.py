@@ -1,13 +1,13 @@
 """``nervapack memory …`` / ``nervapack-memory …``: a thin command line over ``MemoryStore``.
 
 Human-readable output by default, ``--json`` on every command; ``--db PATH`` and
-``--namespace NS`` on every command (or once, before the command name). User errors
-print a message and exit 1, never a traceback.
+``--namespace NS`` on every command (or once, before the command name). The options and
+``emit`` are the ones both CLIs share (``cli.common``). User errors print a message and
+exit 1, never a traceback.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
@@ -15,58 +15,21 @@ from pathlib import Path
 
 import click
 
-from ..clickgroup import UserErrorGroup
 from ..errors import NervapackError
+from .common import (UserErrorGroup, db_option, emit, json_mode, json_option, memory_db, memory_namespace,
+                     memory_options, namespace_option)
 
 __all__ = ["memory_cli", "main"]
 
 _KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "preference"]
 
 
-def common(f):
-    """``--db``, ``--namespace`` and ``--json`` for a command."""
-
-    @click.option("--json", "as_json", is_flag=True, default=False, help="Print machine-readable JSON.")
-    @click.option("--namespace", "-n", default=None, metavar="NS", help="Namespace to work in (default: 'default').")
-    @click.option("--db", default=None, metavar="PATH",
-                  help="Memory database (default: $NERVAPACK_MEMORY_DB, nearest .nervapack/memory.db, "
-                       "~/.nervapack/memory.db).")
-    @click.pass_context
-    @functools.wraps(f)
-    def wrapper(ctx, *args, db=None, namespace=None, as_json=False, **kwargs):
-        obj = ctx.obj if isinstance(ctx.obj, dict) else {}  # the memory group's options (inherited)
-        ctx.meta["mem_db"] = db or obj.get("db")
-        ctx.meta["mem_ns"] = namespace or obj.get("namespace") or "default"
-        ctx.meta["mem_json"] = as_json or obj.get("json", False)
-        return f(*args, **kwargs)
-
-    return wrapper
-
-
-def _ctx() -> click.Context:
-    return click.get_current_context()
-
-
 def _store():
-    from .store import MemoryStore
+    from ..memory.store import MemoryStore
 
-    ctx = _ctx()
-    store = MemoryStore(ctx.meta.get("mem_db"), namespace=ctx.meta.get("mem_ns", "default"))
-    ctx.call_on_close(store.close)
+    store = MemoryStore(memory_db(), namespace=memory_namespace())
+    click.get_current_context().call_on_close(store.close)
     return store
-
-
-def _json_mode() -> bool:
-    return bool(_ctx().meta.get("mem_json"))
-
-
-def _emit(data, human) -> None:
-    if _json_mode():
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-    else:
-        out = human(data) if callable(human) else human
-        if out:
-            click.echo(out)
 
 
 def _day(iso) -> str:
@@ -112,54 +75,51 @@ def _read_text_arg(text: str) -> str:
 
 
 @click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", default=None, metavar="PATH", help="Memory database file for every command.")
-@click.option("--namespace", "-n", default=None, metavar="NS", help="Namespace for every command.")
-@click.option("--json", "as_json", is_flag=True, default=False, help="JSON output for every command.")
-@click.pass_context
-def memory_cli(ctx, db, namespace, as_json):
+@db_option("Memory database file for every command.")
+@namespace_option("Namespace for every command.")
+@json_option("JSON output for every command.", expose=False)
+def memory_cli():
     """Bi-temporal decision memory: store, recall under a token budget, trace history."""
-    ctx.obj = {"db": db, "namespace": namespace, "json": as_json}  # read by every subcommand
 
 
 @memory_cli.command("init")
 @click.option("--global", "global_", is_flag=True, help="Create ~/.nervapack/memory.db instead of a project store.")
-@common
+@memory_options
 def init_cmd(global_):
     """Create the memory database (schema and migrations) and print where it is."""
     from ..workspace import find_workspace
-    from .store import MemoryStore
+    from ..memory.store import MemoryStore
 
-    ctx = _ctx()
-    db = ctx.meta.get("mem_db") or os.environ.get("NERVAPACK_MEMORY_DB")
+    db = memory_db() or os.environ.get("NERVAPACK_MEMORY_DB")
     if not db:
         if global_:
             db = Path.home() / ".nervapack" / "memory.db"
         else:
             ws = find_workspace()
             db = ws.memory_db if ws is not None else Path.cwd() / ".nervapack" / "memory.db"
-    store = MemoryStore(db, namespace=ctx.meta["mem_ns"])
-    ctx.call_on_close(store.close)
+    store = MemoryStore(db, namespace=memory_namespace())
+    click.get_current_context().call_on_close(store.close)
     data = {"path": str(store.path), "schema_version": store.schema_version()}
-    _emit(data, lambda d: f"✓ Memory store initialised at {d['path']} (schema v{d['schema_version']})")
+    emit(data, lambda d: f"✓ Memory store initialised at {d['path']} (schema v{d['schema_version']})")
 
 
 @memory_cli.command("start-session")
 @click.argument("name")
-@common
+@memory_options
 def start_session_cmd(name):
     """Open a named session; later `store` commands in this namespace attach to it."""
     sid = _store().start_session(name)
-    _emit({"session_id": sid, "name": name}, lambda d: f"✓ Session {d['session_id']} started: {name}")
+    emit({"session_id": sid, "name": name}, lambda d: f"✓ Session {d['session_id']} started: {name}")
 
 
 @memory_cli.command("end-session")
 @click.argument("summary", required=False)
 @click.option("--session-id", default=None, help="Session to close (default: the active one).")
-@common
+@memory_options
 def end_session_cmd(summary, session_id):
     """Close the active session with an optional outcome SUMMARY and queue consolidation."""
     data = _store().end_session(summary, session_id=session_id)
-    _emit(data, lambda d: f"✓ Session {d['session_id']} ended" + (f"; summary stored as {d['summary_id']}"
+    emit(data, lambda d: f"✓ Session {d['session_id']} ended" + (f"; summary stored as {d['summary_id']}"
                                                                    if d["summary_id"] else ""))
 
 
@@ -177,7 +137,7 @@ def end_session_cmd(summary, session_id):
 @click.option("--source", default=None, help="Where this came from (provenance).")
 @click.option("--metadata", default=None, metavar="JSON", help="Extra JSON object to keep with the memory.")
 @click.option("--caused-by", default=None, metavar="ID", help="Decision or action that caused this outcome.")
-@common
+@memory_options
 def store_cmd(text, kind, entities, confidence, rationale, alternatives, supersedes, valid_from, expires_at, source,
               metadata, caused_by):
     """Store TEXT (use - to read stdin) as one atomic memory."""
@@ -185,7 +145,7 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
                          rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
                          valid_from=valid_from, expires_at=expires_at, source=source, metadata=metadata,
                          caused_by=caused_by)
-    _emit({"id": nid}, lambda d: f"✓ Stored {d['id']}" + (f" (supersedes {supersedes})" if supersedes else ""))
+    emit({"id": nid}, lambda d: f"✓ Stored {d['id']}" + (f" (supersedes {supersedes})" if supersedes else ""))
 
 
 @memory_cli.command("recall")
@@ -193,17 +153,17 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
 @click.option("--budget", "-b", type=int, default=500, show_default=True, help="Token budget (hard cap).")
 @click.option("--as-of", default=None, metavar="TIME", help="Recall what was true at this time.")
 @click.option("--min-confidence", type=float, default=0.0, show_default=True, help="Drop memories below this.")
-@common
+@memory_options
 def recall_cmd(query, budget, as_of, min_confidence):
     """Recall memories relevant to QUERY as Markdown that fits the token budget."""
     r = _store().recall(query, budget_tokens=budget, as_of=as_of, min_confidence=min_confidence)
-    _emit(r.to_dict(), lambda d: d["text"] or f"(nothing fits in {budget} tokens)")
+    emit(r.to_dict(), lambda d: d["text"] or f"(nothing fits in {budget} tokens)")
 
 
 @memory_cli.command("timeline")
 @click.argument("topic")
 @click.option("--include-forgotten", is_flag=True, help="Also show tombstoned memories.")
-@common
+@memory_options
 def timeline_cmd(topic, include_forgotten):
     """Every version about TOPIC (a word or an entity), oldest first, superseded ones marked."""
     rows = _store().timeline(topic, include_tombstoned=include_forgotten)
@@ -220,12 +180,12 @@ def timeline_cmd(topic, include_forgotten):
                        f"{' '.join(n['content'].split())}{mark}")
         return "\n".join(out)
 
-    _emit(rows, human)
+    emit(rows, human)
 
 
 @memory_cli.command("about")
 @click.argument("entity")
-@common
+@memory_options
 def about_cmd(entity):
     """Dossier of ENTITY: aliases, current and past memories, code locations."""
     d = _store().about(entity)
@@ -242,12 +202,12 @@ def about_cmd(entity):
             out.append(f"  code: {c['file']}:{c['start_line']}-{c['end_line']} {c['code_kind']} {c['qualified_name']}")
         return "\n".join(out)
 
-    _emit(d, human)
+    emit(d, human)
 
 
 @memory_cli.command("why")
 @click.argument("node_id")
-@common
+@memory_options
 def why_cmd(node_id):
     """Explain a decision: rationale, rejected alternatives, outcomes, history."""
     d = _store().why(node_id)
@@ -264,11 +224,11 @@ def why_cmd(node_id):
             out.append(f"  session: {d['session']['content']} [{d['session']['id']}]")
         return "\n".join(out)
 
-    _emit(d, human)
+    emit(d, human)
 
 
 @memory_cli.command("stats")
-@common
+@memory_options
 def stats_cmd():
     """Counts by kind, edges, sessions, database size and top entities."""
     d = _store().stats()
@@ -285,11 +245,11 @@ def stats_cmd():
             out.append("top entities: " + ", ".join(f"{e['name']} ({e['degree']})" for e in d["top_entities"]))
         return "\n".join(out)
 
-    _emit(d, human)
+    emit(d, human)
 
 
 @memory_cli.command("sessions")
-@common
+@memory_options
 def sessions_cmd():
     """List sessions with their node counts."""
     rows = _store().list_sessions()
@@ -301,15 +261,15 @@ def sessions_cmd():
                          f"· {s['nodes']} nodes · {s['name']}" + (f" — {s['summary']}" if s["summary"] else "")
                          for s in rows)
 
-    _emit(rows, human)
+    emit(rows, human)
 
 
 @memory_cli.command("namespaces")
-@common
+@memory_options
 def namespaces_cmd():
     """List namespaces with node counts."""
     rows = _store().namespaces()
-    _emit(rows, lambda rows: "\n".join(
+    emit(rows, lambda rows: "\n".join(
         f"{r['namespace']}: {r['nodes']} nodes ({r['current']} current, {r['decisions']} decisions, "
         f"{r['sessions']} sessions, {r['entities']} entities)" for r in rows) or "No namespaces yet.")
 
@@ -318,49 +278,49 @@ def namespaces_cmd():
 @click.argument("query")
 @click.option("--limit", type=int, default=20, show_default=True, help="Maximum results.")
 @click.option("--history", is_flag=True, help="Include superseded and closed memories.")
-@common
+@memory_options
 def search_cmd(query, limit, history):
     """Full-text search (no budget, no ranking beyond BM25)."""
     rows = _store().search(query, limit=limit, include_history=history)
-    _emit(rows, lambda rows: "\n".join(f"{r['score']:.2f}  {_node_line(r)}" for r in rows) or "No matches.")
+    emit(rows, lambda rows: "\n".join(f"{r['score']:.2f}  {_node_line(r)}" for r in rows) or "No matches.")
 
 
 @memory_cli.command("show")
 @click.argument("node_id")
-@common
+@memory_options
 def show_cmd(node_id):
     """Show one memory node with its edges."""
     n = _store().get_node(node_id, with_edges=True)
-    _emit(n, _node_block)
+    emit(n, _node_block)
 
 
 @memory_cli.command("verify")
 @click.argument("node_id")
 @click.argument("verdict", type=click.Choice(["confirm", "refute"], case_sensitive=False), default="confirm")
-@common
+@memory_options
 def verify_cmd(node_id, verdict):
     """Confirm (confidence +0.1) or refute (close now, confidence x0.5) a memory."""
     n = _store().verify(node_id, verdict.lower())
-    _emit(n, lambda n: f"✓ {verdict.lower()}ed: " + _node_line(n))
+    emit(n, lambda n: f"✓ {verdict.lower()}ed: " + _node_line(n))
 
 
 @memory_cli.command("forget")
 @click.option("--node-id", default=None, metavar="ID", help="Memory to forget.")
 @click.option("--entity", default=None, help="Entity to forget, with every memory about it.")
 @click.option("--purge", is_flag=True, help="Hard-delete instead of tombstoning.")
-@common
+@memory_options
 def forget_cmd(node_id, entity, purge):
     """Tombstone (default) or purge a memory or an entity."""
     if not node_id and not entity:
         raise NervapackError("give --node-id ID or --entity NAME")
     d = _store().forget(node_id, entity=entity, purge=purge)
-    _emit(d, lambda d: f"✓ {'Purged' if purge else 'Tombstoned'} {len(d['ids'])} node(s): {', '.join(d['ids'])}")
+    emit(d, lambda d: f"✓ {'Purged' if purge else 'Tombstoned'} {len(d['ids'])} node(s): {', '.join(d['ids'])}")
 
 
 @memory_cli.command("export")
 @click.option("--out", "-o", default=None, metavar="FILE", help="Write to FILE instead of standard output.")
 @click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
-@common
+@memory_options
 def export_cmd(out, all_namespaces):
     """Export memory as JSON (nodes, edges, aliases, code references)."""
     data = _store().export(all_namespaces=all_namespaces)
@@ -370,15 +330,15 @@ def export_cmd(out, all_namespaces):
             Path(out).write_text(text + "\n", encoding="utf-8")
         except OSError as exc:
             raise NervapackError(f"cannot write {out}: {exc}") from None
-        _emit({"path": out, "nodes": len(data["nodes"]), "edges": len(data["edges"])},
+        emit({"path": out, "nodes": len(data["nodes"]), "edges": len(data["edges"])},
               lambda d: f"✓ Exported {d['nodes']} nodes and {d['edges']} edges to {d['path']}")
     else:
-        click.echo(text)
+        emit(data, lambda _: text)  # the export is JSON for people too
 
 
 @memory_cli.command("import")
 @click.argument("file")
-@common
+@memory_options
 def import_cmd(file):
     """Import FILE: an export, or a JSON array of node specs ({"content", "kind", "entities", ...})."""
     path = Path(file)
@@ -393,15 +353,15 @@ def import_cmd(file):
     except json.JSONDecodeError as exc:
         raise NervapackError(f"{file} is not valid JSON: {exc}") from None
     d = _store().import_nodes(data)
-    d.pop("ids", None) if not _json_mode() else None
-    _emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"
+    d.pop("ids", None) if not json_mode() else None
+    emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"
                                                                  if d.get("skipped") else ""))
 
 
 @memory_cli.command("consolidate")
 @click.option("--dry-run", is_flag=True, help="Show what would be tombstoned without changing anything.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Consolidate this session only.")
-@common
+@memory_options
 def consolidate_cmd(dry_run, session_id):
     """Tombstone near-duplicate memories (Jaccard > 0.9) within sessions; keeps the later one."""
     d = _store().consolidate(session_id=session_id, dry_run=dry_run)
@@ -413,64 +373,64 @@ def consolidate_cmd(dry_run, session_id):
                 for t in d["tombstoned"]]
         return "\n".join(out)
 
-    _emit(d, human)
+    emit(d, human)
 
 
 @memory_cli.command("backup")
 @click.argument("dest")
 @click.option("--overwrite", is_flag=True, help="Replace DEST if it exists.")
-@common
+@memory_options
 def backup_cmd(dest, overwrite):
     """Write a consistent copy of the database to DEST (VACUUM INTO; safe while in use)."""
     d = _store().backup(dest, overwrite=overwrite)
-    _emit(d, lambda d: f"✓ Backup written to {d['path']} ({d['bytes'] / 1024:.0f} KiB)")
+    emit(d, lambda d: f"✓ Backup written to {d['path']} ({d['bytes'] / 1024:.0f} KiB)")
 
 
 @memory_cli.command("recall-log")
 @click.option("--limit", type=int, default=20, show_default=True, help="How many recent recalls.")
-@common
+@memory_options
 def recall_log_cmd(limit):
     """Recent recalls (telemetry): query, candidates, returned ids, tokens, latency."""
     rows = _store().recall_log(limit)
-    _emit(rows, lambda rows: "\n".join(
+    emit(rows, lambda rows: "\n".join(
         f"{r['created_at'][:19]}  {r['latency_ms']:7.2f} ms  {r['tokens']:>5}/{r['budget_tokens']} tok  "
         f"{len(r['returned_ids'])}/{r['candidates']} items  {r['query']!r}" for r in rows) or "No recalls logged.")
 
 
 @memory_cli.command("clear-session")
 @click.argument("session_id")
-@common
+@memory_options
 def clear_session_cmd(session_id):
     """Delete a session and every memory recorded in it."""
     d = _store().clear_session(session_id)
-    _emit(d, lambda d: f"✓ Deleted session {d['session_id']} and {d['deleted_nodes']} node(s)")
+    emit(d, lambda d: f"✓ Deleted session {d['session_id']} and {d['deleted_nodes']} node(s)")
 
 
 @memory_cli.command("for-code")
 @click.argument("file")
 @click.option("--line", type=int, default=None, help="Only memories about the definition spanning this line.")
-@common
+@memory_options
 def for_code_cmd(file, line):
     """Memories that touch a source FILE (via the code graph)."""
     rows = _store().for_code(file, line)
-    _emit(rows, lambda rows: "\n".join(
+    emit(rows, lambda rows: "\n".join(
         f"{r['code']['file']}:{r['code']['start_line']}-{r['code']['end_line']}  {_node_line(r)}" for r in rows)
         or f"No memories touch {file}.")
 
 
 @memory_cli.command("to-code")
 @click.argument("node_id")
-@common
+@memory_options
 def to_code_cmd(node_id):
     """Code locations a memory touches."""
     rows = _store().to_code(node_id)
-    _emit(rows, lambda rows: "\n".join(
+    emit(rows, lambda rows: "\n".join(
         f"{r['file']}:{r['start_line']}-{r['end_line']}  {r['kind']} {r['qualified_name'] or r['name']}" for r in rows)
         or "No code locations.")
 
 
 @memory_cli.command("staleness")
-@common
+@memory_options
 def staleness_cmd():
     """Memories whose code changed since they were stored."""
     d = _store().verify_staleness()
@@ -482,14 +442,14 @@ def staleness_cmd():
         out += [f"  [{s['node_id']}] {s['file']}: {s['reason']}" for s in d["stale"]]
         return "\n".join(out)
 
-    _emit(d, human)
+    emit(d, human)
 
 
 @memory_cli.command("decisions")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session's decisions.")
 @click.option("--text", default=None, help="Only decisions matching this text.")
 @click.option("--current", is_flag=True, help="Hide superseded decisions.")
-@common
+@memory_options
 def decisions_cmd(session_id, text, current):
     """Decision log: rationale, rejected alternatives, outcomes, session."""
     rows = _store().list_decisions(session_id=session_id, text=text, include_superseded=not current)
@@ -506,7 +466,7 @@ def decisions_cmd(session_id, text, current):
                 out.append(f"  outcome: {o['content']}")
         return "\n".join(out) or "No decisions."
 
-    _emit(rows, human)
+    emit(rows, human)
 
 
 def main(argv=None):

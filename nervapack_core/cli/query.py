@@ -1,17 +1,17 @@
 """CLI commands over a built graph: ``query``, ``history``, ``explore``, ``dependencies``.
 
 Thin: each command calls the library (``retrieval``, ``pack``, ``history``, ``explore``,
-``dependencies``) and prints; rich for people, ``--json`` for machines.
+``dependencies``) and hands the result to ``emit`` (rich for people, ``--json`` for
+machines); the options are the shared ones of ``cli.common``.
 """
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..errors import NervapackError
-from .commands import open_graph, require_workspace
+from .code import open_graph, require_workspace
+from .common import console as _rich_console, emit, json_option, path_option
 
 __all__ = ["register", "efficiency_panel"]
 
@@ -19,9 +19,7 @@ BAR_WIDTH = 16
 
 
 def _console():
-    from rich.console import Console
-
-    return Console(highlight=False)
+    return _rich_console()
 
 
 def _bar(ratio: float, width: int = BAR_WIDTH) -> str:
@@ -83,10 +81,9 @@ def _record_history(ws, result, source: str = "cli") -> None:
               help="Hard limit on the context size in cl100k_base tokens (>= 1).")
 @click.option("--hops", "-k", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Graph expansion depth from the seed nodes.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {nodes, tokens, naive_tokens, elapsed_ms, markdown} as JSON.")
+@json_option("Print {nodes, tokens, naive_tokens, elapsed_ms, markdown} as JSON.")
 @click.option("--no-vectors", is_flag=True, help="Full-text seeds only (skip the Chroma vector search).")
-@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+@path_option()
 def query(prompt, budget, hops, as_json, no_vectors, path):
     """Answer PROMPT with a token-budgeted context from the code graph.
 
@@ -96,8 +93,8 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     into Markdown that never exceeds --budget tokens. "What breaks if I change X" and
     bare names (Session.send) are answered from the graph around X.
     """
-    from .pack import check_budget
-    from .retrieval import Retriever, answer
+    from ..code.pack import check_budget
+    from ..code.retrieval import Retriever, answer
 
     budget = check_budget(budget)
     ws = require_workspace(path)
@@ -107,9 +104,10 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     finally:
         retriever.close()
     _record_history(ws, result)
-    if as_json:
-        click.echo(json.dumps(result.as_json(), indent=1))
-        return
+    emit(result.as_json(), lambda _: _print_answer(result, budget))
+
+
+def _print_answer(result, budget: int) -> None:
     console = _console()
     if result.warning:
         console.print(f"[yellow]warning:[/] {result.warning}", markup=True)
@@ -127,13 +125,13 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
 @click.option("--limit", "-n", type=click.IntRange(1), default=10, show_default=True, help="How many recent queries.")
 @click.option("--stats", is_flag=True, help="Aggregate statistics instead of the list.")
 @click.option("--clear", is_flag=True, help="Delete the query history.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+@json_option("Print JSON.")
+@path_option()
 def history(limit, stats, clear, as_json, path):
     """Show past queries (.nervapack/query_history.jsonl), their statistics, or clear them."""
     import warnings
 
-    from ..history import MODEL_PRICES, clear_history, history_stats, read_history
+    from ..history import clear_history, history_stats, read_history
     from ..workspace import Workspace, find_workspace
 
     if clear and stats:
@@ -148,7 +146,8 @@ def history(limit, stats, clear, as_json, path):
         raise NervapackError("No NervaPack workspace here. Run `nervapack ingest PATH` first.")
     if clear:
         n = clear_history(ws.history_file)
-        click.echo(f"Cleared {n} quer{'y' if n == 1 else 'ies'} from {ws.history_file}.")
+        emit({"cleared": n, "path": str(ws.history_file)},
+             lambda d: f"Cleared {n} quer{'y' if n == 1 else 'ies'} from {ws.history_file}.")
         return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -156,26 +155,29 @@ def history(limit, stats, clear, as_json, path):
     for w in caught:
         click.echo(f"warning: {w.message}", err=True)
     if stats:
-        data = history_stats(records)
-        if as_json:
-            click.echo(json.dumps(data, indent=1))
-            return
-        from rich.panel import Panel
-        from rich.table import Table
+        emit(history_stats(records), _history_stats_panel)
+        return
+    emit(records, _history_table)
 
-        t = Table(show_header=False, box=None)
-        t.add_row("Total queries", f"{data['total_queries']:,}")
-        t.add_row("Average savings", f"{data['avg_savings_pct']:.1f}%")
-        t.add_row("Tokens saved", f"{data['total_tokens_saved']:,}")
-        for model, usd in data["cost_saved_usd"].items():
-            t.add_row(f"Cost saved ({model} ${MODEL_PRICES[model]:.2f}/1M)", f"${usd:.4f}")
-        t.add_row("Latency p50 / p95", f"{data['p50_latency_ms']:.0f} ms / {data['p95_latency_ms']:.0f} ms")
-        t.add_row("Top keywords", ", ".join(f"{w} ({c})" for w, c in data["top_keywords"]) or "–")
-        _console().print(Panel(t, title="Query history", expand=False))
-        return
-    if as_json:
-        click.echo(json.dumps(records, indent=1))
-        return
+
+def _history_stats_panel(data: dict):
+    from rich.panel import Panel
+    from rich.table import Table
+
+    from ..history import MODEL_PRICES
+
+    t = Table(show_header=False, box=None)
+    t.add_row("Total queries", f"{data['total_queries']:,}")
+    t.add_row("Average savings", f"{data['avg_savings_pct']:.1f}%")
+    t.add_row("Tokens saved", f"{data['total_tokens_saved']:,}")
+    for model, usd in data["cost_saved_usd"].items():
+        t.add_row(f"Cost saved ({model} ${MODEL_PRICES[model]:.2f}/1M)", f"${usd:.4f}")
+    t.add_row("Latency p50 / p95", f"{data['p50_latency_ms']:.0f} ms / {data['p95_latency_ms']:.0f} ms")
+    t.add_row("Top keywords", ", ".join(f"{w} ({c})" for w, c in data["top_keywords"]) or "–")
+    _console().print(Panel(t, title="Query history", expand=False))
+
+
+def _history_table(records: list) -> None:
     if not records:
         click.echo("No queries yet. Run `nervapack query \"...\"`.")
         return
@@ -196,15 +198,15 @@ def history(limit, stats, clear, as_json, path):
 @click.argument("target")
 @click.option("--hops", "-k", type=click.IntRange(0, 6), default=1, show_default=True, help="Neighbourhood depth.")
 @click.option("--max-nodes", type=click.IntRange(1), default=300, show_default=True, help="Stop growing at this many nodes.")
-@click.option("--json", "as_json", is_flag=True, help="Print {targets, nodes, edges} as JSON.")
-@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+@json_option("Print {targets, nodes, edges} as JSON.")
+@path_option()
 def explore(target, hops, max_nodes, as_json, path):
     """Show the N-hop neighbourhood of a file, class or function.
 
     TARGET is a path (src/cli.py), a name (GraphBuilder, Session.send), kind:name
     (function:parse, partial names allowed) or a node id.
     """
-    from .explore import explore as run_explore
+    from ..code.explore import explore as run_explore
 
     ws = require_workspace(path)
     store = open_graph(ws)
@@ -212,9 +214,10 @@ def explore(target, hops, max_nodes, as_json, path):
         sub = run_explore(store.conn, target, hops=hops, max_nodes=max_nodes)
     finally:
         store.close()
-    if as_json:
-        click.echo(json.dumps(sub.as_json(), indent=1))
-        return
+    emit(sub.as_json(), lambda _: _print_explore(sub, hops, max_nodes))
+
+
+def _print_explore(sub, hops: int, max_nodes: int) -> None:
     from rich.table import Table
 
     console = _console()
@@ -250,11 +253,11 @@ def explore(target, hops, max_nodes, as_json, path):
 
 @click.command()
 @click.argument("file", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+@json_option("Print JSON.")
+@path_option()
 def dependencies(file, as_json, path):
     """File import dependencies: cycles, most depended-on files, orphans; or one FILE's imports."""
-    from .dependencies import dependency_report, file_dependencies
+    from ..code.dependencies import dependency_report, file_dependencies
 
     ws = require_workspace(path)
     store = open_graph(ws)
@@ -262,9 +265,10 @@ def dependencies(file, as_json, path):
         data = file_dependencies(store.conn, file) if file else dependency_report(store.conn)
     finally:
         store.close()
-    if as_json:
-        click.echo(json.dumps(data, indent=1))
-        return
+    emit(data, lambda d: _print_dependencies(d, file))
+
+
+def _print_dependencies(data: dict, file: str | None) -> None:
     from rich.panel import Panel
     from rich.table import Table
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import click
 
 from ..errors import NervapackError
+from ..dashboard import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 from ..workspace import find_workspace, memory_db_path
-from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
 __all__ = ["register", "serve", "app_dir", "streamlit_command"]
 
@@ -94,7 +94,7 @@ def serve(path, port, address, no_browser, demo):
                        "one); serving the demo workspace instead.", err=True)
     is_demo = root is None
     if is_demo:
-        from .demo import ensure_demo
+        from ..dashboard.demo import ensure_demo
 
         root = ensure_demo(progress=lambda msg: click.echo(msg, err=True))
 

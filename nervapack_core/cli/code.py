@@ -1,12 +1,11 @@
 """CLI commands of the code graph: ``ingest``, ``status``, ``export``.
 
-Thin: each command calls the library and prints; rich is used for people, ``--json``
-for machines.
+Thin: each command calls the library and hands the result to ``emit`` (rich for people,
+``--json`` for machines); the options are the shared ones of ``cli.common``.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import click
 
 from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
+from .common import console as _rich_console, emit, json_option, path_option
 
 __all__ = ["register", "require_workspace", "open_graph"]
 
@@ -31,15 +31,13 @@ def require_workspace(path: str | None = None) -> Workspace:
 
 
 def open_graph(ws: Workspace):
-    from .store import GraphStore
+    from ..code.store import GraphStore
 
     return GraphStore(ws.graph_db)
 
 
 def _console():
-    from rich.console import Console
-
-    return Console(highlight=False)
+    return _rich_console()
 
 
 @click.command()
@@ -51,7 +49,7 @@ def _console():
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parser processes (default: all cores).")
 @click.option("--max-file-size", type=click.IntRange(1_000), default=None,
               help="Skip source files larger than this many bytes (default 1,000,000).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, quiet):
     """Build or update the code graph of the repository at PATH.
@@ -59,7 +57,7 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
     Honours .gitignore and .nervapackignore; skips binary, minified, generated and
     oversized files (and says so); re-parses only files whose content changed.
     """
-    from .ingest import ingest as run_ingest
+    from ..code.ingest import ingest as run_ingest
 
     console = _console()
     show_progress = not (as_json or quiet) and sys.stderr.isatty()
@@ -81,20 +79,20 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
     else:
         report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild,
                             workers=workers, max_file_bytes=max_file_size)
-    if as_json:
-        from dataclasses import asdict
+    emit(_ingest_json(report), lambda _: _print_ingest(console, report))
 
-        data = asdict(report)
-        data["skipped_by_reason"] = report.skipped_by_reason
-        click.echo(json.dumps(data, indent=1))
-        return
-    _print_ingest(console, report)
+
+def _ingest_json(report) -> dict:
+    """The ``--json`` summary of an ingest: the report's fields plus skipped files counted by reason."""
+    from dataclasses import asdict
+
+    data = asdict(report)
+    data["skipped_by_reason"] = report.skipped_by_reason
+    return data
 
 
 def _console_err():
-    from rich.console import Console
-
-    return Console(stderr=True)
+    return _rich_console(stderr=True)
 
 
 def _print_ingest(console, report) -> None:
@@ -129,7 +127,7 @@ def _print_ingest(console, report) -> None:
 
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
-    from . import analytics
+    from ..code import analytics
 
     store = open_graph(ws)
     try:
@@ -163,16 +161,13 @@ def status_data(ws: Workspace, detailed: bool) -> dict:
 
 @click.command()
 @click.option("--detailed", "-d", is_flag=True, help="Health score with its components, languages, top files, coverage.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+@json_option()
+@path_option()
 def status(detailed, as_json, path):
     """Show the code graph: counts, freshness and (with --detailed) health."""
     ws = require_workspace(path)
     data = status_data(ws, detailed)
-    if as_json:
-        click.echo(json.dumps(data, indent=1))
-        return
-    _print_status(_console(), data, detailed)
+    emit(data, lambda d: _print_status(_console(), d, detailed))
 
 
 def _bar(ratio: float, width: int = 20) -> str:
@@ -239,10 +234,10 @@ def _print_status(console, d: dict, detailed: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["json", "graphml"]), default="json", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to FILE instead of stdout.")
-@click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
+@path_option()
 def export(fmt, output, path):
     """Export the graph: JSON {"nodes": [...], "edges": [...]} or GraphML (Gephi, yEd)."""
-    from .export import write_graphml, write_json
+    from ..code.export import write_graphml, write_json
 
     ws = require_workspace(path)
     store = open_graph(ws)

@@ -1,5 +1,10 @@
 """The ``nervapack`` command line: a thin layer over the library.
 
+Every click command of both command lines lives in this package (the engines hold no
+CLI code): ``code`` (ingest, status, export), ``query`` (query, history, explore,
+dependencies), ``serve`` (the dashboard), ``memory`` (``nervapack memory`` and the
+``nervapack-memory`` script); ``common`` holds the shared options and ``emit``.
+
 Each command imports what it needs lazily so that ``--help`` and light commands
 stay fast (chromadb and tree-sitter are only loaded by the commands that use them).
 """
@@ -10,8 +15,8 @@ import sys
 
 import click
 
-from . import __version__
-from .clickgroup import UserErrorGroup
+from .. import __version__
+from .common import UserErrorGroup
 
 
 @click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,11 +26,10 @@ def cli():
 
 
 def _register_subcommands():
-    """Each part of the library owns its commands; the modules import their heavy
-    dependencies (chromadb, tree-sitter, streamlit) only when a command runs."""
-    from .code import commands as code_commands, query_commands
-    from .dashboard import commands as dashboard_commands
-    from .memory.cli import memory_cli
+    """Mount the command modules; they import their heavy dependencies (chromadb,
+    tree-sitter, streamlit) only when a command runs."""
+    from . import code as code_commands, query as query_commands, serve as dashboard_commands
+    from .memory import memory_cli
 
     for module in (code_commands, query_commands, dashboard_commands):
         module.register(cli)

@@ -1,0 +1,159 @@
+"""What both command lines share: the click group that turns user errors into messages,
+the shared options, and the one ``emit`` that prints JSON or the human rendering.
+
+One style for both CLIs: an option decorator records its value in ``ctx.meta`` (shared
+by a group and its subcommands), so the memory CLI's ``--db/--namespace/--json`` work
+before the command name *and* after it, and ``emit`` knows whether ``--json`` was given
+without every command passing the flag along.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import sqlite3
+
+import click
+
+from ..errors import NervapackError
+
+__all__ = [
+    "UserErrorGroup",
+    "console",
+    "db_option",
+    "emit",
+    "json_mode",
+    "json_option",
+    "memory_db",
+    "memory_namespace",
+    "memory_options",
+    "namespace_option",
+    "path_option",
+    "to_json",
+]
+
+# ctx.meta keys; namespaced because ctx.meta is shared with click itself and extensions
+_JSON = "nervapack.json"
+_DB = "nervapack.memory_db"
+_NS = "nervapack.namespace"
+
+PATH_HELP = "Workspace root (default: search upwards)."
+JSON_HELP = "Print machine-readable JSON."
+DB_HELP = ("Memory database (default: $NERVAPACK_MEMORY_DB, nearest .nervapack/memory.db, "
+           "~/.nervapack/memory.db).")
+NAMESPACE_HELP = "Namespace to work in (default: 'default')."
+
+
+class UserErrorGroup(click.Group):
+    """Turns ``NervapackError`` (and Ctrl-C, and a database that cannot be read) into a message and an
+    exit code, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except NervapackError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(getattr(exc, "exit_code", 1))
+        except sqlite3.DatabaseError as exc:  # a read path without its own message: still no traceback
+            click.echo(f"Error: a NervaPack database cannot be read ({exc}). If another process holds it, "
+                       "try again; if it is corrupt, run `nervapack ingest --rebuild` (code graph).", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+
+
+def _remember(key: str):
+    """A callback that records a given (truthy) value in ``ctx.meta``: a value given after the
+    command name overrides one given to the group, an absent one leaves the group's in place."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        if value:
+            ctx.meta[key] = value
+        return value
+
+    return callback
+
+
+def json_option(help: str = JSON_HELP, *, expose: bool = True) -> Callable:
+    """``--json``: machine-readable output through ``emit``. With ``expose`` the command also
+    receives it as ``as_json`` (the code CLI's commands use it, e.g. to hide progress)."""
+    return click.option("--json", "as_json", is_flag=True, default=False, help=help, expose_value=expose,
+                        callback=_remember(_JSON))
+
+
+def path_option(help: str = PATH_HELP) -> Callable:
+    """``--path DIR``: the workspace root of the code CLI's commands (passed as ``path``)."""
+    return click.option("--path", type=click.Path(file_okay=False), default=None, help=help)
+
+
+def db_option(help: str = DB_HELP) -> Callable:
+    """``--db PATH``: the memory database (read back with ``memory_db()``)."""
+    return click.option("--db", default=None, metavar="PATH", help=help, expose_value=False,
+                        callback=_remember(_DB))
+
+
+def namespace_option(help: str = NAMESPACE_HELP) -> Callable:
+    """``--namespace/-n NS``: the memory namespace (read back with ``memory_namespace()``)."""
+    return click.option("--namespace", "-n", default=None, metavar="NS", help=help, expose_value=False,
+                        callback=_remember(_NS))
+
+
+def memory_options(f: Callable) -> Callable:
+    """``--db``, ``--namespace`` and ``--json`` for a memory command (also accepted by the group)."""
+    f = db_option()(f)
+    f = namespace_option()(f)
+    return json_option(expose=False)(f)
+
+
+def _meta() -> dict:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta if ctx is not None else {}
+
+
+def json_mode() -> bool:
+    """Whether ``--json`` was given to this command or its group."""
+    return bool(_meta().get(_JSON))
+
+
+def memory_db() -> str | None:
+    """The ``--db`` given to this command or its group (None: the store's lookup order decides)."""
+    return _meta().get(_DB)
+
+
+def memory_namespace() -> str:
+    """The ``--namespace`` given to this command or its group, else ``"default"``."""
+    return _meta().get(_NS) or "default"
+
+
+def to_json(data: Any) -> str:
+    """The JSON both CLIs print: indented, UTF-8 as is, anything unusual (paths, dates) as a string."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def console(stderr: bool = False):
+    """A rich console for people (no automatic highlighting of numbers and paths)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def emit(data: Any, human: Callable[[Any], Any] | str | None) -> None:
+    """Print ``data`` as JSON when ``--json`` is set; otherwise render it for people.
+
+    ``human`` is called with ``data`` and may print by itself (returning None), or return a
+    string (echoed as is) or a rich renderable (printed on a console). A plain string is
+    echoed as is.
+    """
+    if json_mode():
+        click.echo(to_json(data))
+        return
+    out = human(data) if callable(human) else human
+    if out is None or out == "":
+        return
+    if isinstance(out, str):
+        click.echo(out)
+    else:
+        console().print(out)

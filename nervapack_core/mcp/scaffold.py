@@ -1,0 +1,157 @@
+"""What both MCP servers share: tool registration with error wrapping, a resource that is
+reopened when its change marker moves, and the click entry point that runs a server on stdio.
+
+Why the error wrapping: the SDK reports an anticipated ``ToolError`` as
+"Error executing tool X: …" and an unexpected exception as "Error executing tool X" with
+the message withheld. A user who gave a bad budget or an unknown id should read our own
+message, so every tool is wrapped: a ``NervapackError`` (or a deliberate ``ToolError``)
+becomes a tool result with ``isError: true`` whose text is exactly the message; anything
+else is logged with its traceback on stderr and reported with its type and message.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import click
+
+from ..errors import NervapackError
+
+__all__ = [
+    "ReloadOnChange",
+    "error_result",
+    "file_marker",
+    "guarded",
+    "run_command",
+    "run_stdio",
+    "tool_registrar",
+]
+
+log = logging.getLogger("nervapack.mcp")
+
+T = TypeVar("T")
+
+
+def error_result(message: str):
+    """A tool result the client reads as a failure (``isError: true``) carrying ``message``."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+    """``fn`` with its failures turned into error results (see the module docstring).
+
+    ``functools.wraps`` keeps the signature, annotations and docstring, which the SDK reads
+    (through ``__wrapped__``) to build the tool's input and output schemas.
+    """
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    tool_name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (NervapackError, ToolError) as exc:
+            log.info("tool %s: %s", tool_name, exc)
+            return error_result(str(exc))
+        except Exception as exc:  # a bug or an environment failure: say what it was, keep the traceback
+            log.exception("tool %s failed", tool_name)
+            return error_result(f"Unexpected error in {tool_name}: {type(exc).__name__}: {exc}")
+
+    return wrapper
+
+
+def tool_registrar(server) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A ``@tool`` decorator for ``server``: registers the guarded function under its own name
+    and returns the function unchanged (so it can still be called directly)."""
+
+    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+        server.add_tool(guarded(fn), name=fn.__name__)
+        return fn
+
+    return tool
+
+
+class ReloadOnChange(Generic[T]):
+    """One shared resource, opened on first use and reopened when ``marker()`` changes.
+
+    ``marker`` is cheap (a ``stat``): it is read on every ``get()``. It is read *before*
+    opening, so a change that lands while the resource is being opened is seen next time.
+    Without a marker the resource is opened once. Thread-safe: the SDK may run tools in
+    worker threads.
+    """
+
+    def __init__(self, open: Callable[[], T], marker: Callable[[], Hashable] | None = None,
+                 close: Callable[[T], None] | None = None):
+        self._open = open
+        self._marker_fn = marker
+        self._close = close or (lambda resource: getattr(resource, "close", lambda: None)())
+        self._lock = threading.Lock()
+        self._resource: T | None = None
+        self._marker: Hashable = None
+        self.loads = 0
+
+    def get(self) -> T:
+        """The resource, reopened first if its marker moved since it was opened."""
+        with self._lock:
+            marker = self._marker_fn() if self._marker_fn else None
+            if self._resource is not None and marker != self._marker:
+                self._close(self._resource)
+                self._resource = None
+            if self._resource is None:
+                self._resource = self._open()
+                self._marker = marker
+                self.loads += 1
+            return self._resource
+
+    def close(self) -> None:
+        with self._lock:
+            if self._resource is not None:
+                self._close(self._resource)
+                self._resource = None
+
+
+def file_marker(*paths: Path | str) -> tuple:
+    """Identity and version of files (inode, mtime, size; None when missing): it moves when a
+    file is written, replaced or removed — for SQLite, pass the database and its ``-wal``."""
+    out: list[tuple | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def run_stdio(server) -> None:
+    """Serve over stdio. Logging goes to stderr: stdout carries the protocol only."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # chromadb's, if a tool loads it
+    server.run("stdio")
+
+
+def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:
+    """Run a server's click command and return its exit status: a ``NervapackError`` prints
+    ``Error: …`` on stderr (exit 1), Ctrl-C exits 130, usage errors exit 2 as in the CLIs."""
+    try:
+        result = command.main(args=list(argv) if argv is not None else None, prog_name=prog_name,
+                              standalone_mode=False)
+    except NervapackError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return getattr(exc, "exit_code", 1)
+    except (KeyboardInterrupt, click.Abort):
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    return result if isinstance(result, int) else 0
