@@ -147,7 +147,7 @@ def status_data(ws: Workspace, detailed: bool) -> dict:
             data["languages"] = analytics.language_stats(conn)
             data["top_files"] = analytics.top_files(conn)
             data["doc_coverage"] = analytics.doc_coverage(conn)
-            from .dependencies import import_cycles
+            from ..code.dependencies import import_cycles
 
             # each cycle in import direction, closed: a → b → c → a (a imports b, ...)
             data["import_cycles"] = [c["example"] for c in import_cycles(analytics.import_graph(conn))]
