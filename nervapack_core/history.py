@@ -2,7 +2,7 @@
 
 Every ``nervapack query`` and every MCP ``query_codebase`` call appends one record::
 
-    {"timestamp": "2026-07-05T10:00:00.123Z", "query": "…", "source": "cli" | "mcp",
+    {"timestamp": "2026-07-05T10:00:00.123456Z", "query": "…", "source": "cli" | "mcp",
      "nodes": 12, "files": 5, "tokens": 1980, "naive_tokens": 25010, "savings_pct": 92.08,
      "latency_ms": 85.2, "top_files": ["src/a.py", …], "budget": 2000}
 
@@ -19,24 +19,16 @@ import os
 import re
 import warnings
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
+
+from .storage import utc_now
+from .text import STOPWORDS
 
 __all__ = ["append_query", "read_history", "clear_history", "history_stats", "make_record", "MODEL_PRICES",
            "cost_usd"]
 
 # USD per million input tokens, as priced in the seed README
 MODEL_PRICES = {"GPT-4o": 2.50, "Claude Sonnet": 3.00}
-
-_STOP = frozenset("""a an and are as at be by can do does for from how i in is it its of on or that the this to
-what when where which who why with does my we you your into about should would could there their then than
-""".split())
-
-
-def utc_now_iso() -> str:
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
 
 def cost_usd(tokens: float, model: str) -> float:
     return tokens * MODEL_PRICES[model] / 1_000_000
@@ -47,7 +39,7 @@ def make_record(query: str, *, source: str, nodes: int, files: int, tokens: int,
     if source not in ("cli", "mcp"):
         raise ValueError(f"source must be 'cli' or 'mcp', not {source!r}")
     savings = round(100.0 * (1 - tokens / naive_tokens), 2) if naive_tokens else 0.0
-    return {"timestamp": timestamp or utc_now_iso(), "query": str(query), "source": source, "nodes": int(nodes),
+    return {"timestamp": timestamp or utc_now(), "query": str(query), "source": source, "nodes": int(nodes),
             "files": int(files), "tokens": int(tokens), "naive_tokens": int(naive_tokens),
             "savings_pct": float(savings), "latency_ms": round(float(latency_ms), 2),
             "top_files": [str(f) for f in top_files], "budget": int(budget)}
@@ -129,7 +121,7 @@ def history_stats(records: list[dict], top: int = 10) -> dict:
     for r in records:
         for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", r.get("query", "")):
             w = w.lower()
-            if len(w) > 2 and w not in _STOP:
+            if len(w) > 2 and w not in STOPWORDS:
                 words[w] += 1
     latencies = [float(r["latency_ms"]) for r in records if isinstance(r.get("latency_ms"), (int, float))]
     savings = [float(r["savings_pct"]) for r in records if isinstance(r.get("savings_pct"), (int, float))]
