@@ -27,7 +27,6 @@ Packing into Markdown under the budget is in ``pack.py``.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sqlite3
@@ -37,29 +36,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NervapackError
+from .ranking import (
+    BEAM, DEFAULT_HOPS, HOP_DECAY, NODE_COLUMNS, OUTPUT_KINDS, SEEDS, ScoredNode, expand, node_prior, rrf_fuse,
+    scored_node as _scored,
+)
+from .source import SourceReader
 from .store import GraphStore, split_identifier
 
 __all__ = [
     "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
     "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS",
 ]
-
-DEFAULT_HOPS = 2
-RRF_K = 20
-OUTPUT_KINDS = ("function", "class", "variable", "doc")
-NODE_COLUMNS = "id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, subkind, parent_id"
-
-# forward (source -> target) and backward (target -> source) weights per edge kind
-EDGE_WEIGHTS = {
-    "DEFINES": (0.45, 0.55),  # class -> method ; method -> its class / file
-    "CALLS": (0.6, 0.45),  # caller -> callee ; callee -> caller
-    "INHERITS": (0.6, 0.4),  # subclass -> base ; base -> subclass
-    "EXPLAINS": (0.8, 0.5),  # doc -> code ; code -> doc
-    "IMPORTS": (0.25, 0.15),  # file -> imported file ; file -> importer
-}
-HOP_DECAY = 0.6
-BEAM = 40  # nodes expanded per hop
-SEEDS = 30  # fused seeds kept
 
 STOPWORDS = frozenset("""
 a about above after again all also am an and any are as at be because been before being below between both
@@ -102,29 +89,6 @@ ABBREVIATIONS = {
     "notify": ("emit", "dispatch"), "notified": ("emit", "dispatch"), "wait": ("await", "sleep", "delay"),
     "waiting": ("await", "sleep", "delay"), "start": ("init", "begin"), "send": ("dispatch", "emit"),
 }
-
-
-@dataclass
-class ScoredNode:
-    id: str
-    kind: str
-    name: str
-    qualified_name: str
-    file: str
-    start_line: int
-    end_line: int
-    language: str
-    signature: str
-    docstring: str
-    subkind: str
-    parent_id: str | None
-    score: float = 0.0
-    why: str = ""  # "seed", "exact", "CALLS<-…", … (how it got here)
-    hop: int = 0
-
-    def as_json(self) -> dict:
-        return {"file": self.file, "qualified_name": self.qualified_name, "kind": self.kind,
-                "start_line": self.start_line, "end_line": self.end_line, "score": round(self.score, 6)}
 
 
 @dataclass
@@ -243,94 +207,6 @@ def detect_route(prompt: str) -> str:
     return "search"
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)test_[^/]*$|_tests?\.[a-z]+$"
-                        r"|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$", re.IGNORECASE)
-_CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$", re.IGNORECASE)
-_BUILD_PATH = re.compile(r"(^|/)(build|dist|out|_build|site-packages|node_modules|vendor|\.next|coverage)/"
-                         r"|\.d\.[cm]?ts$|\.min\.[a-z]+$", re.IGNORECASE)
-_TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
-_HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
-
-
-def node_prior(kind: str, path: str, words: set[str]) -> float:
-    """A question-independent prior: tests, changelogs and build output answer few questions
-    unless asked about (build output and type declarations duplicate the source)."""
-    prior = 1.0
-    if _TEST_PATH.search(path) and not (words & _TEST_WORDS):
-        prior *= 0.3
-    if _BUILD_PATH.search(path):  # compiled output and declarations repeat the source
-        prior *= 0.3
-    if kind == "doc":
-        prior *= 0.8
-        if _CHANGELOG.search(path) and not (words & _HISTORY_WORDS):
-            prior *= 0.25
-    return prior
-
-
-# -- fusion and expansion (pure functions, unit-tested) ------------------------------------
-
-def rrf_fuse(lists: list[tuple[list[str], float]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of ranked id lists, each with a weight; ties by id (deterministic)."""
-    scores: dict[str, float] = {}
-    for ids, weight in lists:
-        seen: set[str] = set()
-        rank = 0
-        for node_id in ids:
-            if node_id in seen:
-                continue
-            seen.add(node_id)
-            rank += 1
-            scores[node_id] = scores.get(node_id, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP_DECAY, beam: int = BEAM,
-           weights: dict = EDGE_WEIGHTS) -> dict[str, tuple[float, int, str]]:
-    """Spread seed scores over the graph.
-
-    ``neighbours(ids) -> {id: [(other_id, edge_kind, direction, confidence)]}`` where direction
-    is ``"out"`` (id is the edge's source) or ``"in"``. Returns ``{id: (score, hop, why)}``:
-    the seeds at hop 0 and every reached node with ``best + 0.25 * other contributions``.
-    """
-    contributions: dict[str, list[float]] = {nid: [s] for nid, s in seeds.items()}
-    best_hop: dict[str, tuple[int, str]] = {nid: (0, "seed") for nid in seeds}
-    frontier = dict(seeds)
-    expanded: set[str] = set()
-    for hop in range(1, max(0, hops) + 1):
-        if not frontier:
-            break
-        top = sorted(frontier.items(), key=lambda kv: (-kv[1], kv[0]))[:beam]
-        expanded.update(nid for nid, _ in top)
-        adjacency = neighbours([nid for nid, _ in top])
-        nxt: dict[str, float] = {}
-        for nid, score in top:
-            edges = adjacency.get(nid, [])
-            fan: dict[tuple[str, str], int] = {}
-            for _, kind, direction, _ in edges:
-                fan[(kind, direction)] = fan.get((kind, direction), 0) + 1
-            for other, kind, direction, conf in edges:
-                w = weights.get(kind)
-                if not w or other == nid:
-                    continue
-                weight = w[0] if direction == "out" else w[1]
-                value = score * decay * weight * (conf if conf is not None else 1.0) / math.sqrt(fan[(kind, direction)])
-                if value <= 0:
-                    continue
-                contributions.setdefault(other, []).append(value)
-                if other not in best_hop:
-                    arrow = "->" if direction == "out" else "<-"
-                    best_hop[other] = (hop, f"{kind}{arrow}")
-                if value > nxt.get(other, 0.0) and other not in seeds and other not in expanded:
-                    nxt[other] = value
-        frontier = nxt
-    out: dict[str, tuple[float, int, str]] = {}
-    for nid, values in contributions.items():
-        values = sorted(values, reverse=True)
-        hop, why = best_hop[nid]
-        out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
-    return out
-
-
 # -- the retriever --------------------------------------------------------------------------
 
 _EMBEDDER_KIND = {"nervapack-minilm-int8": "minilm", "nervapack-hashing": "hashing"}
@@ -353,7 +229,7 @@ class Retriever:
         self.marker = self._file_marker()
         self._token_counts: dict | None = None
         self._token_cache_dirty = False
-        self._lines: dict[str, tuple[float, list[str]]] = {}
+        self.source = SourceReader(self, self.root)  # what the packer reads: lines, members, doc text
 
     # -- freshness -------------------------------------------------------------------------
     def _file_marker(self) -> tuple:
@@ -629,26 +505,6 @@ class Retriever:
         ranked = self._rank(scored, limit, words=set(query_words(prompt)))
         return Retrieval(prompt, "impact", ranked, targets, {"retrieve_ms": (time.perf_counter() - t0) * 1000})
 
-    # -- file facts for packing and the naive baseline ---------------------------------------
-    def file_lines(self, path: str) -> list[str]:
-        full = self.root / path
-        try:
-            mtime = os.stat(full).st_mtime
-        except OSError:
-            return []
-        cached = self._lines.get(path)
-        if cached and cached[0] == mtime:
-            return cached[1]
-        try:
-            text = full.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            return []
-        lines = text.splitlines()
-        if len(self._lines) > 512:
-            self._lines.clear()
-        self._lines[path] = (mtime, lines)
-        return lines
-
     def file_tokens(self, path: str) -> int:
         """cl100k tokens of the whole file (the naive baseline). Cached per size and mtime, in
         memory and in ``.nervapack/file_tokens.json`` so that later processes need not re-count."""
@@ -700,6 +556,10 @@ class Retriever:
             self._token_cache_dirty = False
         except OSError:
             pass  # a cache: a read-only workspace just re-counts
+
+    def doc_text(self, node_id: str) -> str:
+        row = self.conn.execute("SELECT text FROM nodes WHERE id=?", (node_id,)).fetchone()
+        return row[0] if row and row[0] else ""
 
     def children(self, node_id: str) -> list[sqlite3.Row]:
         # through the DEFINES edges (primary-key lookup): nodes.parent_id has no index
@@ -770,12 +630,6 @@ class VectorSnapshot:
         return [(self.ids[i], float(1.0 - sims[i])) for i in top]
 
 
-def _scored(r, score: float, why: str, hop: int) -> ScoredNode:
-    return ScoredNode(r["id"], r["kind"], r["name"], r["qualified_name"], r["file"], r["start_line"] or 1,
-                      r["end_line"] or r["start_line"] or 1, r["language"] or "", r["signature"] or "",
-                      r["docstring"] or "", r["subkind"] or "", r["parent_id"], score, why, hop)
-
-
 # -- a whole query: retrieve, pack, measure ------------------------------------------------------
 
 @dataclass
@@ -831,7 +685,7 @@ def answer(retriever: Retriever, prompt: str, budget: int = 2000, hops: int = DE
     else:
         found = retriever.retrieve(prompt or "", hops=hops)
     t = time.perf_counter()
-    packed = pack(found.nodes, budget, retriever, prompt=prompt or "")
+    packed = pack(found.nodes, budget, retriever.source, prompt=prompt or "")
     timings = dict(found.timings)
     timings["pack_ms"] = (time.perf_counter() - t) * 1000
     naive = sum(retriever.file_tokens(f) for f in packed.files)
