@@ -15,7 +15,7 @@ import click
 from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
 
-__all__ = ["register", "require_workspace", "open_graph"]
+__all__ = ["register", "require_workspace", "open_graph", "read_graph"]
 
 
 def require_workspace(path: str | None = None) -> Workspace:
@@ -34,6 +34,13 @@ def open_graph(ws: Workspace):
     from .store import GraphStore
 
     return GraphStore(ws.graph_db)
+
+
+def read_graph(ws: Workspace):
+    """The workspace's graph, read-only (:class:`~.reader.GraphReader`): what every read command uses."""
+    from .reader import GraphReader
+
+    return GraphReader(ws.graph_db, root=ws.root)
 
 
 def _console():
@@ -129,33 +136,9 @@ def _print_ingest(console, report) -> None:
 
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
-    from . import analytics
-
-    store = open_graph(ws)
-    try:
-        conn = store.conn
-        counts = store.counts()
-        run = store.last_run()
-        data = {
-            "root": str(ws.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
-            "functions": counts["node_kinds"].get("function", 0), "classes": counts["node_kinds"].get("class", 0),
-            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
-            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
-        }
-        changes = analytics.changed_since_ingest(conn, ws.root)
-        data["changed_since_ingest"] = changes
-        if detailed:
-            data["health"] = analytics.health(conn, changes=changes).as_dict()
-            data["languages"] = analytics.language_stats(conn)
-            data["top_files"] = analytics.top_files(conn)
-            data["doc_coverage"] = analytics.doc_coverage(conn)
-            data["import_cycles"] = analytics.import_cycles(conn)
-            data["skipped"] = [dict(r) for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
-            data["parse_problems"] = [dict(r) for r in conn.execute(
-                "SELECT path, parse_status, message FROM files WHERE parse_status != 'ok' OR message IS NOT NULL ORDER BY path")]
-        return data
-    finally:
-        store.close()
+    """``nervapack status`` data: :meth:`GraphReader.status` (shared with MCP and the dashboard)."""
+    with read_graph(ws) as graph:
+        return graph.status(detailed=detailed)
 
 
 @click.command()

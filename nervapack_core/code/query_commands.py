@@ -11,7 +11,7 @@ import json
 import click
 
 from ..errors import NervapackError
-from .commands import open_graph, require_workspace
+from .commands import read_graph, require_workspace
 
 __all__ = ["register", "efficiency_panel"]
 
@@ -204,14 +204,9 @@ def explore(target, hops, max_nodes, as_json, path):
     TARGET is a path (src/cli.py), a name (GraphBuilder, Session.send), kind:name
     (function:parse, partial names allowed) or a node id.
     """
-    from .explore import explore as run_explore
-
     ws = require_workspace(path)
-    store = open_graph(ws)
-    try:
-        sub = run_explore(store.conn, target, hops=hops, max_nodes=max_nodes)
-    finally:
-        store.close()
+    with read_graph(ws) as graph:
+        sub = graph.explore(target, hops=hops, max_nodes=max_nodes)
     if as_json:
         click.echo(json.dumps(sub.as_json(), indent=1))
         return
@@ -249,14 +244,9 @@ def explore(target, hops, max_nodes, as_json, path):
 @click.option("--path", type=click.Path(file_okay=False), default=None, help="Workspace root (default: search upwards).")
 def dependencies(file, as_json, path):
     """File import dependencies: cycles, most depended-on files, orphans; or one FILE's imports."""
-    from .dependencies import dependency_report, file_dependencies
-
     ws = require_workspace(path)
-    store = open_graph(ws)
-    try:
-        data = file_dependencies(store.conn, file) if file else dependency_report(store.conn)
-    finally:
-        store.close()
+    with read_graph(ws) as graph:
+        data = graph.dependencies(file)
     if as_json:
         click.echo(json.dumps(data, indent=1))
         return

@@ -41,7 +41,8 @@ from .ranking import (
     scored_node as _scored,
 )
 from .source import SourceReader
-from .store import GraphStore, split_identifier
+from .reader import GraphReader
+from .store import split_identifier
 
 __all__ = [
     "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
@@ -224,30 +225,20 @@ class Retriever:
         self._vectors = None
         self._vector_warning: str | None = None
         self._vectors_tried = False
-        self.store = GraphStore(self.db_path)
-        self.conn = self.store.conn
-        self.marker = self._file_marker()
+        # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
+        self.graph = GraphReader(self.db_path, root=self.root)
+        self.conn = self.graph.conn
         self._token_counts: dict | None = None
         self._token_cache_dirty = False
         self.source = SourceReader(self, self.root)  # what the packer reads: lines, members, doc text
 
     # -- freshness -------------------------------------------------------------------------
-    def _file_marker(self) -> tuple:
-        out = []
-        for suffix in ("", "-wal"):
-            try:
-                st = os.stat(str(self.db_path) + suffix)
-                out.append((st.st_mtime_ns, st.st_size))
-            except OSError:
-                out.append(None)
-        return tuple(out)
-
     def changed(self) -> bool:
         """Whether graph.db changed on disk since this retriever was opened."""
-        return self._file_marker() != self.marker
+        return self.graph.changed()
 
     def close(self) -> None:
-        self.store.close()
+        self.graph.close()
 
     # -- vectors ---------------------------------------------------------------------------
     def vectors(self):
@@ -259,7 +250,7 @@ class Retriever:
         if self._vectors_tried:
             return self._vectors
         self._vectors_tried = True
-        embedder = self.store.get_meta("embedder")
+        embedder = self.graph.meta("embedder")
         if not embedder or not self.chroma_dir.exists():
             return None
         kind = _EMBEDDER_KIND.get(embedder, "minilm")
@@ -287,7 +278,7 @@ class Retriever:
         return self._vectors
 
     def _snapshot_key(self, embedder: str) -> str:
-        parts = [embedder, repr(self.store.change_marker())]
+        parts = [embedder, repr(self.graph.change_marker())]
         for f in sorted(self.chroma_dir.glob("*.sqlite3")):
             st = f.stat()
             parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
@@ -295,61 +286,24 @@ class Retriever:
 
     # -- SQL helpers -----------------------------------------------------------------------
     def nodes_by_id(self, ids) -> dict[str, sqlite3.Row]:
-        ids = list(dict.fromkeys(ids))
-        out: dict[str, sqlite3.Row] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start: start + 500]
-            for r in self.conn.execute(
-                    f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                out[r["id"]] = r
-        return out
+        return self.graph.nodes_by_id(ids)
 
     def neighbours(self, ids: list[str]) -> dict[str, list[tuple[str, str, str, float]]]:
-        adjacency: dict[str, list[tuple[str, str, str, float]]] = {nid: [] for nid in ids}
-        for start in range(0, len(ids), 400):
-            chunk = ids[start: start + 400]
-            marks = ",".join("?" * len(chunk))
-            for s, t, kind, conf in self.conn.execute(
-                    f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})", chunk):
-                adjacency[s].append((t, kind, "out", conf))
-            for s, t, kind, conf in self.conn.execute(
-                    f"SELECT source, target, kind, confidence FROM edges WHERE target IN ({marks})", chunk):
-                adjacency[t].append((s, kind, "in", conf))
-        for nid in adjacency:
-            adjacency[nid].sort(key=lambda e: (e[1], e[2], e[0]))
-        return adjacency
+        return self.graph.neighbours(ids)
 
     def fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
         expr = fts_query(prompt)
         if not expr:
             return []
-        try:
-            rows = self.conn.execute(
-                "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
-                " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2)).fetchall()
-        except sqlite3.OperationalError:  # cannot happen with quoted terms; never let it escape
-            return []
+        # quoted terms cannot be FTS5 syntax errors; a locked or damaged graph raises (never "no results")
+        rows = self.graph.rows(
+            "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
+            " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2))
         return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
 
     def exact(self, names: list[str]) -> list[str]:
         """Definitions named exactly (qualified name first, then simple name), in a stable order."""
-        out: list[str] = []
-        for name in names:
-            found = self.conn.execute(
-                "SELECT id FROM nodes WHERE qualified_name=? AND kind IN ('class','function','variable')"
-                " ORDER BY file, start_line, id", (name,)).fetchall()
-            if not found:
-                simple = name.rsplit(".", 1)[-1]
-                found = self.conn.execute(
-                    "SELECT id FROM nodes WHERE name=? AND kind IN ('class','function','variable')"
-                    " ORDER BY (parent_id IN (SELECT id FROM nodes WHERE kind='file')) DESC, file, start_line, id",
-                    (simple,)).fetchall()
-                if len(found) > 8:  # a common method name (get, run…): too ambiguous to be a target
-                    found = found[:0] if "." not in name else found[:8]
-            for r in found:
-                if r[0] not in out:
-                    out.append(r[0])
-        return out
+        return self.graph.exact(names)
 
     # -- the question ---------------------------------------------------------------------
     def retrieve(self, prompt: str, hops: int = DEFAULT_HOPS, limit: int = 80) -> Retrieval:
@@ -466,7 +420,7 @@ class Retriever:
         start: dict[str, float] = {nid: 1.0 for nid in targets}
         for nid in targets:
             if rows[nid]["kind"] == "class":
-                for (child,) in self.conn.execute(
+                for (child,) in self.graph.rows(
                         "SELECT target FROM edges WHERE source=? AND kind='DEFINES' ORDER BY target", (nid,)):
                     start.setdefault(child, 0.9)
         file_of = {nid: rows[nid]["file"] for nid in targets}
@@ -493,10 +447,10 @@ class Retriever:
             frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[:BEAM * 3])
         # files importing the target's file: their definitions are at risk too (weakly)
         for f in sorted(set(file_of.values())):
-            fid_row = self.conn.execute("SELECT id FROM nodes WHERE kind='file' AND file=?", (f,)).fetchone()
+            fid_row = self.graph.one("SELECT id FROM nodes WHERE kind='file' AND file=?", (f,))
             if not fid_row:
                 continue
-            for (importer,) in self.conn.execute(
+            for (importer,) in self.graph.rows(
                     "SELECT source FROM edges WHERE target=? AND kind='IMPORTS' ORDER BY source", (fid_row[0],)):
                 scored.setdefault(importer, (0.05, 1, "IMPORTS<-"))
         for child in start:
@@ -558,15 +512,10 @@ class Retriever:
             pass  # a cache: a read-only workspace just re-counts
 
     def doc_text(self, node_id: str) -> str:
-        row = self.conn.execute("SELECT text FROM nodes WHERE id=?", (node_id,)).fetchone()
-        return row[0] if row and row[0] else ""
+        return self.graph.doc_text(node_id)
 
     def children(self, node_id: str) -> list[sqlite3.Row]:
-        # through the DEFINES edges (primary-key lookup): nodes.parent_id has no index
-        cols = ", ".join(f"n.{c.strip()}" for c in NODE_COLUMNS.split(","))
-        return self.conn.execute(
-            f"SELECT {cols} FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source=? AND e.kind='DEFINES'"
-            " AND n.kind IN ('function','class','variable') ORDER BY n.start_line, n.id", (node_id,)).fetchall()
+        return self.graph.children(node_id)
 
 
 SNAPSHOT_NAME = "vectors_snapshot.npz"

@@ -22,7 +22,7 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["main", "build_server", "GraphHolder"]
+__all__ = ["main", "build_server", "GraphHolder", "graph_status_data"]
 
 log = logging.getLogger("nervapack.mcp")
 
@@ -58,6 +58,22 @@ class GraphHolder:
                 self._retriever = Retriever(ws.root)
                 self.loads += 1
             return self._retriever
+
+
+def graph_status_data(graph) -> dict:
+    """The ``graph_status`` tool's answer from a :class:`~..code.reader.GraphReader`: the
+    shared :meth:`~..code.reader.GraphReader.status` plus languages and staleness advice."""
+    status = graph.status()
+    changes = status["changed_since_ingest"]
+    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds")
+    return {
+        **{k: status[k] for k in keys},
+        "languages": {r["language"]: r["files"] for r in graph.language_stats()},
+        "last_ingest": status["last_ingest"], "git_commit": status["git_commit"],
+        "changed_since_ingest": changes,
+        "stale": bool(changes["total"]),
+        "advice": "Run `nervapack ingest .` to refresh the graph." if changes["total"] else "Graph is up to date.",
+    }
 
 
 def _tool_error(exc: Exception):
@@ -123,25 +139,10 @@ def build_server(root: Path | None = None):
     @server.tool()
     def graph_status() -> dict:
         """Node and edge counts by kind, languages, last ingest, and files changed since (stale context)."""
-        from ..code import analytics
-
         try:
-            retriever = holder.get()
-            conn = retriever.conn
-            counts = retriever.store.counts()
-            run = retriever.store.last_run()
-            changes = analytics.changed_since_ingest(conn, retriever.root)
+            return graph_status_data(holder.get().graph)
         except NervapackError as exc:
             raise _tool_error(exc) from None
-        return {
-            "root": str(retriever.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
-            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
-            "languages": {r["language"]: r["files"] for r in analytics.language_stats(conn)},
-            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
-            "changed_since_ingest": changes,
-            "stale": bool(changes["total"]),
-            "advice": "Run `nervapack ingest .` to refresh the graph." if changes["total"] else "Graph is up to date.",
-        }
 
     @server.tool()
     def list_entities(entity_type: str | None = None, file_path: str | None = None,
