@@ -22,13 +22,15 @@ Pipeline (every step deterministic for a given graph and question):
    neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
    reverse traversal (callers, subclasses, importing files, explaining docs).
 
-Packing into Markdown under the budget is in ``pack.py``.
+This module holds the :class:`Retriever` (reading the graph through the read-only
+``reader.GraphReader``) and :func:`answer`; prompt analysis is in ``prompt.py``, fusion,
+expansion and priors in ``ranking.py``, the on-disk caches in ``cache.py``, packing into
+Markdown under the budget in ``pack.py`` (fed by a ``source.SourceReader``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -36,61 +38,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NervapackError
-from .ranking import (
-    BEAM, DEFAULT_HOPS, HOP_DECAY, NODE_COLUMNS, OUTPUT_KINDS, SEEDS, ScoredNode, expand, node_prior, rrf_fuse,
+from .cache import SNAPSHOT_NAME, TOKEN_CACHE_NAME, CacheDir, FileTokenCache, VectorSnapshot  # noqa: F401
+from .prompt import detect_route, fts_query, identifiers_in, query_words
+from .prompt import stem as _stem  # noqa: F401  (re-exported for callers of the old module)
+from .ranking import (  # noqa: F401  (ScoredNode, rrf_fuse, expand, node_prior: re-exported)
+    BEAM, DEFAULT_HOPS, HOP_DECAY, OUTPUT_KINDS, SEEDS, ScoredNode, expand, node_prior, rrf_fuse,
     scored_node as _scored,
 )
-from .source import SourceReader
 from .reader import GraphReader
-from .store import split_identifier
+from .source import SourceReader
 
 __all__ = [
     "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
     "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS",
 ]
-
-STOPWORDS = frozenset("""
-a about above after again all also am an and any are as at be because been before being below between both
-but by can could did do does doing done down during each either else even ever every few for from further get
-gets got had has have having he her here hers him his how i if in into is it its itself just let lets like make
-makes many may me might more most much must my need needs no nor not now of off on once only or other our out over
-own per please same shall she should show so some such than that the their them then there these they this those
-through to too under until up us use used uses using very via want was way we well were what when where whether
-which while who whom whose why will with within without would you your yours code codebase function functions
-method methods class classes file files work works working happen happens thing things somewhere actually really
-implemented implement implementation handle handled handles handling find look see tell explain call called
-""".split())
-
-ABBREVIATIONS = {
-    "authentication": ("auth",), "authenticate": ("auth",), "authorization": ("auth",), "authorize": ("auth",),
-    "configuration": ("config", "conf", "cfg"), "configure": ("config",), "parameter": ("param", "params"),
-    "parameters": ("param", "params"), "argument": ("arg", "args"), "arguments": ("arg", "args"),
-    "directory": ("dir",), "environment": ("env",), "initialize": ("init",), "initialise": ("init",),
-    "initialization": ("init",), "connection": ("conn",), "connections": ("conn",), "response": ("resp",),
-    "message": ("msg",), "information": ("info",), "temporary": ("tmp", "temp"), "utilities": ("utils", "util"),
-    "utility": ("util", "utils"), "attribute": ("attr", "attrs"), "attributes": ("attr", "attrs"),
-    "asynchronous": ("async",), "synchronous": ("sync",), "specification": ("spec",), "reference": ("ref",),
-    "references": ("ref", "refs"), "length": ("len",), "number": ("num",), "maximum": ("max",),
-    "minimum": ("min",), "previous": ("prev",), "object": ("obj",), "objects": ("obj",), "error": ("err", "exception"),
-    "errors": ("err", "exception"), "exception": ("error",), "exceptions": ("error",), "database": ("db",),
-    "dictionary": ("dict",), "string": ("str",), "function": ("func", "fn"), "identifier": ("id",),
-    "library": ("lib",), "package": ("pkg",), "documentation": ("docs", "doc"), "repository": ("repo",),
-    "certificate": ("cert",), "certificates": ("cert", "certs"), "password": ("pass", "pwd"),
-    "username": ("user",), "address": ("addr",), "proxy": ("proxies",), "proxies": ("proxy",),
-    # everyday verbs -> the verbs code uses for them
-    "write": ("set", "put", "save", "store"), "writes": ("set", "put", "save", "store"),
-    "read": ("get", "load"), "reads": ("get", "load"), "fetch": ("get", "load"),
-    "delete": ("remove", "clear"), "remove": ("delete", "clear"), "discard": ("remove", "clear"),
-    "create": ("build", "make", "new", "init"), "creates": ("build", "make", "new", "init"),
-    "created": ("build", "make", "new", "init"), "again": ("retry",), "retried": ("retry",),
-    "check": ("validate", "verify"), "checks": ("validate", "verify"), "stop": ("cancel", "abort"),
-    "cancel": ("abort",), "combine": ("merge",), "combined": ("merge",), "merged": ("merge",),
-    "convert": ("to", "parse"), "turned": ("to",), "serialize": ("dump", "encode"),
-    "restore": ("load", "decode"), "restored": ("load", "decode"), "listen": ("subscribe",),
-    "notify": ("emit", "dispatch"), "notified": ("emit", "dispatch"), "wait": ("await", "sleep", "delay"),
-    "waiting": ("await", "sleep", "delay"), "start": ("init", "begin"), "send": ("dispatch", "emit"),
-}
-
 
 @dataclass
 class Retrieval:
@@ -101,111 +62,6 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     vectors_used: bool = False
     warning: str | None = None
-
-
-# -- prompt analysis -----------------------------------------------------------------------
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)|([A-Za-z_$][\w$]*)\s*\(\)?|([A-Za-z_$][\w$]*)")
-
-
-def _stem(word: str) -> str:
-    """A light suffix strip: ``redirects`` -> ``redirect``, ``retries`` -> ``retry``."""
-    w = word
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ations", "ate"), ("ation", "ate"), ("ings", ""),
-                         ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) + len(repl) >= 4:
-            if suffix == "s" and w.endswith("ss"):
-                continue
-            if suffix == "es" and not re.search(r"(ch|sh|x|z|ss)es$", w):
-                continue
-            return w[: len(w) - len(suffix)] + repl
-    return w
-
-
-def query_words(prompt: str) -> list[str]:
-    """The content words of a prompt, lowercase, identifiers split, stopwords dropped, in order."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for token in _WORD.findall(prompt or ""):
-        parts = [token.lower()]
-        split = split_identifier(token)
-        if len(split) > 1:
-            parts.extend(split)
-        for p in parts:
-            p = p.strip("_")
-            if len(p) < 2 or p in STOPWORDS or p in seen or p.isdigit():
-                continue
-            seen.add(p)
-            out.append(p)
-    return out
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def fts_query(prompt: str) -> str | None:
-    """A safe FTS5 MATCH expression for a prompt: quoted terms joined by OR (``None`` if empty)."""
-    terms: list[str] = []
-    seen: set[str] = set()
-
-    def add(t: str) -> None:
-        if t not in seen:
-            seen.add(t)
-            terms.append(t)
-
-    for w in query_words(prompt):
-        add(_quote(w))
-        stem = _stem(w)
-        if len(stem) >= 4:
-            add(_quote(stem) + "*")
-        elif len(w) >= 5:
-            add(_quote(w) + "*")
-        for abbr in ABBREVIATIONS.get(w, ()):
-            add(_quote(abbr))
-    if not terms:
-        return None
-    return " OR ".join(terms[:64])
-
-
-def identifiers_in(prompt: str) -> list[str]:
-    """Code-looking names in a prompt: backticked, dotted, called, CamelCase or snake_case."""
-    out: list[str] = []
-    for m in _IDENT.finditer(prompt or ""):
-        tick, dotted, called, word = m.groups()
-        name = tick or dotted or called or word
-        if not name:
-            continue
-        name = name.strip().rstrip("()").strip()
-        if tick or dotted or called:
-            pass
-        elif not (("_" in word.strip("_") and len(word) > 3) or re.search(r"[a-z][A-Z]", word)
-                  or (word[0].isupper() and m.start() > 0 and word.lower() not in STOPWORDS and len(word) > 2)
-                  or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", word)):
-            continue
-        if name and name not in out:
-            out.append(name)
-    return out
-
-
-_IMPACT = re.compile(
-    r"\b(what|which|who)\b[^?]*\b(break|breaks|broken|affected|affect|affects|impacted|depends?|calls?|uses?|imports?)\b"
-    r"|\bimpact\b|\bblast radius\b|\bif (i|we|you) (change|modify|rename|remove|delete|refactor)\b"
-    r"|\bcallers? of\b|\busages? of\b|\bdependents? of\b|\bwhere is .+ used\b",
-    re.IGNORECASE,
-)
-
-
-def detect_route(prompt: str) -> str:
-    """``impact`` for change-impact questions, ``exact`` for a bare name, else ``search``."""
-    text = (prompt or "").strip()
-    if _IMPACT.search(text) and identifiers_in(text):
-        return "impact"
-    bare = text.strip("`'\" ?").rstrip("()")
-    if bare and re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", bare):
-        return "exact"
-    return "search"
 
 
 # -- the retriever --------------------------------------------------------------------------
@@ -228,9 +84,9 @@ class Retriever:
         # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
         self.graph = GraphReader(self.db_path, root=self.root)
         self.conn = self.graph.conn
-        self._token_counts: dict | None = None
-        self._token_cache_dirty = False
-        self.source = SourceReader(self, self.root)  # what the packer reads: lines, members, doc text
+        self.cache = CacheDir(self.root / ".nervapack")  # best effort: a read-only workspace still answers
+        self.token_counts = FileTokenCache(self.cache, self.root)
+        self.source = SourceReader(self.graph, self.root)  # what the packer reads: lines, members, doc text
 
     # -- freshness -------------------------------------------------------------------------
     def changed(self) -> bool:
@@ -255,7 +111,7 @@ class Retriever:
             return None
         kind = _EMBEDDER_KIND.get(embedder, "minilm")
         try:
-            snap = VectorSnapshot.load(self.root / ".nervapack" / SNAPSHOT_NAME, self._snapshot_key(embedder), kind)
+            snap = VectorSnapshot.load(self.cache, self._snapshot_key(embedder), kind)
             if snap is not None:
                 self._vectors = snap
                 return snap
@@ -270,7 +126,7 @@ class Retriever:
                 self._vector_warning = index.warning
             self._vectors = index
             try:
-                VectorSnapshot.save(self.root / ".nervapack" / SNAPSHOT_NAME, self._snapshot_key(embedder), index)
+                VectorSnapshot.save(self.cache, self._snapshot_key(embedder), index)
             except Exception:  # a cache: never fail a query over it
                 pass
         except Exception as exc:  # a broken chroma dir must not break FTS retrieval
@@ -460,123 +316,18 @@ class Retriever:
         return Retrieval(prompt, "impact", ranked, targets, {"retrieve_ms": (time.perf_counter() - t0) * 1000})
 
     def file_tokens(self, path: str) -> int:
-        """cl100k tokens of the whole file (the naive baseline). Cached per size and mtime, in
-        memory and in ``.nervapack/file_tokens.json`` so that later processes need not re-count."""
-        from ..tokens import count_tokens
-
-        full = self.root / path
-        try:
-            st = os.stat(full)
-        except OSError:
-            return 0
-        cache = self._token_cache()
-        entry = cache.get(path)
-        if entry and entry[0] == st.st_size and entry[1] == st.st_mtime:
-            return entry[2]
-        try:
-            text = full.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            return 0
-        n = count_tokens(text)
-        cache[path] = [st.st_size, st.st_mtime, n]
-        self._token_cache_dirty = True
-        return n
-
-    def _token_cache(self) -> dict:
-        if self._token_counts is None:
-            self._token_counts = {}
-            try:
-                import json
-
-                data = json.loads((self.root / ".nervapack" / TOKEN_CACHE_NAME).read_text(encoding="utf-8"))
-                if isinstance(data, dict) and data.get("encoding") == "cl100k_base":
-                    self._token_counts = {k: v for k, v in data.get("files", {}).items()
-                                          if isinstance(v, list) and len(v) == 3}
-            except (OSError, ValueError):
-                pass
-        return self._token_counts
+        """cl100k tokens of the whole file (the naive baseline), cached in ``.nervapack/cache``."""
+        return self.token_counts.count(path)
 
     def save_token_cache(self) -> None:
-        """Write the whole-file token counts back (atomically) when new files were counted."""
-        if not self._token_cache_dirty:
-            return
-        import json
-
-        path = self.root / ".nervapack" / TOKEN_CACHE_NAME
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps({"encoding": "cl100k_base", "files": self._token_counts}), encoding="utf-8")
-            os.replace(tmp, path)
-            self._token_cache_dirty = False
-        except OSError:
-            pass  # a cache: a read-only workspace just re-counts
+        """Write new whole-file token counts back (skipped on a read-only workspace)."""
+        self.token_counts.save()
 
     def doc_text(self, node_id: str) -> str:
         return self.graph.doc_text(node_id)
 
     def children(self, node_id: str) -> list[sqlite3.Row]:
         return self.graph.children(node_id)
-
-
-SNAPSHOT_NAME = "vectors_snapshot.npz"
-TOKEN_CACHE_NAME = "file_tokens.json"
-
-
-class VectorSnapshot:
-    """A read-only copy of the Chroma collection's vectors in one ``.npz`` file, keyed on the
-    ingest run and the Chroma database file, searched exactly (normalised dot product)."""
-
-    def __init__(self, ids, matrix, kind: str):
-        from .embeddings import load_embedder
-
-        self.ids = ids
-        self.matrix = matrix
-        self.embedder, self.warning = load_embedder(kind)
-
-    @classmethod
-    def load(cls, path: Path, key: str, kind: str):
-        import numpy as np
-
-        if not path.exists():
-            return None
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data["key"]) != key:
-                    return None
-                return cls(list(data["ids"]), data["matrix"].astype(np.float32), kind)
-        except Exception:
-            return None
-
-    @staticmethod
-    def save(path: Path, key: str, index) -> None:
-        import numpy as np
-
-        ids: list[str] = []
-        parts = []
-        total = index.count()
-        for offset in range(0, total, 5000):  # paged: bounded memory on big collections
-            got = index.collection.get(include=["embeddings"], limit=5000, offset=offset)
-            ids.extend(got["ids"])
-            parts.append(np.asarray(got["embeddings"], dtype=np.float16).reshape(len(got["ids"]), -1))
-        if len(ids) != total:
-            raise RuntimeError("the collection changed while it was copied")
-        matrix = np.concatenate(parts) if parts else np.zeros((0, 384), np.float16)
-        order = sorted(range(len(ids)), key=lambda i: ids[i])
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, key=np.array(key), ids=np.array([ids[i] for i in order]), matrix=matrix[order].astype(np.float16))
-        os.replace(tmp, path)
-
-    def query(self, text: str, n: int = 20) -> list[tuple[str, float]]:
-        import numpy as np
-
-        if not self.ids or not text.strip():
-            return []
-        q = self.embedder.embed([text])[0].astype(np.float32)
-        sims = self.matrix @ q
-        n = min(n, len(self.ids))
-        top = np.argpartition(-sims, n - 1)[:n]
-        top = sorted(top, key=lambda i: (-float(sims[i]), self.ids[i]))
-        return [(self.ids[i], float(1.0 - sims[i])) for i in top]
 
 
 # -- a whole query: retrieve, pack, measure ------------------------------------------------------
