@@ -225,7 +225,7 @@ def export(fmt, output, path):
     from .export import write_graphml, write_json
 
     ws = require_workspace(path)
-    store = open_graph(ws)
+    store = read_graph(ws)  # read-only: export works on a read-only workspace
     try:
         if fmt == "json":
             if output:

@@ -43,6 +43,11 @@ class NoGraphError(NervapackError):
     """There is no usable code graph yet: missing, empty, or its first ingest never finished."""
 
 
+def _like_escape(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern with ``ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _graph_path(path: str | os.PathLike[str]) -> Path:
     """``graph.db`` from a workspace root, a ``.nervapack`` folder or the file itself."""
     p = Path(path)
@@ -268,6 +273,42 @@ class GraphReader:
             adjacency[nid].sort(key=lambda e: (e[1], e[2], e[0]))
         return adjacency
 
+    def nodes(self, kind: str | None = None, file: str | None = None) -> list[sqlite3.Row]:
+        """Every node (of ``kind``, in ``file``), by file, start line and insertion (export order)."""
+        sql, args = "SELECT * FROM nodes WHERE 1=1", []
+        if kind:
+            sql, args = sql + " AND kind=?", args + [kind]
+        if file:
+            sql, args = sql + " AND file=?", args + [file]
+        return self.rows(sql + " ORDER BY file, start_line, rowid", args)
+
+    def edges(self, kind: str | None = None) -> list[sqlite3.Row]:
+        """Every edge (of ``kind``), by kind, source and target (export order)."""
+        if kind:
+            return self.rows("SELECT * FROM edges WHERE kind=? ORDER BY source, target", (kind,))
+        return self.rows("SELECT * FROM edges ORDER BY kind, source, target")
+
+    def entities(self, kind: str | None = None, file_path: str | None = None, name_contains: str | None = None,
+                 limit: int = 100) -> dict:
+        """``{total, returned, entities}``: nodes of ``kind`` under ``file_path`` (a file or a
+        folder prefix) whose qualified name contains ``name_contains`` (LIKE-escaped), by place."""
+        cols = "kind, name, qualified_name, file, start_line, end_line, signature"
+        where, args = " WHERE 1=1", []
+        if kind:
+            where, args = where + " AND kind=?", args + [kind]
+        if file_path:
+            prefix = file_path.replace("\\", "/").strip("/")
+            where, args = where + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [
+                prefix, _like_escape(prefix) + "/%"]
+        if name_contains:
+            where, args = where + " AND qualified_name LIKE ? ESCAPE '\\'", args + [
+                "%" + _like_escape(name_contains) + "%"]
+        limit = max(1, min(int(limit), 1000))
+        total = self.one("SELECT count(*) FROM nodes" + where, args)[0]
+        rows = self.rows(f"SELECT {cols} FROM nodes{where} ORDER BY file, start_line, qualified_name LIMIT ?",
+                         args + [limit])
+        return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}
+
     def edges_of(self, node_id: str, limit: int = 200) -> list[dict]:
         """Edges in and out of one node with the other end described, by kind and place."""
         return [dict(r) for r in self.rows(
@@ -300,7 +341,7 @@ class GraphReader:
                 (match, *kind_args, limit))
             if rows:
                 return [dict(r) for r in rows]
-        like = "%" + text.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        like = "%" + _like_escape(text.strip()) + "%"
         return [dict(r) for r in self.rows(
             f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (n.qualified_name LIKE ? ESCAPE '\\' "
             f"OR n.file LIKE ? ESCAPE '\\'){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",

@@ -154,25 +154,9 @@ def build_server(root: Path | None = None):
         if entity_type and entity_type not in kinds:
             raise _tool_error(ValueError(f"entity_type must be one of {', '.join(kinds)}, not {entity_type!r}"))
         try:
-            conn = holder.get().conn
+            return holder.get().graph.entities(entity_type, file_path, name_contains, limit)
         except NervapackError as exc:
             raise _tool_error(exc) from None
-        sql = "SELECT kind, name, qualified_name, file, start_line, end_line, signature FROM nodes WHERE 1=1"
-        args: list = []
-        if entity_type:
-            sql, args = sql + " AND kind=?", args + [entity_type]
-        if file_path:
-            prefix = file_path.replace("\\", "/").strip("/")
-            sql, args = sql + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [
-                prefix, prefix.replace("%", "\\%").replace("_", "\\_") + "/%"]
-        if name_contains:
-            pattern = "%" + name_contains.replace("%", "\\%").replace("_", "\\_") + "%"
-            sql, args = sql + " AND qualified_name LIKE ? ESCAPE '\\'", args + [pattern]
-        limit = max(1, min(int(limit), 1000))
-        total = conn.execute(sql.replace("SELECT kind, name, qualified_name, file, start_line, end_line, signature",
-                                         "SELECT count(*)", 1), args).fetchone()[0]
-        rows = conn.execute(sql + " ORDER BY file, start_line, qualified_name LIMIT ?", args + [limit]).fetchall()
-        return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}
 
     return server
 
