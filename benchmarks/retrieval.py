@@ -269,7 +269,7 @@ def cold_cli(root: Path, prompts: list[str], extra: list[str] = ()) -> float:
 
 def run_django(root: Path) -> dict:
     embedder = ensure_ingested(root)
-    (root / ".nervapack" / "file_tokens.json").unlink(missing_ok=True)  # start without whole-file counts
+    (root / ".nervapack" / "cache" / "v1" / "file_tokens.json").unlink(missing_ok=True)  # start without whole-file counts
     t0 = time.perf_counter()
     retriever = Retriever(root)
     answer(retriever, "warm up", budget=2000)

@@ -15,7 +15,7 @@ from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
 from .common import console as _rich_console, emit, json_option, path_option
 
-__all__ = ["register", "require_workspace", "open_graph"]
+__all__ = ["register", "require_workspace", "read_graph"]
 
 
 def require_workspace(path: str | None = None) -> Workspace:
@@ -30,10 +30,11 @@ def require_workspace(path: str | None = None) -> Workspace:
     return ws
 
 
-def open_graph(ws: Workspace):
-    from ..code.store import GraphStore
+def read_graph(ws: Workspace):
+    """The workspace's graph, read-only (:class:`~nervapack_core.code.reader.GraphReader`): what every read command uses."""
+    from ..code.reader import GraphReader
 
-    return GraphStore(ws.graph_db)
+    return GraphReader(ws.graph_db, root=ws.root)
 
 
 def _console():
@@ -127,36 +128,9 @@ def _print_ingest(console, report) -> None:
 
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
-    from ..code import analytics
-
-    store = open_graph(ws)
-    try:
-        conn = store.conn
-        counts = store.counts()
-        run = store.last_run()
-        data = {
-            "root": str(ws.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
-            "functions": counts["node_kinds"].get("function", 0), "classes": counts["node_kinds"].get("class", 0),
-            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
-            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
-        }
-        changes = analytics.changed_since_ingest(conn, ws.root)
-        data["changed_since_ingest"] = changes
-        if detailed:
-            data["health"] = analytics.health(conn, changes=changes).as_dict()
-            data["languages"] = analytics.language_stats(conn)
-            data["top_files"] = analytics.top_files(conn)
-            data["doc_coverage"] = analytics.doc_coverage(conn)
-            from ..code.dependencies import import_cycles
-
-            # each cycle in import direction, closed: a → b → c → a (a imports b, ...)
-            data["import_cycles"] = [c["example"] for c in import_cycles(analytics.import_graph(conn))]
-            data["skipped"] = [dict(r) for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
-            data["parse_problems"] = [dict(r) for r in conn.execute(
-                "SELECT path, parse_status, message FROM files WHERE parse_status != 'ok' OR message IS NOT NULL ORDER BY path")]
-        return data
-    finally:
-        store.close()
+    """``nervapack status`` data: :meth:`GraphReader.status` (shared with MCP and the dashboard)."""
+    with read_graph(ws) as graph:
+        return graph.status(detailed=detailed)
 
 
 @click.command()
@@ -240,7 +214,7 @@ def export(fmt, output, path):
     from ..code.export import write_graphml, write_json
 
     ws = require_workspace(path)
-    store = open_graph(ws)
+    store = read_graph(ws)  # read-only: export works on a read-only workspace
     try:
         if fmt == "json":
             if output:

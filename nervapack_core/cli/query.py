@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from ..errors import NervapackError
-from .code import open_graph, require_workspace
+from .code import read_graph, require_workspace
 from .common import console as _rich_console, emit, json_option, path_option
 
 __all__ = ["register", "efficiency_panel"]
@@ -206,14 +206,9 @@ def explore(target, hops, max_nodes, as_json, path):
     TARGET is a path (src/cli.py), a name (GraphBuilder, Session.send), kind:name
     (function:parse, partial names allowed) or a node id.
     """
-    from ..code.explore import explore as run_explore
-
     ws = require_workspace(path)
-    store = open_graph(ws)
-    try:
-        sub = run_explore(store.conn, target, hops=hops, max_nodes=max_nodes)
-    finally:
-        store.close()
+    with read_graph(ws) as graph:
+        sub = graph.explore(target, hops=hops, max_nodes=max_nodes)
     emit(sub.as_json(), lambda _: _print_explore(sub, hops, max_nodes))
 
 
@@ -257,14 +252,9 @@ def _print_explore(sub, hops: int, max_nodes: int) -> None:
 @path_option()
 def dependencies(file, as_json, path):
     """File import dependencies: cycles, most depended-on files, orphans; or one FILE's imports."""
-    from ..code.dependencies import dependency_report, file_dependencies
-
     ws = require_workspace(path)
-    store = open_graph(ws)
-    try:
-        data = file_dependencies(store.conn, file) if file else dependency_report(store.conn)
-    finally:
-        store.close()
+    with read_graph(ws) as graph:
+        data = graph.dependencies(file)
     emit(data, lambda d: _print_dependencies(d, file))
 
 

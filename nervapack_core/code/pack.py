@@ -29,9 +29,10 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from ..errors import NervapackError
+from ..budget import CountCache, check_budget as _check_budget, largest_fitting
 from ..tokens import default_counter
-from .retrieval import ScoredNode
+from .ranking import ScoredNode
+from .source import SourceReader
 
 __all__ = ["pack", "Packed", "PackedEntry", "check_budget", "FENCE_LANG"]
 
@@ -41,13 +42,8 @@ MIN_BODY_TOKENS = 60
 
 
 def check_budget(budget) -> int:
-    try:
-        value = int(budget)
-    except (TypeError, ValueError):
-        raise NervapackError(f"The budget must be a whole number of tokens, not {budget!r}.") from None
-    if value < 1:
-        raise NervapackError(f"The budget must be at least 1 token (got {value}).")
-    return value
+    """The shared budget rule (:func:`nervapack_core.budget.check_budget`): a whole number >= 1."""
+    return _check_budget(budget, name="The budget")
 
 
 @dataclass
@@ -69,20 +65,6 @@ class Packed:
     @property
     def files(self) -> list[str]:
         return list(dict.fromkeys(e.node.file for e in self.entries))
-
-
-class _Count:
-    def __init__(self, counter):
-        self.counter = counter
-        self.cache: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        n = self.cache.get(text)
-        if n is None:
-            n = self.counter.count(text)
-            if len(self.cache) < 20000:
-                self.cache[text] = n
-        return n
 
 
 # -- rendering one node -----------------------------------------------------------------------
@@ -173,37 +155,11 @@ def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -
         omitted_to = first_line + len(lines) - 1
         return "\n".join(lines[:k] + [f"{mark} … lines {omitted_from}-{omitted_to} omitted"])
 
-    lo, hi = 1, len(lines) - 1
-    best = cut(1)
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        text = cut(mid)
-        if count(text) <= cap:
-            best, lo = text, mid + 1
-        else:
-            hi = mid - 1
-    return best
+    k = largest_fitting(lambda k: count(cut(k)) <= cap, len(lines) - 1, low=1)
+    return cut(max(k, 1))
 
 
-class _Source:
-    """What the packer needs from the graph: file lines, class members, doc text."""
-
-    def __init__(self, retriever):
-        self.r = retriever
-
-    def lines(self, node: ScoredNode) -> list[str]:
-        all_lines = self.r.file_lines(node.file)
-        return all_lines[max(0, node.start_line - 1): node.end_line]
-
-    def members(self, node: ScoredNode):
-        return self.r.children(node.id)
-
-    def doc_text(self, node: ScoredNode) -> str:
-        row = self.r.conn.execute("SELECT text FROM nodes WHERE id=?", (node.id,)).fetchone()
-        return row[0] if row and row[0] else ""
-
-
-def render_body(node: ScoredNode, cap: int, source: _Source, count) -> tuple[str, str, list]:
+def render_body(node: ScoredNode, cap: int, source: SourceReader, count) -> tuple[str, str, list]:
     """``(text, mode, listed members)``: the node's code, outline or doc text, at most ~``cap`` tokens."""
     if node.kind == "doc":
         text = source.doc_text(node).strip()
@@ -275,13 +231,16 @@ def _assemble(header: str, chosen: list[PackedEntry], order: dict[str, int]) -> 
     return "\n\n".join(parts)
 
 
-def pack(nodes: list[ScoredNode], budget: int, retriever, *, prompt: str = "", counter=None,
+def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: str = "", counter=None,
          body_share: float = 0.5) -> Packed:
-    """Markdown for ``nodes`` (ranked best first) in at most ``budget`` cl100k tokens."""
+    """Markdown for ``nodes`` (ranked best first) in at most ``budget`` cl100k tokens.
+
+    ``source`` supplies the code lines, class members and doc text of the nodes; the
+    packer reads nothing else, so it never calls back into the retriever.
+    """
     budget = check_budget(budget)
     counter = counter or default_counter()
-    count = _Count(counter)
-    source = _Source(retriever)
+    count = CountCache(counter)
     header = f"# NervaPack context: {_one_line(prompt, 80)}" if prompt else "# NervaPack context"
     if count(header) > budget // 4:
         header = ""
@@ -333,7 +292,7 @@ def pack(nodes: list[ScoredNode], budget: int, retriever, *, prompt: str = "", c
     return best
 
 
-def _choose_bodies(nodes, budget: int, share: float, source: _Source, count) -> list[PackedEntry]:
+def _choose_bodies(nodes, budget: int, share: float, source: SourceReader, count) -> list[PackedEntry]:
     """The best nodes get their code while the body share of the budget lasts."""
     if budget < 120:
         return []
@@ -379,14 +338,8 @@ def _fit(bodies: list[PackedEntry], stubs: list[PackedEntry], budget: int, estim
     """Bodies plus the largest rank-prefix of stubs whose estimated total fits (binary search)."""
     while bodies and estimate(bodies) > budget:
         bodies = bodies[:-1]
-    lo, hi, best = 0, len(stubs), 0
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if estimate(bodies + stubs[:mid]) <= budget:
-            best, lo = mid, mid + 1
-        else:
-            hi = mid - 1
-    return bodies + stubs[:best]
+    best = largest_fitting(lambda k: estimate(bodies + stubs[:k]) <= budget, len(stubs))
+    return bodies + stubs[:max(best, 0)]
 
 
 def _drop_last(chosen: list[PackedEntry], order: dict[str, int]) -> list[PackedEntry]:

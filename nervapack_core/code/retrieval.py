@@ -22,110 +22,36 @@ Pipeline (every step deterministic for a given graph and question):
    neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
    reverse traversal (callers, subclasses, importing files, explaining docs).
 
-Packing into Markdown under the budget is in ``pack.py``.
+This module holds the :class:`Retriever` (reading the graph through the read-only
+``reader.GraphReader``) and :func:`answer`; prompt analysis is in ``prompt.py``, fusion,
+expansion and priors in ``ranking.py``, the on-disk caches in ``cache.py``, packing into
+Markdown under the budget in ``pack.py`` (fed by a ``source.SourceReader``).
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import NervapackError, database_error
-from .store import GraphStore, split_identifier
+from ..errors import NervapackError
+from .cache import SNAPSHOT_NAME, TOKEN_CACHE_NAME, CacheDir, FileTokenCache, VectorSnapshot  # noqa: F401
+from .prompt import detect_route, fts_query, identifiers_in, query_words
+from .prompt import stem as _stem  # noqa: F401  (re-exported for callers of the old module)
+from .ranking import (  # noqa: F401  (ScoredNode, rrf_fuse, expand, node_prior: re-exported)
+    BEAM, DEFAULT_HOPS, HOP_DECAY, OUTPUT_KINDS, SEEDS, ScoredNode, expand, node_prior, rrf_fuse,
+    scored_node as _scored,
+)
+from .reader import GraphReader
+from .source import SourceReader
 
 __all__ = [
     "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
     "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS",
 ]
-
-DEFAULT_HOPS = 2
-RRF_K = 20
-OUTPUT_KINDS = ("function", "class", "variable", "doc")
-NODE_COLUMNS = "id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, subkind, parent_id"
-
-# forward (source -> target) and backward (target -> source) weights per edge kind
-EDGE_WEIGHTS = {
-    "DEFINES": (0.45, 0.55),  # class -> method ; method -> its class / file
-    "CALLS": (0.6, 0.45),  # caller -> callee ; callee -> caller
-    "INHERITS": (0.6, 0.4),  # subclass -> base ; base -> subclass
-    "EXPLAINS": (0.8, 0.5),  # doc -> code ; code -> doc
-    "IMPORTS": (0.25, 0.15),  # file -> imported file ; file -> importer
-}
-HOP_DECAY = 0.6
-BEAM = 40  # nodes expanded per hop
-SEEDS = 30  # fused seeds kept
-
-STOPWORDS = frozenset("""
-a about above after again all also am an and any are as at be because been before being below between both
-but by can could did do does doing done down during each either else even ever every few for from further get
-gets got had has have having he her here hers him his how i if in into is it its itself just let lets like make
-makes many may me might more most much must my need needs no nor not now of off on once only or other our out over
-own per please same shall she should show so some such than that the their them then there these they this those
-through to too under until up us use used uses using very via want was way we well were what when where whether
-which while who whom whose why will with within without would you your yours code codebase function functions
-method methods class classes file files work works working happen happens thing things somewhere actually really
-implemented implement implementation handle handled handles handling find look see tell explain call called
-""".split())
-
-ABBREVIATIONS = {
-    "authentication": ("auth",), "authenticate": ("auth",), "authorization": ("auth",), "authorize": ("auth",),
-    "configuration": ("config", "conf", "cfg"), "configure": ("config",), "parameter": ("param", "params"),
-    "parameters": ("param", "params"), "argument": ("arg", "args"), "arguments": ("arg", "args"),
-    "directory": ("dir",), "environment": ("env",), "initialize": ("init",), "initialise": ("init",),
-    "initialization": ("init",), "connection": ("conn",), "connections": ("conn",), "response": ("resp",),
-    "message": ("msg",), "information": ("info",), "temporary": ("tmp", "temp"), "utilities": ("utils", "util"),
-    "utility": ("util", "utils"), "attribute": ("attr", "attrs"), "attributes": ("attr", "attrs"),
-    "asynchronous": ("async",), "synchronous": ("sync",), "specification": ("spec",), "reference": ("ref",),
-    "references": ("ref", "refs"), "length": ("len",), "number": ("num",), "maximum": ("max",),
-    "minimum": ("min",), "previous": ("prev",), "object": ("obj",), "objects": ("obj",), "error": ("err", "exception"),
-    "errors": ("err", "exception"), "exception": ("error",), "exceptions": ("error",), "database": ("db",),
-    "dictionary": ("dict",), "string": ("str",), "function": ("func", "fn"), "identifier": ("id",),
-    "library": ("lib",), "package": ("pkg",), "documentation": ("docs", "doc"), "repository": ("repo",),
-    "certificate": ("cert",), "certificates": ("cert", "certs"), "password": ("pass", "pwd"),
-    "username": ("user",), "address": ("addr",), "proxy": ("proxies",), "proxies": ("proxy",),
-    # everyday verbs -> the verbs code uses for them
-    "write": ("set", "put", "save", "store"), "writes": ("set", "put", "save", "store"),
-    "read": ("get", "load"), "reads": ("get", "load"), "fetch": ("get", "load"),
-    "delete": ("remove", "clear"), "remove": ("delete", "clear"), "discard": ("remove", "clear"),
-    "create": ("build", "make", "new", "init"), "creates": ("build", "make", "new", "init"),
-    "created": ("build", "make", "new", "init"), "again": ("retry",), "retried": ("retry",),
-    "check": ("validate", "verify"), "checks": ("validate", "verify"), "stop": ("cancel", "abort"),
-    "cancel": ("abort",), "combine": ("merge",), "combined": ("merge",), "merged": ("merge",),
-    "convert": ("to", "parse"), "turned": ("to",), "serialize": ("dump", "encode"),
-    "restore": ("load", "decode"), "restored": ("load", "decode"), "listen": ("subscribe",),
-    "notify": ("emit", "dispatch"), "notified": ("emit", "dispatch"), "wait": ("await", "sleep", "delay"),
-    "waiting": ("await", "sleep", "delay"), "start": ("init", "begin"), "send": ("dispatch", "emit"),
-}
-
-
-@dataclass
-class ScoredNode:
-    id: str
-    kind: str
-    name: str
-    qualified_name: str
-    file: str
-    start_line: int
-    end_line: int
-    language: str
-    signature: str
-    docstring: str
-    subkind: str
-    parent_id: str | None
-    score: float = 0.0
-    why: str = ""  # "seed", "exact", "CALLS<-…", … (how it got here)
-    hop: int = 0
-
-    def as_json(self) -> dict:
-        return {"file": self.file, "qualified_name": self.qualified_name, "kind": self.kind,
-                "start_line": self.start_line, "end_line": self.end_line, "score": round(self.score, 6)}
-
 
 @dataclass
 class Retrieval:
@@ -136,199 +62,6 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     vectors_used: bool = False
     warning: str | None = None
-
-
-# -- prompt analysis -----------------------------------------------------------------------
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)|([A-Za-z_$][\w$]*)\s*\(\)?|([A-Za-z_$][\w$]*)")
-
-
-def _stem(word: str) -> str:
-    """A light suffix strip: ``redirects`` -> ``redirect``, ``retries`` -> ``retry``."""
-    w = word
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ations", "ate"), ("ation", "ate"), ("ings", ""),
-                         ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) + len(repl) >= 4:
-            if suffix == "s" and w.endswith("ss"):
-                continue
-            if suffix == "es" and not re.search(r"(ch|sh|x|z|ss)es$", w):
-                continue
-            return w[: len(w) - len(suffix)] + repl
-    return w
-
-
-def query_words(prompt: str) -> list[str]:
-    """The content words of a prompt, lowercase, identifiers split, stopwords dropped, in order."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for token in _WORD.findall(prompt or ""):
-        parts = [token.lower()]
-        split = split_identifier(token)
-        if len(split) > 1:
-            parts.extend(split)
-        for p in parts:
-            p = p.strip("_")
-            if len(p) < 2 or p in STOPWORDS or p in seen or p.isdigit():
-                continue
-            seen.add(p)
-            out.append(p)
-    return out
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def fts_query(prompt: str) -> str | None:
-    """A safe FTS5 MATCH expression for a prompt: quoted terms joined by OR (``None`` if empty)."""
-    terms: list[str] = []
-    seen: set[str] = set()
-
-    def add(t: str) -> None:
-        if t not in seen:
-            seen.add(t)
-            terms.append(t)
-
-    for w in query_words(prompt):
-        add(_quote(w))
-        stem = _stem(w)
-        if len(stem) >= 4:
-            add(_quote(stem) + "*")
-        elif len(w) >= 5:
-            add(_quote(w) + "*")
-        for abbr in ABBREVIATIONS.get(w, ()):
-            add(_quote(abbr))
-    if not terms:
-        return None
-    return " OR ".join(terms[:64])
-
-
-def identifiers_in(prompt: str) -> list[str]:
-    """Code-looking names in a prompt: backticked, dotted, called, CamelCase or snake_case."""
-    out: list[str] = []
-    for m in _IDENT.finditer(prompt or ""):
-        tick, dotted, called, word = m.groups()
-        name = tick or dotted or called or word
-        if not name:
-            continue
-        name = name.strip().rstrip("()").strip()
-        if tick or dotted or called:
-            pass
-        elif not (("_" in word.strip("_") and len(word) > 3) or re.search(r"[a-z][A-Z]", word)
-                  or (word[0].isupper() and m.start() > 0 and word.lower() not in STOPWORDS and len(word) > 2)
-                  or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", word)):
-            continue
-        if name and name not in out:
-            out.append(name)
-    return out
-
-
-_IMPACT = re.compile(
-    r"\b(what|which|who)\b[^?]*\b(break|breaks|broken|affected|affect|affects|impacted|depends?|calls?|uses?|imports?)\b"
-    r"|\bimpact\b|\bblast radius\b|\bif (i|we|you) (change|modify|rename|remove|delete|refactor)\b"
-    r"|\bcallers? of\b|\busages? of\b|\bdependents? of\b|\bwhere is .+ used\b",
-    re.IGNORECASE,
-)
-
-
-def detect_route(prompt: str) -> str:
-    """``impact`` for change-impact questions, ``exact`` for a bare name, else ``search``."""
-    text = (prompt or "").strip()
-    if _IMPACT.search(text) and identifiers_in(text):
-        return "impact"
-    bare = text.strip("`'\" ?").rstrip("()")
-    if bare and re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", bare):
-        return "exact"
-    return "search"
-
-
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)test_[^/]*$|_tests?\.[a-z]+$"
-                        r"|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$", re.IGNORECASE)
-_CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$", re.IGNORECASE)
-_BUILD_PATH = re.compile(r"(^|/)(build|dist|out|_build|site-packages|node_modules|vendor|\.next|coverage)/"
-                         r"|\.d\.[cm]?ts$|\.min\.[a-z]+$", re.IGNORECASE)
-_TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
-_HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
-
-
-def node_prior(kind: str, path: str, words: set[str]) -> float:
-    """A question-independent prior: tests, changelogs and build output answer few questions
-    unless asked about (build output and type declarations duplicate the source)."""
-    prior = 1.0
-    if _TEST_PATH.search(path) and not (words & _TEST_WORDS):
-        prior *= 0.3
-    if _BUILD_PATH.search(path):  # compiled output and declarations repeat the source
-        prior *= 0.3
-    if kind == "doc":
-        prior *= 0.8
-        if _CHANGELOG.search(path) and not (words & _HISTORY_WORDS):
-            prior *= 0.25
-    return prior
-
-
-# -- fusion and expansion (pure functions, unit-tested) ------------------------------------
-
-def rrf_fuse(lists: list[tuple[list[str], float]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of ranked id lists, each with a weight; ties by id (deterministic)."""
-    scores: dict[str, float] = {}
-    for ids, weight in lists:
-        seen: set[str] = set()
-        rank = 0
-        for node_id in ids:
-            if node_id in seen:
-                continue
-            seen.add(node_id)
-            rank += 1
-            scores[node_id] = scores.get(node_id, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP_DECAY, beam: int = BEAM,
-           weights: dict = EDGE_WEIGHTS) -> dict[str, tuple[float, int, str]]:
-    """Spread seed scores over the graph.
-
-    ``neighbours(ids) -> {id: [(other_id, edge_kind, direction, confidence)]}`` where direction
-    is ``"out"`` (id is the edge's source) or ``"in"``. Returns ``{id: (score, hop, why)}``:
-    the seeds at hop 0 and every reached node with ``best + 0.25 * other contributions``.
-    """
-    contributions: dict[str, list[float]] = {nid: [s] for nid, s in seeds.items()}
-    best_hop: dict[str, tuple[int, str]] = {nid: (0, "seed") for nid in seeds}
-    frontier = dict(seeds)
-    expanded: set[str] = set()
-    for hop in range(1, max(0, hops) + 1):
-        if not frontier:
-            break
-        top = sorted(frontier.items(), key=lambda kv: (-kv[1], kv[0]))[:beam]
-        expanded.update(nid for nid, _ in top)
-        adjacency = neighbours([nid for nid, _ in top])
-        nxt: dict[str, float] = {}
-        for nid, score in top:
-            edges = adjacency.get(nid, [])
-            fan: dict[tuple[str, str], int] = {}
-            for _, kind, direction, _ in edges:
-                fan[(kind, direction)] = fan.get((kind, direction), 0) + 1
-            for other, kind, direction, conf in edges:
-                w = weights.get(kind)
-                if not w or other == nid:
-                    continue
-                weight = w[0] if direction == "out" else w[1]
-                value = score * decay * weight * (conf if conf is not None else 1.0) / math.sqrt(fan[(kind, direction)])
-                if value <= 0:
-                    continue
-                contributions.setdefault(other, []).append(value)
-                if other not in best_hop:
-                    arrow = "->" if direction == "out" else "<-"
-                    best_hop[other] = (hop, f"{kind}{arrow}")
-                if value > nxt.get(other, 0.0) and other not in seeds and other not in expanded:
-                    nxt[other] = value
-        frontier = nxt
-    out: dict[str, tuple[float, int, str]] = {}
-    for nid, values in contributions.items():
-        values = sorted(values, reverse=True)
-        hop, why = best_hop[nid]
-        out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
-    return out
 
 
 # -- the retriever --------------------------------------------------------------------------
@@ -348,30 +81,20 @@ class Retriever:
         self._vectors = None
         self._vector_warning: str | None = None
         self._vectors_tried = False
-        self.store = GraphStore(self.db_path)
-        self.conn = self.store.conn
-        self.marker = self._file_marker()
-        self._token_counts: dict | None = None
-        self._token_cache_dirty = False
-        self._lines: dict[str, tuple[float, list[str]]] = {}
+        # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
+        self.graph = GraphReader(self.db_path, root=self.root)
+        self.conn = self.graph.conn
+        self.cache = CacheDir(self.root / ".nervapack")  # best effort: a read-only workspace still answers
+        self.token_counts = FileTokenCache(self.cache, self.root)
+        self.source = SourceReader(self.graph, self.root)  # what the packer reads: lines, members, doc text
 
     # -- freshness -------------------------------------------------------------------------
-    def _file_marker(self) -> tuple:
-        out = []
-        for suffix in ("", "-wal"):
-            try:
-                st = os.stat(str(self.db_path) + suffix)
-                out.append((st.st_mtime_ns, st.st_size))
-            except OSError:
-                out.append(None)
-        return tuple(out)
-
     def changed(self) -> bool:
         """Whether graph.db changed on disk since this retriever was opened."""
-        return self._file_marker() != self.marker
+        return self.graph.changed()
 
     def close(self) -> None:
-        self.store.close()
+        self.graph.close()
 
     # -- vectors ---------------------------------------------------------------------------
     def vectors(self):
@@ -383,12 +106,12 @@ class Retriever:
         if self._vectors_tried:
             return self._vectors
         self._vectors_tried = True
-        embedder = self.store.get_meta("embedder")
+        embedder = self.graph.meta("embedder")
         if not embedder or not self.chroma_dir.exists():
             return None
         kind = _EMBEDDER_KIND.get(embedder, "minilm")
         try:
-            snap = VectorSnapshot.load(self.root / ".nervapack" / SNAPSHOT_NAME, self._snapshot_key(embedder), kind)
+            snap = VectorSnapshot.load(self.cache, self._snapshot_key(embedder), kind)
             if snap is not None:
                 self._vectors = snap
                 return snap
@@ -403,7 +126,7 @@ class Retriever:
                 self._vector_warning = index.warning
             self._vectors = index
             try:
-                VectorSnapshot.save(self.root / ".nervapack" / SNAPSHOT_NAME, self._snapshot_key(embedder), index)
+                VectorSnapshot.save(self.cache, self._snapshot_key(embedder), index)
             except Exception:  # a cache: never fail a query over it
                 pass
         except Exception as exc:  # a broken chroma dir must not break FTS retrieval
@@ -411,7 +134,7 @@ class Retriever:
         return self._vectors
 
     def _snapshot_key(self, embedder: str) -> str:
-        parts = [embedder, repr(self.store.change_marker())]
+        parts = [embedder, repr(self.graph.change_marker())]
         for f in sorted(self.chroma_dir.glob("*.sqlite3")):
             st = f.stat()
             parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
@@ -419,59 +142,24 @@ class Retriever:
 
     # -- SQL helpers -----------------------------------------------------------------------
     def nodes_by_id(self, ids) -> dict[str, sqlite3.Row]:
-        ids = list(dict.fromkeys(ids))
-        out: dict[str, sqlite3.Row] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start: start + 500]
-            for r in self.conn.execute(
-                    f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                out[r["id"]] = r
-        return out
+        return self.graph.nodes_by_id(ids)
 
     def neighbours(self, ids: list[str]) -> dict[str, list[tuple[str, str, str, float]]]:
-        adjacency: dict[str, list[tuple[str, str, str, float]]] = {nid: [] for nid in ids}
-        for start in range(0, len(ids), 400):
-            chunk = ids[start: start + 400]
-            marks = ",".join("?" * len(chunk))
-            for s, t, kind, conf in self.conn.execute(
-                    f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})", chunk):
-                adjacency[s].append((t, kind, "out", conf))
-            for s, t, kind, conf in self.conn.execute(
-                    f"SELECT source, target, kind, confidence FROM edges WHERE target IN ({marks})", chunk):
-                adjacency[t].append((s, kind, "in", conf))
-        for nid in adjacency:
-            adjacency[nid].sort(key=lambda e: (e[1], e[2], e[0]))
-        return adjacency
+        return self.graph.neighbours(ids)
 
     def fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
         expr = fts_query(prompt)
         if not expr:
             return []
-        # no try: a bad MATCH expression (an escaping bug) or a corrupt index must surface, not read as "no results"
-        rows = self.conn.execute(
+        # quoted terms cannot be FTS5 syntax errors; a locked or damaged graph raises (never "no results")
+        rows = self.graph.rows(
             "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
-            " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2)).fetchall()
+            " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2))
         return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
 
     def exact(self, names: list[str]) -> list[str]:
         """Definitions named exactly (qualified name first, then simple name), in a stable order."""
-        out: list[str] = []
-        for name in names:
-            found = self.conn.execute(
-                "SELECT id FROM nodes WHERE qualified_name=? AND kind IN ('class','function','variable')"
-                " ORDER BY file, start_line, id", (name,)).fetchall()
-            if not found:
-                simple = name.rsplit(".", 1)[-1]
-                found = self.conn.execute(
-                    "SELECT id FROM nodes WHERE name=? AND kind IN ('class','function','variable')"
-                    " ORDER BY (parent_id IN (SELECT id FROM nodes WHERE kind='file')) DESC, file, start_line, id",
-                    (simple,)).fetchall()
-                if len(found) > 8:  # a common method name (get, run…): too ambiguous to be a target
-                    found = found[:0] if "." not in name else found[:8]
-            for r in found:
-                if r[0] not in out:
-                    out.append(r[0])
-        return out
+        return self.graph.exact(names)
 
     # -- the question ---------------------------------------------------------------------
     def retrieve(self, prompt: str, hops: int = DEFAULT_HOPS, limit: int = 80) -> Retrieval:
@@ -588,7 +276,7 @@ class Retriever:
         start: dict[str, float] = {nid: 1.0 for nid in targets}
         for nid in targets:
             if rows[nid]["kind"] == "class":
-                for (child,) in self.conn.execute(
+                for (child,) in self.graph.rows(
                         "SELECT target FROM edges WHERE source=? AND kind='DEFINES' ORDER BY target", (nid,)):
                     start.setdefault(child, 0.9)
         file_of = {nid: rows[nid]["file"] for nid in targets}
@@ -615,10 +303,10 @@ class Retriever:
             frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[:BEAM * 3])
         # files importing the target's file: their definitions are at risk too (weakly)
         for f in sorted(set(file_of.values())):
-            fid_row = self.conn.execute("SELECT id FROM nodes WHERE kind='file' AND file=?", (f,)).fetchone()
+            fid_row = self.graph.one("SELECT id FROM nodes WHERE kind='file' AND file=?", (f,))
             if not fid_row:
                 continue
-            for (importer,) in self.conn.execute(
+            for (importer,) in self.graph.rows(
                     "SELECT source FROM edges WHERE target=? AND kind='IMPORTS' ORDER BY source", (fid_row[0],)):
                 scored.setdefault(importer, (0.05, 1, "IMPORTS<-"))
         for child in start:
@@ -627,151 +315,19 @@ class Retriever:
         ranked = self._rank(scored, limit, words=set(query_words(prompt)))
         return Retrieval(prompt, "impact", ranked, targets, {"retrieve_ms": (time.perf_counter() - t0) * 1000})
 
-    # -- file facts for packing and the naive baseline ---------------------------------------
-    def file_lines(self, path: str) -> list[str]:
-        full = self.root / path
-        try:
-            mtime = os.stat(full).st_mtime
-        except OSError:
-            return []
-        cached = self._lines.get(path)
-        if cached and cached[0] == mtime:
-            return cached[1]
-        try:
-            text = full.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            return []
-        lines = text.splitlines()
-        if len(self._lines) > 512:
-            self._lines.clear()
-        self._lines[path] = (mtime, lines)
-        return lines
-
     def file_tokens(self, path: str) -> int:
-        """cl100k tokens of the whole file (the naive baseline). Cached per size and mtime, in
-        memory and in ``.nervapack/file_tokens.json`` so that later processes need not re-count."""
-        from ..tokens import count_tokens
-
-        full = self.root / path
-        try:
-            st = os.stat(full)
-        except OSError:
-            return 0
-        cache = self._token_cache()
-        entry = cache.get(path)
-        if entry and entry[0] == st.st_size and entry[1] == st.st_mtime:
-            return entry[2]
-        try:
-            text = full.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            return 0
-        n = count_tokens(text)
-        cache[path] = [st.st_size, st.st_mtime, n]
-        self._token_cache_dirty = True
-        return n
-
-    def _token_cache(self) -> dict:
-        if self._token_counts is None:
-            self._token_counts = {}
-            try:
-                import json
-
-                data = json.loads((self.root / ".nervapack" / TOKEN_CACHE_NAME).read_text(encoding="utf-8"))
-                if isinstance(data, dict) and data.get("encoding") == "cl100k_base":
-                    self._token_counts = {k: v for k, v in data.get("files", {}).items()
-                                          if isinstance(v, list) and len(v) == 3}
-            except (OSError, ValueError):
-                pass
-        return self._token_counts
+        """cl100k tokens of the whole file (the naive baseline), cached in ``.nervapack/cache``."""
+        return self.token_counts.count(path)
 
     def save_token_cache(self) -> None:
-        """Write the whole-file token counts back (atomically) when new files were counted."""
-        if not self._token_cache_dirty:
-            return
-        import json
+        """Write new whole-file token counts back (skipped on a read-only workspace)."""
+        self.token_counts.save()
 
-        path = self.root / ".nervapack" / TOKEN_CACHE_NAME
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps({"encoding": "cl100k_base", "files": self._token_counts}), encoding="utf-8")
-            os.replace(tmp, path)
-            self._token_cache_dirty = False
-        except OSError:
-            pass  # a cache: a read-only workspace just re-counts
+    def doc_text(self, node_id: str) -> str:
+        return self.graph.doc_text(node_id)
 
     def children(self, node_id: str) -> list[sqlite3.Row]:
-        # through the DEFINES edges (primary-key lookup): nodes.parent_id has no index
-        cols = ", ".join(f"n.{c.strip()}" for c in NODE_COLUMNS.split(","))
-        return self.conn.execute(
-            f"SELECT {cols} FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source=? AND e.kind='DEFINES'"
-            " AND n.kind IN ('function','class','variable') ORDER BY n.start_line, n.id", (node_id,)).fetchall()
-
-
-SNAPSHOT_NAME = "vectors_snapshot.npz"
-TOKEN_CACHE_NAME = "file_tokens.json"
-
-
-class VectorSnapshot:
-    """A read-only copy of the Chroma collection's vectors in one ``.npz`` file, keyed on the
-    ingest run and the Chroma database file, searched exactly (normalised dot product)."""
-
-    def __init__(self, ids, matrix, kind: str):
-        from .embeddings import load_embedder
-
-        self.ids = ids
-        self.matrix = matrix
-        self.embedder, self.warning = load_embedder(kind)
-
-    @classmethod
-    def load(cls, path: Path, key: str, kind: str):
-        import numpy as np
-
-        if not path.exists():
-            return None
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data["key"]) != key:
-                    return None
-                return cls(list(data["ids"]), data["matrix"].astype(np.float32), kind)
-        except Exception:
-            return None
-
-    @staticmethod
-    def save(path: Path, key: str, index) -> None:
-        import numpy as np
-
-        ids: list[str] = []
-        parts = []
-        total = index.count()
-        for offset in range(0, total, 5000):  # paged: bounded memory on big collections
-            got = index.collection.get(include=["embeddings"], limit=5000, offset=offset)
-            ids.extend(got["ids"])
-            parts.append(np.asarray(got["embeddings"], dtype=np.float16).reshape(len(got["ids"]), -1))
-        if len(ids) != total:
-            raise RuntimeError("the collection changed while it was copied")
-        matrix = np.concatenate(parts) if parts else np.zeros((0, 384), np.float16)
-        order = sorted(range(len(ids)), key=lambda i: ids[i])
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, key=np.array(key), ids=np.array([ids[i] for i in order]), matrix=matrix[order].astype(np.float16))
-        os.replace(tmp, path)
-
-    def query(self, text: str, n: int = 20) -> list[tuple[str, float]]:
-        import numpy as np
-
-        if not self.ids or not text.strip():
-            return []
-        q = self.embedder.embed([text])[0].astype(np.float32)
-        sims = self.matrix @ q
-        n = min(n, len(self.ids))
-        top = np.argpartition(-sims, n - 1)[:n]
-        top = sorted(top, key=lambda i: (-float(sims[i]), self.ids[i]))
-        return [(self.ids[i], float(1.0 - sims[i])) for i in top]
-
-
-def _scored(r, score: float, why: str, hop: int) -> ScoredNode:
-    return ScoredNode(r["id"], r["kind"], r["name"], r["qualified_name"], r["file"], r["start_line"] or 1,
-                      r["end_line"] or r["start_line"] or 1, r["language"] or "", r["signature"] or "",
-                      r["docstring"] or "", r["subkind"] or "", r["parent_id"], score, why, hop)
+        return self.graph.children(node_id)
 
 
 # -- a whole query: retrieve, pack, measure ------------------------------------------------------
@@ -841,7 +397,7 @@ def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of
     else:
         found = retriever.retrieve(prompt or "", hops=hops)
     t = time.perf_counter()
-    packed = pack(found.nodes, budget, retriever, prompt=prompt or "")
+    packed = pack(found.nodes, budget, retriever.source, prompt=prompt or "")
     timings = dict(found.timings)
     timings["pack_ms"] = (time.perf_counter() - t) * 1000
     naive = sum(retriever.file_tokens(f) for f in packed.files)

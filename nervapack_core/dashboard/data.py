@@ -18,9 +18,11 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from collections.abc import Iterator
 
+from ..code.reader import GraphReader
 from ..errors import NervapackError
+from ..storage import reading
 from ..workspace import MEMORY_DB_ENV, find_workspace, memory_db_path
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
@@ -88,23 +90,6 @@ def resolve_sources(environ=None) -> Sources:
 
 
 # ---------------------------------------------------------------------------- sqlite
-@contextmanager
-def _ro(path: Path):
-    """A read-only connection (falls back to read-write when the WAL files cannot be made)."""
-    uri = f"file:{quote(str(path))}?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.OperationalError:
-        conn = sqlite3.connect(str(path), timeout=10, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout=10000")
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
 def _stat_key(path: Path) -> tuple:
     st = path.stat()
     return (st.st_dev, st.st_ino)
@@ -115,12 +100,12 @@ def graph_marker(graph_db: Path | None) -> tuple | None:
     if not graph_db or not graph_db.is_file():
         return None
     try:
-        with _ro(graph_db) as conn:
+        with reading(graph_db, label="code graph") as conn:
             run = conn.execute("SELECT max(id), max(finished_at) FROM ingest_runs").fetchone()
             snap = conn.execute(
                 "SELECT json_extract(value, '$.at') FROM meta WHERE key='health_snapshot'").fetchone()
             return (*_stat_key(graph_db), run[0], run[1], snap[0] if snap else None)
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, NervapackError) as exc:
         return ("error", str(exc))
 
 
@@ -139,18 +124,33 @@ def memory_file_marker(path: Path | None) -> tuple | None:
 
 
 class GraphUnreadable(NervapackError):
-    pass
+    """The graph is missing, unbuilt, locked or damaged: the page shows the message."""
 
 
 @contextmanager
-def graph(graph_db: Path):
+def graph_reader(graph_db: Path, root: Path | None = None) -> Iterator[GraphReader]:
+    """The shared read-only :class:`GraphReader` (errors become :class:`GraphUnreadable`)."""
     try:
-        with _ro(graph_db) as conn:
-            conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()
-            yield conn
+        reader = GraphReader(graph_db, root=root)
+    except NervapackError as exc:
+        raise GraphUnreadable(str(exc)) from None
+    try:
+        yield reader
     except sqlite3.DatabaseError as exc:
-        raise GraphUnreadable(
-            f"{graph_db} is not a readable code graph ({exc}). Run `nervapack ingest --rebuild`.") from None
+        raise GraphUnreadable(str(reader._error(exc))) from None
+    except GraphUnreadable:
+        raise
+    except NervapackError as exc:
+        raise GraphUnreadable(str(exc)) from None
+    finally:
+        reader.close()
+
+
+@contextmanager
+def graph(graph_db: Path) -> Iterator[sqlite3.Connection]:
+    """The read-only connection of a :class:`GraphReader`, for the page queries below."""
+    with graph_reader(graph_db) as reader:
+        yield reader.conn
 
 
 # ---------------------------------------------------------------------------- overview
@@ -162,10 +162,10 @@ def overview(graph_db: Path) -> dict:
     """Counts, languages, most connected files, ingest history and the stored health snapshot."""
     from ..code.analytics import language_stats, top_files
 
-    with graph(graph_db) as conn:
-        node_kinds = dict(conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind").fetchall())
-        edge_kinds = dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall())
-        files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    with graph_reader(graph_db) as reader:
+        conn = reader.conn
+        status = reader.status(changes=False)
+        node_kinds, edge_kinds, files = status["node_kinds"], status["edge_kinds"], status["files"]
         lines = conn.execute("SELECT coalesce(sum(lines), 0) FROM files").fetchone()[0]
         skipped = conn.execute("SELECT count(*) FROM skipped").fetchone()[0]
         runs = _rows(conn.execute(
@@ -183,16 +183,16 @@ def overview(graph_db: Path) -> dict:
 
 def health_now(graph_db: Path, root: Path | None) -> dict:
     """The health score with freshness measured against the working tree now."""
-    from ..code.analytics import changed_since_ingest, health
+    from ..code.analytics import health
 
-    with graph(graph_db) as conn:
+    with graph_reader(graph_db, root) as reader:
         changes = None
         if root is not None and root.is_dir():
             try:
-                changes = changed_since_ingest(conn, root)
+                changes = reader.file_states()
             except OSError:
                 changes = None
-        report = health(conn, root=None, changes=changes)
+        report = health(reader.conn, root=None, changes=changes)
         out = report.as_dict()
         out["changes"] = changes
         return out
@@ -226,7 +226,7 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
             "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
         conn.execute("DROP TABLE deg")
         g = import_graph(conn)
-        cycles = import_cycles(g)
+        cycles = import_cycles(g)  # the one cycle function
         fan_in = sorted(((f, g.in_degree(f)) for f in g.nodes if g.in_degree(f)), key=lambda kv: (-kv[1], kv[0]))
         fan_out = sorted(((f, g.out_degree(f)) for f in g.nodes if g.out_degree(f)), key=lambda kv: (-kv[1], kv[0]))
         code_files = conn.execute(
@@ -246,41 +246,10 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
 
 
 # ---------------------------------------------------------------------------- explorer
-_WORD = re.compile(r"[A-Za-z0-9_]+")
-
-
-def _fts_query(text: str, any_word: bool = False) -> str | None:
-    words = _WORD.findall(text or "")
-    if not words:
-        return None
-    terms = [f'"{w}"*' for w in words[:12]]  # quoted: no user text is FTS syntax
-    return (" OR " if any_word else " AND ").join(terms)
-
-
 def search_nodes(graph_db: Path, query: str, kinds: list[str] | None = None, limit: int = 50) -> list[dict]:
     """Definitions and doc sections matching ``query`` (FTS5 over names and text), best first."""
-    limit = max(1, min(int(limit), 500))
-    kind_sql, kind_args = "", []
-    if kinds:
-        kind_sql = f" AND n.kind IN ({','.join('?' * len(kinds))})"
-        kind_args = list(kinds)
-    cols = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
-    with graph(graph_db) as conn:
-        for any_word in (False, True):
-            match = _fts_query(query, any_word)
-            if not match:
-                return []
-            # no try: a locked or broken index is reported (GraphUnreadable), not read as "no match"
-            rows = conn.execute(
-                f"SELECT {cols} FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
-                f"WHERE nodes_fts MATCH ?{kind_sql} ORDER BY bm25(nodes_fts, 5.0, 1.0), n.rowid LIMIT ?",
-                (match, *kind_args, limit)).fetchall()
-            if rows:
-                return [dict(r) for r in rows]
-        like = f"%{query.strip()}%"
-        return _rows(conn.execute(
-            f"SELECT {cols} FROM nodes n WHERE (n.qualified_name LIKE ? OR n.file LIKE ?){kind_sql} "
-            "ORDER BY n.file, n.start_line LIMIT ?", (like, like, *kind_args, limit)))
+    with graph_reader(graph_db) as reader:
+        return reader.search(query, kinds, limit)
 
 
 def node_detail(graph_db: Path, node_id: str) -> dict | None:
@@ -301,16 +270,8 @@ def node_detail(graph_db: Path, node_id: str) -> dict | None:
 
 def neighbours(graph_db: Path, node_id: str, limit: int = 200) -> list[dict]:
     """Edges in and out of one node with the other end described, strongest first."""
-    with graph(graph_db) as conn:
-        return _rows(conn.execute(
-            """SELECT * FROM (
-                 SELECT 'out' AS direction, e.kind, e.confidence, e.evidence, n.id, n.kind AS node_kind,
-                        n.qualified_name, n.file, n.start_line
-                 FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source = ?
-                 UNION ALL
-                 SELECT 'in', e.kind, e.confidence, e.evidence, n.id, n.kind, n.qualified_name, n.file, n.start_line
-                 FROM edges e JOIN nodes n ON n.id = e.source WHERE e.target = ?)
-               ORDER BY kind, direction, file, start_line LIMIT ?""", (node_id, node_id, int(limit))))
+    with graph_reader(graph_db) as reader:
+        return reader.edges_of(node_id, limit)
 
 
 def read_code(root: Path | None, file: str, start: int | None, end: int | None,
@@ -547,7 +508,7 @@ def _history_stats(records: list[dict]) -> dict:
 # count) are plain read-only SELECTs over its tables here.
 def memory_entities(memory_db: Path, namespace: str, limit: int = 200) -> list[dict]:
     """Entities with the most memories about them (for the timeline picker)."""
-    with _ro(memory_db) as conn:
+    with reading(memory_db, label="memory database") as conn:
         return _rows(conn.execute(
             """SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
                JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
@@ -573,7 +534,7 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
         args.append("%" + re.sub(r"([%_\\])", r"\\\1", text.strip()) + "%")
     page_size = max(1, min(int(page_size), 500))
     sql_where = " AND ".join(where)
-    with _ro(memory_db) as conn:
+    with reading(memory_db, label="memory database") as conn:
         total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {sql_where}", args).fetchone()[0]
         pages = max(1, math.ceil(total / page_size))
         page = max(0, min(int(page), pages - 1))
@@ -585,7 +546,7 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
 
 def namespace_activity(memory_db: Path, namespace: str) -> list[dict]:
     """Memories recorded per day and kind (an aggregate: the chart stays small at any size)."""
-    with _ro(memory_db) as conn:
+    with reading(memory_db, label="memory database") as conn:
         return _rows(conn.execute(
             "SELECT substr(valid_from, 1, 10) AS day, kind, count(*) AS nodes FROM mem_nodes "
             "WHERE namespace = ? AND kind NOT IN ('session', 'entity') AND tombstoned = 0 "

@@ -188,5 +188,5 @@ def run_demo_queries(root: Path) -> int:
             result = answer(retriever, question, budget=(2000, 1000, 4000)[i % 3])
             append_query(history, result.history_record("cli" if i % 4 else "mcp"))
     finally:
-        retriever.store.close()
+        retriever.close()
     return len(DEMO_QUESTIONS)

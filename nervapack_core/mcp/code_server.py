@@ -27,7 +27,7 @@ import click
 from ..cli.common import path_option
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
 
-__all__ = ["main", "build_server", "GraphHolder", "ENTITY_KINDS", "ENTITY_ALIASES"]
+__all__ = ["main", "build_server", "GraphHolder", "graph_status_data", "ENTITY_KINDS", "ENTITY_ALIASES"]
 
 log = logging.getLogger("nervapack.mcp")
 
@@ -76,10 +76,20 @@ class GraphHolder:
         return self._retriever.get()
 
 
-def _tool_error(exc: Exception):
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    return ToolError(str(exc))
+def graph_status_data(graph) -> dict:
+    """The ``graph_status`` tool's answer from a :class:`~..code.reader.GraphReader`: the
+    shared :meth:`~..code.reader.GraphReader.status` plus languages and staleness advice."""
+    status = graph.status()
+    changes = status["changed_since_ingest"]
+    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds")
+    return {
+        **{k: status[k] for k in keys},
+        "languages": {r["language"]: r["files"] for r in graph.language_stats()},
+        "last_ingest": status["last_ingest"], "git_commit": status["git_commit"],
+        "changed_since_ingest": changes,
+        "stale": bool(changes["total"]),
+        "advice": "Run `nervapack ingest .` to refresh the graph." if changes["total"] else "Graph is up to date.",
+    }
 
 
 def build_server(root: Path | None = None):
@@ -120,45 +130,21 @@ def build_server(root: Path | None = None):
         sections (file, qualified name, line range, code), never more than `budget` tokens (cl100k_base).
         Seeds from full-text and vector search, expanded `max_hops` hops over calls, definitions,
         imports, inheritance and doc links."""
-        try:
-            return _answer(prompt, budget, max(0, min(int(max_hops), 5)))
-        except NervapackError as exc:
-            raise _tool_error(exc) from None
+        return _answer(prompt, budget, max(0, min(int(max_hops), 5)))
 
     @tool
     def impact_analysis(target: str, max_hops: int = 2, budget: int = 2000) -> str:
         """What may break when `target` (a function, method `Class.method`, or class name) changes: its
         callers, subclasses, the files importing it and the docs describing it, up to `max_hops` hops,
         packed under `budget` tokens."""
-        try:
-            if not (target or "").strip():
-                raise NervapackError("Give the name of a function, method or class.")
-            return _answer("", budget, max(1, min(int(max_hops), 5)), impact_of=target)
-        except NervapackError as exc:
-            raise _tool_error(exc) from None
+        if not (target or "").strip():
+            raise NervapackError("Give the name of a function, method or class.")
+        return _answer("", budget, max(1, min(int(max_hops), 5)), impact_of=target)
 
     @tool
     def graph_status() -> dict:
         """Node and edge counts by kind, languages, last ingest, and files changed since (stale context)."""
-        from ..code import analytics
-
-        try:
-            retriever = holder.get()
-            conn = retriever.conn
-            counts = retriever.store.counts()
-            run = retriever.store.last_run()
-            changes = analytics.changed_since_ingest(conn, retriever.root)
-        except NervapackError as exc:
-            raise _tool_error(exc) from None
-        return {
-            "root": str(retriever.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
-            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
-            "languages": {r["language"]: r["files"] for r in analytics.language_stats(conn)},
-            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
-            "changed_since_ingest": changes,
-            "stale": bool(changes["total"]),
-            "advice": "Run `nervapack ingest .` to refresh the graph." if changes["total"] else "Graph is up to date.",
-        }
+        return graph_status_data(holder.get().graph)
 
     @tool
     def list_entities(entity_type: str | None = None, file_path: str | None = None,
@@ -175,31 +161,10 @@ def build_server(root: Path | None = None):
             elif wanted in ENTITY_KINDS:
                 entity_type = wanted
             else:
-                raise _tool_error(ValueError(
+                raise NervapackError(
                     f"entity_type must be one of {', '.join(ENTITY_KINDS)} (or {', '.join(ENTITY_ALIASES)}), "
-                    f"not {entity_type!r}"))
-        try:
-            conn = holder.get().conn
-        except NervapackError as exc:
-            raise _tool_error(exc) from None
-        sql = "SELECT kind, name, qualified_name, file, start_line, end_line, signature FROM nodes WHERE 1=1"
-        args: list = []
-        if entity_type:
-            sql, args = sql + " AND kind=?", args + [entity_type]
-        if subkind:
-            sql, args = sql + " AND subkind=?", args + [subkind]
-        if file_path:
-            prefix = file_path.replace("\\", "/").strip("/")
-            sql, args = sql + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [
-                prefix, prefix.replace("%", "\\%").replace("_", "\\_") + "/%"]
-        if name_contains:
-            pattern = "%" + name_contains.replace("%", "\\%").replace("_", "\\_") + "%"
-            sql, args = sql + " AND qualified_name LIKE ? ESCAPE '\\'", args + [pattern]
-        limit = max(1, min(int(limit), 1000))
-        total = conn.execute(sql.replace("SELECT kind, name, qualified_name, file, start_line, end_line, signature",
-                                         "SELECT count(*)", 1), args).fetchone()[0]
-        rows = conn.execute(sql + " ORDER BY file, start_line, qualified_name LIMIT ?", args + [limit]).fetchall()
-        return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}
+                    f"not {entity_type!r}")
+        return holder.get().graph.entities(entity_type, file_path, name_contains, limit, subkind=subkind)
 
     return server
 

@@ -1,28 +1,35 @@
-"""TOUCHES bridge against a small code graph built in the test (tables nodes and files)."""
+"""TOUCHES bridge against a code graph written by a real ingest (the real schema)."""
 
 import sqlite3
 
+from nervapack_core.code.ingest import ingest
 from nervapack_core.memory import MemoryStore
 
 
-def _workspace(tmp_path, make_graph):
-    ws = tmp_path / "repo" / ".nervapack"
-    ws.mkdir(parents=True)
-    make_graph(
-        ws / "graph.db",
-        nodes=[
-            ("n1", "class", "AuthService", "AuthService", "src/auth/service.py", 10, 80, "python"),
-            ("n2", "function", "login", "AuthService.login", "src/auth/service.py", 20, 40, "python"),
-            ("n3", "function", "charge", "payments.charge", "src/payments.py", 5, 30, "python"),
-            ("n4", "import", "AuthService", "AuthService", "src/app.py", 1, 1, "python"),
-        ],
-        files=[("src/auth/service.py", "sha-a1", 1000.0, "python"), ("src/payments.py", "sha-p1", 1000.0, "python")],
-    )
-    return ws
+def _service_source(extra: str = "") -> str:
+    """``AuthService`` on lines 10-80 with ``login`` on lines 20-40."""
+    lines = ['"""Authentication."""'] + ["# padding"] * 8  # lines 1-9
+    lines += ["class AuthService:", '    """Checks credentials."""'] + ["    # state"] * 7  # 10-18
+    lines += [""]  # 19
+    lines += ["    def login(self, user):"] + ["        user = user.strip()"] * 19 + ["        return user"]  # 20-40
+    lines += [""] + ["    # more of the class"] * 38  # 41-79
+    lines += ["    LIMIT = 3"]  # 80
+    return "\n".join(lines) + "\n" + extra
 
 
-def test_touches_for_code_to_code_and_staleness(tmp_path, make_graph):
-    ws = _workspace(tmp_path, make_graph)
+def _workspace(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "service.py").write_text(_service_source())
+    (repo / "src" / "payments.py").write_text(
+        '"""Payments."""\n\n\n\ndef charge(amount):\n' + "    amount += 0\n" * 24 + "    return amount\n")
+    (repo / "src" / "app.py").write_text("from src.auth.service import AuthService\n")
+    ingest(repo, embed=False)
+    return repo, repo / ".nervapack"
+
+
+def test_touches_for_code_to_code_and_staleness(tmp_path):
+    repo, ws = _workspace(tmp_path)
     m = MemoryStore(ws / "memory.db")
     d = m.store("AuthService must stay stateless", kind="decision", entities=["auth_service"])
     f = m.store("login retries three times", kind="fact", entities=["login"])
@@ -41,10 +48,8 @@ def test_touches_for_code_to_code_and_staleness(tmp_path, make_graph):
     assert m.about("AuthService")["code"][0]["file"] == "src/auth/service.py"
     fresh = m.verify_staleness()
     assert fresh["available"] and fresh["checked"] > 0 and fresh["stale"] == []
-    g = sqlite3.connect(ws / "graph.db")
-    g.execute("UPDATE files SET sha = 'sha-a2', mtime = 2000.0 WHERE path = 'src/auth/service.py'")
-    g.commit()
-    g.close()
+    (repo / "src" / "auth" / "service.py").write_text(_service_source("# edited\n"))
+    ingest(repo, embed=False)
     stale = m.verify_staleness()["stale"]
     assert {s["node_id"] for s in stale} >= {d, f}
     assert all("sha" in s["reason"] for s in stale)
@@ -63,6 +68,20 @@ def test_graph_without_tables_is_silently_skipped(tmp_path):
     ws = tmp_path / ".nervapack"
     ws.mkdir()
     sqlite3.connect(ws / "graph.db").execute("CREATE TABLE other (x)").connection.commit()
+    m = MemoryStore(ws / "memory.db")
+    n = m.store("AuthService is stateless", kind="fact", entities=["AuthService"])
+    assert m.to_code(n) == []
+    assert m.verify_staleness()["available"] is False
+    m.close()
+
+
+def test_interrupted_first_ingest_is_no_graph(tmp_path):
+    """Tables but no finished ingest run (a first ingest that died): the bridge stays off."""
+    repo, ws = _workspace(tmp_path)
+    g = sqlite3.connect(ws / "graph.db")
+    g.execute("DELETE FROM ingest_runs")
+    g.commit()
+    g.close()
     m = MemoryStore(ws / "memory.db")
     n = m.store("AuthService is stateless", kind="fact", entities=["AuthService"])
     assert m.to_code(n) == []

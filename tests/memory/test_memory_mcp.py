@@ -8,6 +8,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from nervapack_core.code.ingest import ingest
 from nervapack_core.mcp.memory_server import TOOL_NAMES
 
 
@@ -18,17 +19,18 @@ def _data(result):
     return json.loads(result.content[0].text)
 
 
-def test_mcp_round_trip_all_tools(tmp_path, make_graph):
+def test_mcp_round_trip_all_tools(tmp_path):
     ws = tmp_path / ".nervapack"
-    ws.mkdir()
-    make_graph(ws / "graph.db",
-               nodes=[("n1", "class", "AuthService", "AuthService", "src/auth.py", 1, 50, "python")],
-               files=[("src/auth.py", "sha1", 1.0, "python")])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "auth.py").write_text("class AuthService:\n" + "    x = 1\n" * 49)
+    ingest(tmp_path, embed=False)  # the real graph schema the bridge reads
     db = ws / "memory.db"
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "nervapack_core.mcp.memory_server", "--db", str(db)],
-                                   cwd=str(tmp_path), env={"HOME": str(tmp_path), **(
-                                       {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})})
+                                   cwd=str(tmp_path), env={"HOME": str(tmp_path),
+                                        # the code under test, not whatever is installed
+                                        **({"PYTHONPATH": os.environ["PYTHONPATH"]}
+                                           if "PYTHONPATH" in os.environ else {})})
     called = set()
 
     async def scenario():

@@ -79,7 +79,7 @@ def test_breadth_under_a_tight_budget(shop_retriever):
 def test_long_bodies_are_trimmed_with_a_note(shop_retriever):
     found = shop_retriever.retrieve("render_invoice")
     invoice = [n for n in found.nodes if n.qualified_name == "render_invoice"]
-    packed = pack(invoice, 300, shop_retriever)
+    packed = pack(invoice, 300, shop_retriever.source)
     assert packed.tokens <= 300
     assert packed.entries[0].mode == "body"
     assert "omitted" in packed.markdown
@@ -91,7 +91,7 @@ def test_long_bodies_are_trimmed_with_a_note(shop_retriever):
 def test_class_outline_lists_members(shop_retriever):
     found = shop_retriever.retrieve("Cart")
     cart = [n for n in found.nodes if n.qualified_name == "Cart"]
-    packed = pack(cart, 500, shop_retriever)
+    packed = pack(cart, 500, shop_retriever.source)
     assert packed.entries[0].mode == "outline"
     assert "def checkout(self, gateway) -> str:" in packed.markdown
     # the members it lists are reported as such, and not repeated as one-liners

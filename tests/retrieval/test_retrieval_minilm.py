@@ -48,7 +48,7 @@ def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever
     from nervapack_core.code.vectors import VectorIndex
 
     minilm_retriever.vectors()  # opened Chroma once and wrote the snapshot
-    snap_path = minilm_retriever.root / ".nervapack" / "vectors_snapshot.npz"
+    snap_path = minilm_retriever.cache.path("vectors_snapshot.npz")  # the versioned cache folder
     assert snap_path.exists()
     fresh = Retriever(minilm_retriever.root)
     try:

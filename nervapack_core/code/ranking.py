@@ -1,0 +1,151 @@
+"""Ranking of code-graph nodes: the scored node, rank fusion, graph expansion, priors.
+
+Pure functions over ids and scores (no database): the retriever feeds them FTS, vector
+and exact-name hits and a ``neighbours`` callback; the packer consumes the resulting
+:class:`ScoredNode` list. Keeping :class:`ScoredNode` here (not in ``retrieval``) lets
+``pack`` depend on ranking without importing the retriever.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..text import is_build_path, is_test_path
+
+__all__ = [
+    "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
+    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K",
+]
+
+DEFAULT_HOPS = 2
+RRF_K = 20
+OUTPUT_KINDS = ("function", "class", "variable", "doc")
+NODE_COLUMNS = "id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, subkind, parent_id"
+
+# forward (source -> target) and backward (target -> source) weights per edge kind
+EDGE_WEIGHTS = {
+    "DEFINES": (0.45, 0.55),  # class -> method ; method -> its class / file
+    "CALLS": (0.6, 0.45),  # caller -> callee ; callee -> caller
+    "INHERITS": (0.6, 0.4),  # subclass -> base ; base -> subclass
+    "EXPLAINS": (0.8, 0.5),  # doc -> code ; code -> doc
+    "IMPORTS": (0.25, 0.15),  # file -> imported file ; file -> importer
+}
+HOP_DECAY = 0.6
+BEAM = 40  # nodes expanded per hop
+SEEDS = 30  # fused seeds kept
+
+
+@dataclass
+class ScoredNode:
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    file: str
+    start_line: int
+    end_line: int
+    language: str
+    signature: str
+    docstring: str
+    subkind: str
+    parent_id: str | None
+    score: float = 0.0
+    why: str = ""  # "seed", "exact", "CALLS<-…", … (how it got here)
+    hop: int = 0
+
+    def as_json(self) -> dict:
+        return {"file": self.file, "qualified_name": self.qualified_name, "kind": self.kind,
+                "start_line": self.start_line, "end_line": self.end_line, "score": round(self.score, 6)}
+
+
+def scored_node(r, score: float, why: str, hop: int) -> ScoredNode:
+    """A :class:`ScoredNode` from a ``nodes`` row (columns of ``NODE_COLUMNS``)."""
+    return ScoredNode(r["id"], r["kind"], r["name"], r["qualified_name"], r["file"], r["start_line"] or 1,
+                      r["end_line"] or r["start_line"] or 1, r["language"] or "", r["signature"] or "",
+                      r["docstring"] or "", r["subkind"] or "", r["parent_id"], score, why, hop)
+
+
+_CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$", re.IGNORECASE)
+_TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
+_HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
+
+
+def node_prior(kind: str, path: str, words: set[str]) -> float:
+    """A question-independent prior: tests, changelogs and build output answer few questions
+    unless asked about (build output and type declarations duplicate the source)."""
+    prior = 1.0
+    if is_test_path(path) and not (words & _TEST_WORDS):
+        prior *= 0.3
+    if is_build_path(path):  # compiled output and declarations repeat the source
+        prior *= 0.3
+    if kind == "doc":
+        prior *= 0.8
+        if _CHANGELOG.search(path) and not (words & _HISTORY_WORDS):
+            prior *= 0.25
+    return prior
+
+
+# -- fusion and expansion (pure functions, unit-tested) ------------------------------------
+
+def rrf_fuse(lists: list[tuple[list[str], float]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of ranked id lists, each with a weight; ties by id (deterministic)."""
+    scores: dict[str, float] = {}
+    for ids, weight in lists:
+        seen: set[str] = set()
+        rank = 0
+        for node_id in ids:
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            rank += 1
+            scores[node_id] = scores.get(node_id, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP_DECAY, beam: int = BEAM,
+           weights: dict = EDGE_WEIGHTS) -> dict[str, tuple[float, int, str]]:
+    """Spread seed scores over the graph.
+
+    ``neighbours(ids) -> {id: [(other_id, edge_kind, direction, confidence)]}`` where direction
+    is ``"out"`` (id is the edge's source) or ``"in"``. Returns ``{id: (score, hop, why)}``:
+    the seeds at hop 0 and every reached node with ``best + 0.25 * other contributions``.
+    """
+    contributions: dict[str, list[float]] = {nid: [s] for nid, s in seeds.items()}
+    best_hop: dict[str, tuple[int, str]] = {nid: (0, "seed") for nid in seeds}
+    frontier = dict(seeds)
+    expanded: set[str] = set()
+    for hop in range(1, max(0, hops) + 1):
+        if not frontier:
+            break
+        top = sorted(frontier.items(), key=lambda kv: (-kv[1], kv[0]))[:beam]
+        expanded.update(nid for nid, _ in top)
+        adjacency = neighbours([nid for nid, _ in top])
+        nxt: dict[str, float] = {}
+        for nid, score in top:
+            edges = adjacency.get(nid, [])
+            fan: dict[tuple[str, str], int] = {}
+            for _, kind, direction, _ in edges:
+                fan[(kind, direction)] = fan.get((kind, direction), 0) + 1
+            for other, kind, direction, conf in edges:
+                w = weights.get(kind)
+                if not w or other == nid:
+                    continue
+                weight = w[0] if direction == "out" else w[1]
+                value = score * decay * weight * (conf if conf is not None else 1.0) / math.sqrt(fan[(kind, direction)])
+                if value <= 0:
+                    continue
+                contributions.setdefault(other, []).append(value)
+                if other not in best_hop:
+                    arrow = "->" if direction == "out" else "<-"
+                    best_hop[other] = (hop, f"{kind}{arrow}")
+                if value > nxt.get(other, 0.0) and other not in seeds and other not in expanded:
+                    nxt[other] = value
+        frontier = nxt
+    out: dict[str, tuple[float, int, str]] = {}
+    for nid, values in contributions.items():
+        values = sorted(values, reverse=True)
+        hop, why = best_hop[nid]
+        out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
+    return out

@@ -1,0 +1,442 @@
+"""One read-only view of the code graph (``.nervapack/graph.db``) for every reader.
+
+The CLI (``status``, ``query``, ``explore``, ``dependencies``), the code MCP server, the
+dashboard and the memory's TOUCHES bridge all read the graph through
+:class:`GraphReader`, so they agree on what "no graph yet" means and compute status,
+search, lookups and freshness the same way:
+
+- it opens ``graph.db`` with :func:`storage.open_reader` (``mode=ro``): it never
+  migrates, never sets WAL and never creates a file, so it works on a read-only copy
+  of ``.nervapack/``;
+- a graph that is missing, empty (no tables) or never finished an ingest (no row in
+  ``ingest_runs``: the first ingest was interrupted) raises :class:`NervapackError`
+  telling the user to run ``nervapack ingest`` — never an empty answer;
+- a locked or damaged file raises :class:`DatabaseLockedError` /
+  :class:`CorruptDatabaseError` from any query — never "no results";
+- long-lived users (MCP server, retriever) call :meth:`GraphReader.refresh`, which
+  reopens the connection when ``graph.db`` was replaced or an ingest committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import NervapackError
+from ..storage import CorruptDatabaseError, DatabaseLockedError, in_chunks, is_busy, open_reader
+from ..text import fts_match, words
+
+__all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS"]
+
+NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
+                "subkind, parent_id")
+DEFINITION_KINDS = ("class", "function", "variable")
+_SEARCH_COLUMNS = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
+_LABEL = "code graph"
+
+
+class NoGraphError(NervapackError):
+    """There is no usable code graph yet: missing, empty, or its first ingest never finished."""
+
+
+def _like_escape(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern with ``ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _graph_path(path: str | os.PathLike[str]) -> Path:
+    """``graph.db`` from a workspace root, a ``.nervapack`` folder or the file itself."""
+    p = Path(path)
+    if p.is_dir():
+        if p.name == ".nervapack":
+            return p / "graph.db"
+        return p / ".nervapack" / "graph.db"
+    return p
+
+
+class GraphReader:
+    """A read-only connection to one ``graph.db`` plus the reads everyone shares.
+
+    ``path`` is the workspace root, its ``.nervapack`` folder or ``graph.db`` itself;
+    ``root`` (the working tree, for freshness and source lines) defaults to the folder
+    holding ``.nervapack``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None,
+                 timeout: float = 10.0) -> None:
+        self.path = _graph_path(path)
+        if root is not None:
+            self.root = Path(root).resolve()
+        elif self.path.parent.name == ".nervapack":
+            self.root = self.path.parent.parent.resolve()
+        else:
+            self.root = self.path.parent.resolve()
+        self.timeout = timeout
+        self.conn: sqlite3.Connection = self._open()
+        self.identity = self._file_identity()
+        self.marker = self.change_marker()
+
+    # -- opening and freshness -----------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise NoGraphError(f"No code graph yet at {self.path}: run `nervapack ingest` first.")
+        try:
+            conn = open_reader(self.path, label=_LABEL, timeout=self.timeout, required_table="nodes")
+        except DatabaseLockedError:
+            raise
+        except CorruptDatabaseError as exc:
+            raise CorruptDatabaseError(f"{exc} Run `nervapack ingest --rebuild` to build it again.") from None
+        except NervapackError:
+            raise NoGraphError(f"The code graph at {self.path} is empty (no code graph yet): "
+                               "run `nervapack ingest`.") from None
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            finished = "ingest_runs" in tables and conn.execute(
+                "SELECT 1 FROM ingest_runs WHERE finished_at IS NOT NULL LIMIT 1").fetchone()
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._error(exc) from None
+        if not finished:
+            conn.close()
+            raise NoGraphError(f"The code graph at {self.path} was never completely built (an interrupted "
+                               "ingest?): run `nervapack ingest`.")
+        return conn
+
+    def _file_identity(self) -> tuple:
+        out = []
+        for suffix in ("", "-wal"):
+            try:
+                st = os.stat(str(self.path) + suffix)
+                out.append((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def change_marker(self) -> tuple:
+        """Changes whenever an ingest commits: ``(last run id, its finish time)``."""
+        row = self.one("SELECT max(id), max(finished_at) FROM ingest_runs")
+        return (row[0], row[1])
+
+    def changed(self) -> bool:
+        """Whether ``graph.db`` was replaced or an ingest committed since this reader (re)opened it."""
+        now = self._file_identity()
+        if now == self.identity:
+            return False
+        if now[0] is None or self.identity[0] is None or now[0][:2] != self.identity[0][:2]:
+            return True  # removed or replaced by another file (``ingest --rebuild``)
+        try:
+            return self.change_marker() != self.marker
+        except NervapackError:
+            return True
+
+    def refresh(self) -> bool:
+        """Reopen when the graph changed on disk; True when it did."""
+        if not self.changed():
+            self.identity = self._file_identity()  # a checkpoint, not a new graph
+            return False
+        self.close()
+        self.conn = self._open()
+        self.identity = self._file_identity()
+        self.marker = self.change_marker()
+        return True
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+    def __enter__(self) -> "GraphReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- queries (every SQLite failure becomes a clear error, never "no results") ---------
+    def _error(self, exc: sqlite3.Error) -> NervapackError:
+        if is_busy(exc):
+            return DatabaseLockedError(f"The {_LABEL} {self.path} is locked by another process; try again.")
+        return CorruptDatabaseError(f"{self.path} is not a readable {_LABEL} ({exc}). "
+                                    "Run `nervapack ingest --rebuild` to build it again.")
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, tuple(args)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Row | None:
+        try:
+            return self.conn.execute(sql, tuple(args)).fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def rows_in(self, sql: str, values: Iterable[Any], params: Sequence[Any] = (), size: int = 400) -> list[sqlite3.Row]:
+        """:func:`storage.in_chunks` with errors made clear."""
+        try:
+            return in_chunks(self.conn, sql, values, params, size)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        row = self.one("SELECT value FROM meta WHERE key=?", (key,))
+        return json.loads(row[0]) if row else default
+
+    # -- counts and status ---------------------------------------------------------------
+    def counts(self) -> dict:
+        """Nodes, edges and files, with nodes and edges by kind."""
+        by_kind = {r[0]: r[1] for r in self.rows("SELECT kind, count(*) FROM nodes GROUP BY kind")}
+        edge_kinds = {r[0]: r[1] for r in self.rows("SELECT kind, count(*) FROM edges GROUP BY kind")}
+        return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
+                "files": self.one("SELECT count(*) FROM files")[0], "node_kinds": by_kind, "edge_kinds": edge_kinds}
+
+    def last_run(self) -> sqlite3.Row | None:
+        return self.one("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1")
+
+    def status(self, *, changes: bool = True, detailed: bool = False) -> dict:
+        """The one status computation behind CLI ``status``, MCP ``graph_status`` and the
+        dashboard Overview: counts, last ingest and (``changes``) files changed since it;
+        ``detailed`` adds health, languages, top files, coverage, cycles, skipped files
+        and parse notes."""
+        from . import analytics
+
+        counts = self.counts()
+        run = self.last_run()
+        data: dict[str, Any] = {
+            "root": str(self.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
+            "functions": counts["node_kinds"].get("function", 0), "classes": counts["node_kinds"].get("class", 0),
+            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
+            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
+        }
+        if changes:
+            data["changed_since_ingest"] = self.file_states()
+        if detailed:
+            conn = self.conn
+            try:
+                data["health"] = analytics.health(conn, changes=data.get("changed_since_ingest")).as_dict()
+                data["languages"] = analytics.language_stats(conn)
+                data["top_files"] = analytics.top_files(conn)
+                data["doc_coverage"] = analytics.doc_coverage(conn)
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
+            data["import_cycles"] = self.import_cycles()
+            data["skipped"] = [dict(r) for r in self.rows("SELECT path, reason FROM skipped ORDER BY path")]
+            data["parse_problems"] = [dict(r) for r in self.rows(
+                "SELECT path, parse_status, message FROM files WHERE parse_status != 'ok' OR message IS NOT NULL "
+                "ORDER BY path")]
+        return data
+
+    def language_stats(self) -> list[dict]:
+        from .analytics import language_stats
+
+        try:
+            return language_stats(self.conn)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    # -- nodes -----------------------------------------------------------------------------
+    def node(self, node_id: str) -> sqlite3.Row | None:
+        """Every column of one node, or ``None``."""
+        return self.one("SELECT * FROM nodes WHERE id=?", (node_id,))
+
+    def nodes_by_id(self, ids: Iterable[str]) -> dict[str, sqlite3.Row]:
+        """``{id: row}`` (columns of ``NODE_COLUMNS``) for the ids that exist."""
+        return {r["id"]: r for r in self.rows_in(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({{marks}})", ids,
+                                                 size=500)}
+
+    def children(self, node_id: str) -> list[sqlite3.Row]:
+        """The functions, classes and variables ``node_id`` defines, in source order."""
+        # through the DEFINES edges (primary-key lookup): nodes.parent_id has no index
+        cols = ", ".join(f"n.{c.strip()}" for c in NODE_COLUMNS.split(","))
+        return self.rows(
+            f"SELECT {cols} FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source=? AND e.kind='DEFINES'"
+            " AND n.kind IN ('function','class','variable') ORDER BY n.start_line, n.id", (node_id,))
+
+    def doc_text(self, node_id: str) -> str:
+        """The stored text of a node (a doc section's body; "" for code)."""
+        row = self.one("SELECT text FROM nodes WHERE id=?", (node_id,))
+        return row[0] if row and row[0] else ""
+
+    def neighbours(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, str, float]]]:
+        """``{id: [(other, edge kind, "out"|"in", confidence)]}``, sorted by kind, direction, other."""
+        ids = list(ids)
+        adjacency: dict[str, list[tuple[str, str, str, float]]] = {nid: [] for nid in ids}
+        for r in self.rows_in("SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})", ids):
+            adjacency[r[0]].append((r[1], r[2], "out", r[3]))
+        for r in self.rows_in("SELECT source, target, kind, confidence FROM edges WHERE target IN ({marks})", ids):
+            adjacency[r[1]].append((r[0], r[2], "in", r[3]))
+        for nid in adjacency:
+            adjacency[nid].sort(key=lambda e: (e[1], e[2], e[0]))
+        return adjacency
+
+    def nodes(self, kind: str | None = None, file: str | None = None) -> list[sqlite3.Row]:
+        """Every node (of ``kind``, in ``file``), by file, start line and insertion (export order)."""
+        sql, args = "SELECT * FROM nodes WHERE 1=1", []
+        if kind:
+            sql, args = sql + " AND kind=?", args + [kind]
+        if file:
+            sql, args = sql + " AND file=?", args + [file]
+        return self.rows(sql + " ORDER BY file, start_line, rowid", args)
+
+    def edges(self, kind: str | None = None) -> list[sqlite3.Row]:
+        """Every edge (of ``kind``), by kind, source and target (export order)."""
+        if kind:
+            return self.rows("SELECT * FROM edges WHERE kind=? ORDER BY source, target", (kind,))
+        return self.rows("SELECT * FROM edges ORDER BY kind, source, target")
+
+    def entities(self, kind: str | None = None, file_path: str | None = None, name_contains: str | None = None,
+                 limit: int = 100, *, subkind: str | None = None) -> dict:
+        """``{total, returned, entities}``: nodes of ``kind`` (and ``subkind``, e.g. ``method``)
+        under ``file_path`` (a file or a folder prefix) whose qualified name contains
+        ``name_contains`` (LIKE-escaped), by place."""
+        cols = "kind, name, qualified_name, file, start_line, end_line, signature"
+        where, args = " WHERE 1=1", []
+        if kind:
+            where, args = where + " AND kind=?", args + [kind]
+        if subkind:
+            where, args = where + " AND subkind=?", args + [subkind]
+        if file_path:
+            prefix = file_path.replace("\\", "/").strip("/")
+            where, args = where + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [
+                prefix, _like_escape(prefix) + "/%"]
+        if name_contains:
+            where, args = where + " AND qualified_name LIKE ? ESCAPE '\\'", args + [
+                "%" + _like_escape(name_contains) + "%"]
+        limit = max(1, min(int(limit), 1000))
+        total = self.one("SELECT count(*) FROM nodes" + where, args)[0]
+        rows = self.rows(f"SELECT {cols} FROM nodes{where} ORDER BY file, start_line, qualified_name LIMIT ?",
+                         args + [limit])
+        return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}
+
+    def edges_of(self, node_id: str, limit: int = 200) -> list[dict]:
+        """Edges in and out of one node with the other end described, by kind and place."""
+        return [dict(r) for r in self.rows(
+            """SELECT * FROM (
+                 SELECT 'out' AS direction, e.kind, e.confidence, e.evidence, n.id, n.kind AS node_kind,
+                        n.qualified_name, n.file, n.start_line
+                 FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source = ?
+                 UNION ALL
+                 SELECT 'in', e.kind, e.confidence, e.evidence, n.id, n.kind, n.qualified_name, n.file, n.start_line
+                 FROM edges e JOIN nodes n ON n.id = e.source WHERE e.target = ?)
+               ORDER BY kind, direction, file, start_line LIMIT ?""", (node_id, node_id, int(limit)))]
+
+    # -- search and lookup ---------------------------------------------------------------
+    def search(self, text: str, kinds: Sequence[str] | None = None, limit: int = 50) -> list[dict]:
+        """Nodes matching the words of ``text`` (user text is data, never FTS5 syntax), best
+        first: all words (as prefixes) first, else any word, else a substring of the
+        qualified name or path."""
+        limit = max(1, min(int(limit), 500))
+        kind_sql, kind_args = "", list(kinds or ())
+        if kind_args:
+            kind_sql = f" AND n.kind IN ({','.join('?' * len(kind_args))})"
+        terms = words(text, limit=12)
+        for op in ("AND", "OR"):
+            match = fts_match(terms, op=op, prefix=True, min_prefix=1)
+            if not match:
+                return []
+            rows = self.rows(
+                f"SELECT {_SEARCH_COLUMNS} FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
+                f"WHERE nodes_fts MATCH ?{kind_sql} ORDER BY bm25(nodes_fts, 5.0, 1.0), n.rowid LIMIT ?",
+                (match, *kind_args, limit))
+            if rows:
+                return [dict(r) for r in rows]
+        like = "%" + _like_escape(text.strip()) + "%"
+        return [dict(r) for r in self.rows(
+            f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (n.qualified_name LIKE ? ESCAPE '\\' "
+            f"OR n.file LIKE ? ESCAPE '\\'){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",
+            (like, like, *kind_args, limit))]
+
+    def exact(self, names: Sequence[str], *, max_simple: int = 8) -> list[str]:
+        """Ids of definitions named exactly (qualified name first, then simple name), stable order.
+
+        A simple name shared by more than ``max_simple`` definitions (``get``, ``run``) is
+        too ambiguous to be a target unless it was qualified."""
+        out: list[str] = []
+        for name in names:
+            found = self.rows(
+                "SELECT id FROM nodes WHERE qualified_name=? AND kind IN ('class','function','variable')"
+                " ORDER BY file, start_line, id", (name,))
+            if not found:
+                simple = name.rsplit(".", 1)[-1]
+                found = self.rows(
+                    "SELECT id FROM nodes WHERE name=? AND kind IN ('class','function','variable')"
+                    " ORDER BY (parent_id IN (SELECT id FROM nodes WHERE kind='file')) DESC, file, start_line, id",
+                    (simple,))
+                if len(found) > max_simple:
+                    found = found[:0] if "." not in name else found[:max_simple]
+            for r in found:
+                if r[0] not in out:
+                    out.append(r[0])
+        return out
+
+    def lookup(self, forms: Sequence[str], kinds: Sequence[str] = ("class", "function", "variable", "file"),
+               limit: int = 20) -> list[sqlite3.Row]:
+        """Nodes of ``kinds`` whose simple or qualified name is one of ``forms`` (case-insensitive)."""
+        forms = list(dict.fromkeys(forms))
+        if not forms:
+            return []
+        marks = ",".join("?" * len(forms))
+        kind_marks = ",".join("?" * len(kinds))
+        return self.rows(
+            f"SELECT * FROM nodes WHERE (name COLLATE NOCASE IN ({marks}) "
+            f"OR qualified_name COLLATE NOCASE IN ({marks})) AND kind IN ({kind_marks}) "
+            "ORDER BY file, start_line, id LIMIT ?", (*forms, *forms, *kinds, int(limit)))
+
+    # -- imports ---------------------------------------------------------------------------
+    def import_graph(self):
+        """The resolved file -> file import graph (networkx ``DiGraph``)."""
+        from .analytics import import_graph
+
+        try:
+            return import_graph(self.conn)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def import_cycles(self, graph=None) -> list[list[str]]:
+        """Import cycles in import direction, each closed (``[a, b, c, a]``: a imports b, …),
+        from the project's one cycle function (:func:`.dependencies.import_cycles`)."""
+        from .dependencies import import_cycles
+
+        try:
+            return [c["example"] for c in import_cycles(graph if graph is not None else self.import_graph())]
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def dependencies(self, file: str | None = None) -> dict:
+        """``nervapack dependencies``: the whole report, or one file's imports and importers."""
+        from .dependencies import dependency_report, file_dependencies
+
+        try:
+            return file_dependencies(self.conn, file) if file else dependency_report(self.conn)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def explore(self, target: str, hops: int = 1, max_nodes: int = 300):
+        """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``)."""
+        from .explore import explore
+
+        try:
+            return explore(self.conn, target, hops=hops, max_nodes=max_nodes)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    # -- files and freshness ---------------------------------------------------------------
+    def stored_files(self, paths: Iterable[str]) -> dict[str, tuple[str | None, float | None]]:
+        """The ``(sha, mtime)`` the last ingest recorded per path; ``(None, None)`` if not indexed."""
+        paths = list(paths)
+        found = {r["path"]: (r["sha"], r["mtime"])
+                 for r in self.rows_in("SELECT path, sha, mtime FROM files WHERE path IN ({marks})", paths)}
+        return {p: found.get(p, (None, None)) for p in paths}
+
+    def file_states(self) -> dict:
+        """The files table against the working tree: ``{modified, added, deleted, total}``."""
+        from .analytics import changed_since_ingest
+
+        try:
+            return changed_since_ingest(self.conn, self.root)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
