@@ -36,7 +36,7 @@ from .errors import NervapackError
 
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "applied_version", "Database",
-    "open_reader", "reading", "in_chunks", "chunked", "is_busy", "integrity_ok",
+    "open_reader", "reading", "read_error", "in_chunks", "chunked", "is_busy", "integrity_ok",
     "DatabaseLockedError", "CorruptDatabaseError",
 ]
 
@@ -282,13 +282,14 @@ class Database:
 
 # ------------------------------------------------------------------------------ reader
 def open_reader(path: str | os.PathLike[str], *, label: str = "database", timeout: float = 10.0,
-                required_table: str | None = None) -> sqlite3.Connection:
+                required_table: str | None = None, hint: str = "") -> sqlite3.Connection:
     """A read-only connection (``mode=ro``): never creates, migrates or changes the file.
 
     When the folder is read-only and SQLite cannot create the WAL index (``-shm``) next to
     a database that has no pending WAL, the file is opened ``immutable`` instead: nothing
     can be writing it then. ``required_table`` must exist, else the database is reported
-    as not built yet. Raises :class:`NervapackError` with a clear message otherwise.
+    as not built yet. Raises :class:`NervapackError` with a clear message otherwise (``hint``
+    tells how to rebuild a damaged file).
     """
     p = Path(path)
     if not p.exists():
@@ -304,11 +305,11 @@ def open_reader(path: str | os.PathLike[str], *, label: str = "database", timeou
             try:
                 conn = _connect_ro(uri + "&immutable=1", timeout, required_table, label, p)
             except sqlite3.DatabaseError as exc2:
-                raise _reader_error(exc2, p, label) from None
+                raise read_error(exc2, p, label, hint) from None
         else:
-            raise _reader_error(exc, p, label) from None
+            raise read_error(exc, p, label, hint) from None
     except sqlite3.DatabaseError as exc:
-        raise _reader_error(exc, p, label) from None
+        raise read_error(exc, p, label, hint) from None
     return conn
 
 
@@ -327,10 +328,14 @@ def _connect_ro(uri: str, timeout: float, required_table: str | None, label: str
     return conn
 
 
-def _reader_error(exc: sqlite3.Error, path: Path, label: str) -> NervapackError:
+def read_error(exc: BaseException, path: str | os.PathLike[str], label: str = "database",
+               hint: str = "") -> NervapackError:
+    """The user-facing error for a SQLite failure while *reading*: locked by another process
+    (try again), or damaged (``hint`` says how to rebuild). Never "no results"."""
     if is_busy(exc):
-        return DatabaseLockedError(f"The {label} {path} is locked by another process; try again.")
-    return CorruptDatabaseError(f"{path} is not a readable {label} ({exc}).")
+        return DatabaseLockedError(
+            f"The {label} {path} is locked by another process ({exc}); try again when it has finished.")
+    return CorruptDatabaseError(f"{path} is not a readable {label}: it cannot be read ({exc}).{' ' + hint if hint else ''}")
 
 
 @contextmanager

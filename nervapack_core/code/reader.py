@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NervapackError
-from ..storage import CorruptDatabaseError, DatabaseLockedError, in_chunks, is_busy, open_reader
+from ..storage import CorruptDatabaseError, DatabaseLockedError, in_chunks, open_reader, read_error
 from ..text import fts_match, words
 
 __all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS"]
@@ -37,6 +37,7 @@ NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, lan
 DEFINITION_KINDS = ("class", "function", "variable")
 _SEARCH_COLUMNS = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
 _LABEL = "code graph"
+REBUILD_HINT = "Run `nervapack ingest --rebuild` to build it again."
 
 
 class NoGraphError(NervapackError):
@@ -85,11 +86,10 @@ class GraphReader:
         if not self.path.is_file():
             raise NoGraphError(f"No code graph yet at {self.path}: run `nervapack ingest` first.")
         try:
-            conn = open_reader(self.path, label=_LABEL, timeout=self.timeout, required_table="nodes")
-        except DatabaseLockedError:
+            conn = open_reader(self.path, label=_LABEL, timeout=self.timeout, required_table="nodes",
+                               hint=REBUILD_HINT)
+        except (DatabaseLockedError, CorruptDatabaseError):
             raise
-        except CorruptDatabaseError as exc:
-            raise CorruptDatabaseError(f"{exc} Run `nervapack ingest --rebuild` to build it again.") from None
         except NervapackError:
             raise NoGraphError(f"The code graph at {self.path} is empty (no code graph yet): "
                                "run `nervapack ingest`.") from None
@@ -158,10 +158,7 @@ class GraphReader:
 
     # -- queries (every SQLite failure becomes a clear error, never "no results") ---------
     def _error(self, exc: sqlite3.Error) -> NervapackError:
-        if is_busy(exc):
-            return DatabaseLockedError(f"The {_LABEL} {self.path} is locked by another process; try again.")
-        return CorruptDatabaseError(f"{self.path} is not a readable {_LABEL} ({exc}). "
-                                    "Run `nervapack ingest --rebuild` to build it again.")
+        return read_error(exc, self.path, _LABEL, REBUILD_HINT)
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         try:

@@ -45,7 +45,8 @@ from .ranking import (  # noqa: F401  (ScoredNode, rrf_fuse, expand, node_prior:
     BEAM, DEFAULT_HOPS, HOP_DECAY, OUTPUT_KINDS, SEEDS, ScoredNode, expand, node_prior, rrf_fuse,
     scored_node as _scored,
 )
-from .reader import GraphReader
+from ..storage import read_error
+from .reader import REBUILD_HINT, GraphReader
 from .source import SourceReader
 
 __all__ = [
@@ -384,7 +385,7 @@ def answer(retriever: Retriever, prompt: str, budget: int = 2000, hops: int = DE
     try:
         return _answer(retriever, prompt, budget, hops, impact_of)
     except sqlite3.Error as exc:
-        raise database_error(retriever.db_path, exc) from None
+        raise read_error(exc, retriever.db_path, "code graph", REBUILD_HINT) from None
 
 
 def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of: str | None) -> QueryResult:

@@ -129,9 +129,11 @@ def test_corrupt_index_pages_and_corrupt_file(shop_repo, tmp_path):
 def test_locked_graph_message():
     import sqlite3
 
-    from nervapack_core.errors import NervapackError, database_error
+    from nervapack_core.errors import NervapackError
+    from nervapack_core.storage import read_error
 
-    err = database_error("/r/.nervapack/graph.db", sqlite3.OperationalError("database is locked"))
+    err = read_error(sqlite3.OperationalError("database is locked"), "/r/.nervapack/graph.db", "code graph",
+                     "Run `nervapack ingest --rebuild` to build it again.")
     assert isinstance(err, NervapackError) and "locked by another process" in str(err) and "--rebuild" not in str(err)
 
 
