@@ -51,7 +51,7 @@ from .source import SourceReader
 
 __all__ = [
     "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
-    "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS",
+    "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS", "QueryResult", "answer", "query",
 ]
 
 @dataclass
@@ -406,3 +406,22 @@ def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of
     elapsed = (time.perf_counter() - t0) * 1000
     return QueryResult(prompt or "", found.route, budget, packed.markdown, packed.tokens, naive, elapsed,
                        packed.entries, timings, found.warning)
+
+
+def query(prompt: str, path: str | os.PathLike = ".", *, budget: int = 2000, hops: int = DEFAULT_HOPS,
+          use_vectors: bool = True) -> QueryResult:
+    """One question against the workspace at (or above) ``path``: open, answer, close.
+
+    For many questions keep a :class:`Retriever` and call :func:`answer` (it caches the
+    graph, the vectors and file token counts between questions).
+    """
+    from ..workspace import find_workspace
+
+    ws = find_workspace(path)
+    if ws is None or not ws.graph_db.exists():
+        raise NervapackError(f"No NervaPack code graph at or above {path}: run `nervapack ingest` first.")
+    retriever = Retriever(ws.root, use_vectors=use_vectors)
+    try:
+        return answer(retriever, prompt, budget=budget, hops=hops)
+    finally:
+        retriever.close()
