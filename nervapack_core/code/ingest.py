@@ -25,7 +25,7 @@ Integrity rules:
 
 The library reports progress through a callback; the CLI draws it with rich.
 ``NERVAPACK_TEST_KILL_AFTER=<point>`` makes the process SIGKILL itself at a named point
-(fault tests only; see :func:`_fault_point`).
+(fault tests only; see :mod:`.faults`).
 """
 
 from __future__ import annotations
@@ -34,10 +34,9 @@ import hashlib
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,35 +47,24 @@ from .. import storage
 from ..errors import NervapackError
 from ..text import identifier_terms
 from ..workspace import Workspace
-from .binder import Definition, DefinitionIndex, bind_section
 from .discovery import Candidate, content_sha, discover, file_sha
 from .docs import chunk_doc
-from .imports import ImportResolver
 from .languages import DOC_LANGUAGES, PARSED
+from .edges import CROSS_FILE_EDGES, node_id
+from .edges import resolve_edges as _resolve
+from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
+from .faults import fault_point
 from .ingest_lock import ingest_lock
 from .parser import parse_source
 from .store import CorruptGraphError, GraphStore, env_lock_timeout
 
-__all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT"]
+__all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",
+           "CROSS_FILE_EDGES"]
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-CROSS_FILE_EDGES = ("IMPORTS", "CALLS", "INHERITS", "EXPLAINS")
-# Test code stays in the graph and in full-text search, but is not embedded: it is most
-# of a large repository's definitions (Django: 28k of 41k) and rarely what a question
-# about behaviour is after, while embedding is the slowest phase of an ingest.
-# The test-path rule is text.is_test_path, registered on the graph connection by GraphStore.
-EMBEDDED_WHERE = "kind IN ('class', 'function', 'doc') AND NOT (kind != 'doc' AND is_test_path(file))"
 # How long an ingest waits for another one to finish when NERVAPACK_LOCK_TIMEOUT is unset:
 # a whole ingest of a large repository, not one transaction.
 INGEST_LOCK_WAIT = 900.0
-FAULT_ENV = "NERVAPACK_TEST_KILL_AFTER"
-
-
-def _fault_point(name: str) -> None:
-    """Fault injection for the crash tests: SIGKILL this process at the named point when
-    ``$NERVAPACK_TEST_KILL_AFTER`` names it. Nothing happens otherwise."""
-    if os.environ.get(FAULT_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -110,11 +98,6 @@ class IngestReport:
     @property
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(Counter(reason.split(" (")[0] for _, reason in self.skipped))
-
-
-def node_id(file: str, kind: str, qualified_name: str) -> str:
-    """Stable across ingests while the definition keeps its file, kind and name."""
-    return hashlib.sha1(f"{file}\0{kind}\0{qualified_name}".encode()).hexdigest()[:16]
 
 
 # -- parsing (runs in worker processes) ------------------------------------------------
@@ -190,21 +173,6 @@ def _peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return round(max(own, kids) / 1024, 1)
-
-
-def _release_freed_memory(collect: bool = True) -> None:
-    """Hand memory freed by Python and onnxruntime back to the OS. glibc keeps freed
-    blocks in per-thread arenas otherwise: measured on 9,000 embedded texts, RSS grew
-    215 MB without this and 63 MB with it after every chunk."""
-    import ctypes
-    import gc
-
-    if collect:
-        gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def git_head(root: Path) -> str | None:
@@ -342,7 +310,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
 
     with _timed(report, "parse"):
         changed = _parse_all(str(workspace.root), to_parse, workers, progress)
-    _fault_point("parse")
+    fault_point("parse")
     report.changed, report.deleted = len(changed), len(deleted)
     report.unchanged = report.files - len(changed)
     report.parse_problems = [(pf.path, pf.message) for pf in changed if pf.status != "ok" or pf.message]
@@ -357,7 +325,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
             # everything goes and comes back in this one transaction: readers keep the
             # old graph until the commit, and a killed rebuild leaves it untouched
             removed_ids.update(_delete_all(conn))
-            _fault_point("rebuild-delete")
+            fault_point("rebuild-delete")
         for cand in touched_only:
             conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
         if not nothing_changed:
@@ -368,7 +336,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
                 if i % 200 == 0:
                     progress("write", i, len(changed))
             progress("write", len(changed), len(changed))
-            _fault_point("write-insert")
+            fault_point("write-insert")
         if skipped_before != dict(found.skipped):
             conn.execute("DELETE FROM skipped")
             conn.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", found.skipped)
@@ -377,7 +345,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
                 progress("resolve", 0, 1)
                 _resolve(conn)
                 progress("resolve", 1, 1)
-        _record_pending(conn, embed_ids, removed_ids)
+        record_pending(conn, embed_ids, removed_ids)
         counts = store.counts()
         report.nodes, report.edges = counts["nodes"], counts["edges"]
         report.node_kinds, report.edge_kinds = counts["node_kinds"], counts["edge_kinds"]
@@ -393,7 +361,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         if not nothing_changed:
             store.set_meta("embedder_requested", None)  # until the vectors catch up
         store.set_meta("is_git", report.is_git)
-    _fault_point("graph-commit")
+    fault_point("graph-commit")
 
     if not nothing_changed:
         # before the embeddings: communities and health do not need them, and Louvain's
@@ -406,9 +374,9 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
             progress("analyse", 1, 1)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
-        _release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
+        release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
-            _embed(store, workspace, report, embedder, progress)
+            embed_pending(store, workspace, report, embedder, progress)
 
 
 def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress: Progress) -> list[ParsedFile]:
@@ -443,21 +411,6 @@ def _delete_all(conn) -> list[str]:
     for table in ("nodes_fts", "edges", "nodes", "refs", "files", "communities"):
         conn.execute(f"DELETE FROM {table}")
     return ids
-
-
-def _record_pending(conn, embed_ids: set[str], removed_ids: set[str]) -> None:
-    """Note, in the graph's write transaction, which vectors must be (re)written or deleted.
-
-    Embeddable nodes written now are 'upsert'; nodes that left the graph are 'delete'. A
-    later change of the same node replaces its earlier entry.
-    """
-    for chunk in storage.chunked(sorted(embed_ids)):
-        conn.execute(
-            "INSERT OR REPLACE INTO pending_embeddings (node_id, action) SELECT id, 'upsert' FROM nodes"
-            f" WHERE id IN ({','.join('?' * len(chunk))}) AND {EMBEDDED_WHERE}", chunk)
-    gone = removed_ids - embed_ids
-    conn.executemany("INSERT OR REPLACE INTO pending_embeddings (node_id, action) VALUES (?, 'delete')",
-                     [(i,) for i in sorted(gone)])
 
 
 def _delete_file(conn, path: str) -> list[str]:
@@ -527,161 +480,3 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
         fts.append((r["rowid"], names, body))
     conn.executemany("INSERT INTO nodes_fts (rowid, names, body) VALUES (?, ?, ?)", fts)
     return [r[0] for r in rows]
-
-
-def _resolve(conn) -> None:
-    """Recompute every cross-file edge from the stored references and doc sections."""
-    conn.execute(f"DELETE FROM edges WHERE kind IN ({','.join('?' * len(CROSS_FILE_EDGES))})", CROSS_FILE_EDGES)
-    languages = dict(conn.execute("SELECT path, language FROM files"))
-    file_ids = {path: node_id(path, "file", path) for path in languages}
-    defs = conn.execute(
-        "SELECT id, kind, name, qualified_name, file, subkind, parent_id FROM nodes"
-        " WHERE kind IN ('class', 'function', 'variable')").fetchall()
-    by_name: dict[str, list] = defaultdict(list)
-    classes_by_name: dict[str, list] = defaultdict(list)
-    for d in defs:
-        if d["kind"] != "variable":
-            by_name[d["name"]].append(d)
-        if d["kind"] == "class":
-            classes_by_name[d["name"]].append(d)
-    qname_of = {d["id"]: d["qualified_name"] for d in defs}
-
-    resolver = ImportResolver(list(languages))
-    imports_of: dict[str, set[str]] = defaultdict(set)
-    edges = []
-    refs = conn.execute("SELECT file, source_id, kind, name, names FROM refs").fetchall()
-    for r in refs:
-        if r["kind"] != "import":
-            continue
-        names = tuple(r["names"].split(",")) if r["names"] else ()
-        for target in resolver.resolve(languages.get(r["file"], ""), r["file"], r["name"], names):
-            if target not in imports_of[r["file"]]:
-                imports_of[r["file"]].add(target)
-                edges.append((file_ids[r["file"]], file_ids[target], "IMPORTS", 1.0, r["name"]))
-
-    for r in refs:
-        kind = r["kind"]
-        if kind == "import":
-            continue
-        pool = classes_by_name if kind == "base" else by_name
-        cands = pool.get(r["name"])
-        if not cands:
-            continue
-        target, conf = _pick(r, cands, imports_of[r["file"]], qname_of)
-        if target is None or target["id"] == r["source_id"]:
-            continue
-        edge_kind = "INHERITS" if kind == "base" else "CALLS"
-        edges.append((r["source_id"], target["id"], edge_kind, conf, f"{r['name']}"))
-
-    index = DefinitionIndex([
-        Definition(d["id"], d["name"], d["qualified_name"], d["file"], d["parent_id"] == file_ids.get(d["file"]))
-        for d in defs if d["kind"] in ("class", "function")
-    ])
-    for doc in conn.execute("SELECT id, name, text FROM nodes WHERE kind='doc'"):
-        for b in bind_section(f"{doc['name']}\n{doc['text']}", index):
-            edges.append((doc["id"], b.target, "EXPLAINS", b.confidence, b.evidence))
-    # keep the most confident edge per (source, target, kind)
-    best: dict[tuple, tuple] = {}
-    for e in edges:
-        key = e[:3]
-        if key not in best or e[3] > best[key][3]:
-            best[key] = e
-    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)", list(best.values()))
-
-
-def _pick(ref, cands, imported_files: set[str], qname_of: dict[str, str]):
-    """The definition a call or base name most likely means, with a confidence; or (None, 0)."""
-    same_file = [c for c in cands if c["file"] == ref["file"]]
-    if ref["kind"] == "method" and same_file:
-        # self.helper(): prefer a method of the caller's own class
-        source_q = qname_of.get(ref["source_id"], "")
-        owner = source_q.rsplit(".", 1)[0] if "." in source_q else None
-        own = [c for c in same_file if owner and c["qualified_name"].rsplit(".", 1)[0] == owner]
-        if len(own) == 1:
-            return own[0], 1.0
-    if len(same_file) == 1:
-        return same_file[0], 0.95
-    if same_file:
-        return None, 0.0
-    imported = [c for c in cands if c["file"] in imported_files]
-    if len(imported) == 1:
-        return imported[0], 0.9
-    if len(cands) == 1:
-        return cands[0], 0.6 if ref["kind"] != "method" else 0.4
-    return None, 0.0
-
-
-def _embed(store, workspace, report, embedder, progress):
-    """Bring the Chroma collection in line with the graph.
-
-    Works from ``pending_embeddings`` (written with the graph change) and reconciles by id
-    as well: nodes missing from the collection (a first run, another model) are embedded,
-    pending nodes are embedded again when their text changed, and vectors of nodes gone
-    from the graph are deleted. Pending entries are cleared as their vectors are stored,
-    so a kill part-way leaves the rest for the next ingest.
-    """
-    from .vectors import VectorIndex
-
-    index = VectorIndex(workspace.chroma_dir, embedder)
-    if index.warning:
-        report.warnings.append(index.warning)
-    report.embedder = index.embedder_name
-    conn = store.conn
-    pending: dict[str, str] = dict(conn.execute("SELECT node_id, action FROM pending_embeddings"))
-    present = index.ids()
-    if store.get_meta("embedder") != index.embedder_name and present:
-        index.delete(sorted(present))  # vectors of another model are not comparable
-        present = set()
-    expected = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {EMBEDDED_WHERE}")}
-    stale = sorted(present - expected)
-    if stale:
-        index.delete(stale)
-    _clear_pending(store, [i for i, action in pending.items() if action == "delete" or i not in expected])
-    changed_ids = {i for i, action in pending.items() if action == "upsert"} & expected
-    ids = sorted((expected - present) | changed_ids)
-    rows = []
-    for chunk in storage.chunked(ids):
-        rows.extend(conn.execute(
-            "SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
-            f" WHERE id IN ({','.join('?' * len(chunk))})", chunk))
-    rows.sort(key=lambda r: r["id"])
-    # a re-parsed file keeps most of its nodes as they were: embed only changed texts
-    kept = sorted(changed_ids & present)
-    if kept:
-        stored = index.documents(kept)
-        unchanged = {r["id"] for r in rows if stored.get(r["id"]) == embedding_text(r)}
-        rows = [r for r in rows if r["id"] not in unchanged]
-        _clear_pending(store, sorted(unchanged))
-    total, step = len(rows), 512
-    progress("embed", 0, total)
-    for start in range(0, total, step):
-        part = rows[start: start + step]
-        index.upsert([r["id"] for r in part], [embedding_text(r) for r in part],
-                     [{"kind": r["kind"], "file": r["file"]} for r in part])
-        _clear_pending(store, [r["id"] for r in part])
-        _fault_point("embed-batch")
-        if (start // step) % 4 == 3:
-            _release_freed_memory(collect=False)
-        progress("embed", start + len(part), total)
-    report.embedded = total
-    with store.transaction():
-        store.set_meta("embedder", index.embedder_name)
-        store.set_meta("embedder_requested", embedder)  # lets a no-change re-ingest skip loading Chroma
-
-
-def _clear_pending(store, ids: list[str]) -> None:
-    """Forget the pending entries of vectors now stored (or no longer needed)."""
-    if not ids:
-        return
-    with store.transaction() as conn:
-        for chunk in storage.chunked(ids):
-            conn.execute(f"DELETE FROM pending_embeddings WHERE node_id IN ({','.join('?' * len(chunk))})", chunk)
-
-
-def embedding_text(row) -> str:
-    """What a node is embedded as: its name, where it lives, its header and the gist of its doc."""
-    if row["kind"] == "doc":
-        return f"{row['qualified_name']} ({row['file']}): {row['text'][:400]}"
-    doc = (row["docstring"] or "").split("\n\n")[0][:300]
-    words = " ".join(identifier_terms(row["qualified_name"]).split()[1:]) if row["qualified_name"] else ""
-    return f"{row['qualified_name']} {words} — {row['signature']} — {doc} ({row['file']})"
