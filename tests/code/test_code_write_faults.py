@@ -116,6 +116,7 @@ def test_an_intact_graph_that_cannot_be_opened_is_never_moved_aside(fixture_repo
     assert done.returncode != 0
     assert "Traceback" not in out
     assert "locked" in out and "graph.db" in out
+    assert "waiting for the code graph's write lock" in done.stderr  # progress while it waited
     assert _aside(repo) == []
     assert kit.graph_rows(db) == before
 
@@ -247,3 +248,42 @@ def test_vectors_pending_at_a_kill_are_embedded_by_the_next_ingest(generated_rep
     # caught up: one more ingest has nothing to embed
     again = json.loads(kit.run_cli("ingest", str(repo), "--embedder", "hashing", "--json").stdout)
     assert again["embedded"] == 0
+
+
+# -- d. two processes creating the Chroma store at once -------------------------------------------
+
+def _open_and_write_vectors(path: str, k: int, barrier, errors) -> None:
+    try:
+        import chromadb  # noqa: F401  (imported before the barrier: the creations themselves coincide)
+
+        from nervapack_core.code.vectors import VectorIndex
+
+        barrier.wait(timeout=60)
+        index = VectorIndex(path, "hashing")
+        index.upsert([f"n{k}"], [f"text of process {k}"], [{"kind": "function", "file": f"f{k}.py"}])
+    except BaseException as exc:  # reported to the test, which fails on it
+        errors.put(f"{k}: {type(exc).__name__}: {exc}")
+
+
+def test_processes_creating_the_chroma_store_at_once_all_succeed(tmp_path):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # fresh interpreters: no Chroma client cached by the test process
+    barrier, errors = ctx.Barrier(3), ctx.Queue()
+    path = str(tmp_path / "chroma")
+    procs = [ctx.Process(target=_open_and_write_vectors, args=(path, k, barrier, errors)) for k in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    found = []
+    while not errors.empty():
+        found.append(errors.get())
+    assert found == []
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    from chromadb.api.client import SharedSystemClient
+
+    from nervapack_core.code.vectors import VectorIndex
+
+    SharedSystemClient.clear_system_cache()
+    assert VectorIndex(path, "hashing").ids() == {"n0", "n1", "n2"}
