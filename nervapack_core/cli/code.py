@@ -46,7 +46,8 @@ def _console():
 @click.option("--no-embed", is_flag=True, help="Skip the ChromaDB embeddings (graph and FTS only).")
 @click.option("--embedder", type=click.Choice(["minilm", "hashing"]), default="minilm", show_default=True,
               help="Embedding model: offline MiniLM (int8 ONNX) or the deterministic hashing fallback.")
-@click.option("--rebuild", is_flag=True, help="Start from an empty graph (the old one is kept aside).")
+@click.option("--rebuild", is_flag=True,
+              help="Parse every file again and replace the whole graph (queries see the old one until it commits).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parser processes (default: all cores).")
 @click.option("--max-file-size", type=click.IntRange(1_000), default=None,
               help="Skip source files larger than this many bytes (default 1,000,000).")
@@ -57,11 +58,21 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
 
     Honours .gitignore and .nervapackignore; skips binary, minified, generated and
     oversized files (and says so); re-parses only files whose content changed.
+
+    One ingest runs at a time per workspace: a second one waits for the first
+    (and says so). Environment: NERVAPACK_LOCK_TIMEOUT=SECONDS bounds how long it
+    waits for another ingest (default 900) or for the graph's write lock (default 60)
+    before it stops with an error.
     """
     from ..code.ingest import ingest as run_ingest
 
     console = _console()
     show_progress = not (as_json or quiet) and sys.stderr.isatty()
+    err = _console_err()
+
+    def on_wait(message: str) -> None:
+        err.print(f"[yellow]{message}[/]")
+
     if show_progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -75,11 +86,12 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
             bar.update(tasks[phase], completed=done, total=max(total, 1))
 
         with bar:
-            report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild,
-                                workers=workers, progress=progress, max_file_bytes=max_file_size)
+            report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild, workers=workers,
+                                progress=progress, max_file_bytes=max_file_size,
+                                on_wait=lambda message: bar.console.print(f"[yellow]{message}[/]"))
     else:
         report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild,
-                            workers=workers, max_file_bytes=max_file_size)
+                            workers=workers, max_file_bytes=max_file_size, on_wait=on_wait)
     emit(_ingest_json(report), lambda _: _print_ingest(console, report))
 
 

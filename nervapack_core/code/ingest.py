@@ -11,7 +11,21 @@ Phases:
 5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard;
 6. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted.
 
+Integrity rules:
+
+- one ingest at a time per workspace (:mod:`.ingest_lock`, held through the embeddings);
+  a second one waits, with a message, then stops with a clear error;
+- ``graph.db`` is moved aside only when SQLite says it is damaged — never because it is
+  locked or busy (it may be another process's live database);
+- ``--rebuild`` deletes and re-inserts everything inside the one write transaction, so
+  readers see the old graph until the new one commits, and a killed rebuild leaves it;
+- the nodes whose vectors must change are recorded in ``pending_embeddings`` in that same
+  transaction and cleared as their vectors are stored, so a kill between the graph commit
+  and the embeddings is caught up by the next ingest, changed files or not.
+
 The library reports progress through a callback; the CLI draws it with rich.
+``NERVAPACK_TEST_KILL_AFTER=<point>`` makes the process SIGKILL itself at a named point
+(fault tests only; see :mod:`.faults`).
 """
 
 from __future__ import annotations
@@ -22,33 +36,35 @@ import resource
 import shutil
 import subprocess
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .. import storage
 from ..errors import NervapackError
+from ..text import identifier_terms
 from ..workspace import Workspace
-from .binder import Definition, DefinitionIndex, bind_section
 from .discovery import Candidate, content_sha, discover, file_sha
 from .docs import chunk_doc
-from .imports import ImportResolver
 from .languages import DOC_LANGUAGES, PARSED
+from .edges import CROSS_FILE_EDGES, node_id
+from .edges import resolve_edges as _resolve
+from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
+from .faults import fault_point
+from .ingest_lock import ingest_lock
 from .parser import parse_source
-from .store import CorruptGraphError, GraphStore, search_terms
+from .store import CorruptGraphError, GraphStore, env_lock_timeout
 
-__all__ = ["ingest", "IngestReport", "node_id"]
+__all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",
+           "CROSS_FILE_EDGES"]
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-CROSS_FILE_EDGES = ("IMPORTS", "CALLS", "INHERITS", "EXPLAINS")
-# Test code stays in the graph and in full-text search, but is not embedded: it is most
-# of a large repository's definitions (Django: 28k of 41k) and rarely what a question
-# about behaviour is after, while embedding is the slowest phase of an ingest.
-_TEST_PATH = "(file LIKE 'tests/%' OR file LIKE '%/tests/%' OR file LIKE 'test/%' OR file LIKE '%/test/%'" \
-    " OR file LIKE '%/test_%' OR file LIKE 'test_%' OR file LIKE '%_test.%' OR file LIKE '%.test.%' OR file LIKE '%.spec.%')"
-EMBEDDED_WHERE = f"kind IN ('class', 'function', 'doc') AND NOT (kind != 'doc' AND {_TEST_PATH})"
+# How long an ingest waits for another one to finish when NERVAPACK_LOCK_TIMEOUT is unset:
+# a whole ingest of a large repository, not one transaction.
+INGEST_LOCK_WAIT = 900.0
 
 
 @dataclass
@@ -82,11 +98,6 @@ class IngestReport:
     @property
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(Counter(reason.split(" (")[0] for _, reason in self.skipped))
-
-
-def node_id(file: str, kind: str, qualified_name: str) -> str:
-    """Stable across ingests while the definition keeps its file, kind and name."""
-    return hashlib.sha1(f"{file}\0{kind}\0{qualified_name}".encode()).hexdigest()[:16]
 
 
 # -- parsing (runs in worker processes) ------------------------------------------------
@@ -164,21 +175,6 @@ def _peak_rss_mb() -> float:
     return round(max(own, kids) / 1024, 1)
 
 
-def _release_freed_memory(collect: bool = True) -> None:
-    """Hand memory freed by Python and onnxruntime back to the OS. glibc keeps freed
-    blocks in per-thread arenas otherwise: measured on 9,000 embedded texts, RSS grew
-    215 MB without this and 63 MB with it after every chunk."""
-    import ctypes
-    import gc
-
-    if collect:
-        gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def git_head(root: Path) -> str | None:
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
@@ -187,17 +183,23 @@ def git_head(root: Path) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def open_for_write(workspace: Workspace, rebuild: bool, warnings: list[str]) -> GraphStore:
-    """Open ``graph.db``; a corrupt one is moved aside (kept, never deleted) and rebuilt."""
+def open_for_write(workspace: Workspace, warnings: list[str],
+                   on_wait: Callable[[float], None] | None = None) -> GraphStore:
+    """Open ``graph.db`` for writing, creating it when missing.
+
+    Only a file that fails :func:`storage.integrity_ok` is moved aside (kept, never
+    deleted) and rebuilt; a locked or otherwise unreadable but intact file is an error,
+    because it may be another process's live database.
+    """
     path = workspace.graph_db
-    if rebuild and path.exists():
-        _move_aside(path, "old")
     try:
-        return GraphStore(path, create=True)
+        return GraphStore(path, create=True, on_wait=on_wait)
     except CorruptGraphError as exc:
+        if storage.integrity_ok(path):
+            raise
         kept = _move_aside(path, "corrupt")
         warnings.append(f"{exc.args[0].split(' Run ')[0]} It was moved to {kept.name}; rebuilding from scratch.")
-        return GraphStore(path, create=True)
+        return GraphStore(path, create=True, on_wait=on_wait)
 
 
 def _move_aside(path: Path, label: str) -> Path:
@@ -222,8 +224,15 @@ def ingest(
     workers: int | None = None,
     progress: Progress | None = None,
     max_file_bytes: int | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> IngestReport:
-    """Build or update the code graph of the repository at ``path``."""
+    """Build or update the code graph of the repository at ``path``.
+
+    ``rebuild`` parses every file again and replaces the whole graph in one transaction.
+    ``on_wait(message)`` is called while this ingest waits for another one or for the
+    database lock; ``$NERVAPACK_LOCK_TIMEOUT`` (seconds) bounds both waits, after which
+    :class:`storage.DatabaseLockedError` is raised.
+    """
     root = Path(path).expanduser()
     if not root.exists():
         raise NervapackError(f"{root} does not exist.")
@@ -248,11 +257,18 @@ def ingest(
         )
 
     workspace = Workspace(root).ensure()
-    store = open_for_write(workspace, rebuild, report.warnings)
-    try:
-        _run(store, workspace, found, report, progress, embed, embedder, workers)
-    finally:
-        store.close()
+    started_at = storage.utc_now()
+
+    def db_wait(seconds: float) -> None:
+        if on_wait is not None and int(seconds) % 5 == 1:  # about every 5 s, from the first second
+            on_wait(f"waiting for the code graph's write lock ({workspace.graph_db}) … {seconds:.0f} s")
+
+    with ingest_lock(workspace.dir, timeout=env_lock_timeout(INGEST_LOCK_WAIT), on_wait=on_wait):
+        store = open_for_write(workspace, report.warnings, on_wait=db_wait)
+        try:
+            _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at)
+        finally:
+            store.close()
     return report
 
 
@@ -270,10 +286,11 @@ def parser_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def _run(store, workspace, found, report, progress, embed, embedder, workers):
+def _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at):
     fingerprint = parser_fingerprint()
     stored = store.files()
-    known = stored if store.get_meta("parser") == fingerprint else {}  # another parser: parse everything
+    # another parser, or a rebuild: parse everything
+    known = stored if store.get_meta("parser") == fingerprint and not rebuild else {}
     candidates = {c.path: c for c in found.files}
     report.files = len(candidates)
     report.languages = dict(Counter(c.language for c in found.files))
@@ -293,6 +310,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
 
     with _timed(report, "parse"):
         changed = _parse_all(str(workspace.root), to_parse, workers, progress)
+    fault_point("parse")
     report.changed, report.deleted = len(changed), len(deleted)
     report.unchanged = report.files - len(changed)
     report.parse_problems = [(pf.path, pf.message) for pf in changed if pf.status != "ok" or pf.message]
@@ -302,47 +320,48 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
     skipped_before = {r[0]: r[1] for r in conn.execute("SELECT path, reason FROM skipped")}
     embed_ids: set[str] = set()
     removed_ids: set[str] = set()
-    with _timed(report, "write"):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for cand in touched_only:
-                conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
+    with _timed(report, "write"), store.transaction():
+        if rebuild:
+            # everything goes and comes back in this one transaction: readers keep the
+            # old graph until the commit, and a killed rebuild leaves it untouched
+            removed_ids.update(_delete_all(conn))
+            fault_point("rebuild-delete")
+        for cand in touched_only:
+            conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
+        if not nothing_changed:
+            for path in [pf.path for pf in changed] + deleted:
+                removed_ids.update(_delete_file(conn, path))
+            for i, pf in enumerate(changed):
+                embed_ids.update(_insert_file(conn, pf))
+                if i % 200 == 0:
+                    progress("write", i, len(changed))
+            progress("write", len(changed), len(changed))
+            fault_point("write-insert")
+        if skipped_before != dict(found.skipped):
+            conn.execute("DELETE FROM skipped")
+            conn.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", found.skipped)
+        with _timed(report, "resolve"):
             if not nothing_changed:
-                for path in [pf.path for pf in changed] + deleted:
-                    removed_ids.update(_delete_file(conn, path))
-                for i, pf in enumerate(changed):
-                    embed_ids.update(_insert_file(conn, pf))
-                    if i % 200 == 0:
-                        progress("write", i, len(changed))
-                progress("write", len(changed), len(changed))
-            if skipped_before != dict(found.skipped):
-                conn.execute("DELETE FROM skipped")
-                conn.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", found.skipped)
-            with _timed(report, "resolve"):
-                if not nothing_changed:
-                    progress("resolve", 0, 1)
-                    _resolve(conn)
-                    progress("resolve", 1, 1)
-            counts = store.counts()
-            report.nodes, report.edges = counts["nodes"], counts["edges"]
-            report.node_kinds, report.edge_kinds = counts["node_kinds"], counts["edge_kinds"]
-            if not nothing_changed or store.last_run() is None:
-                now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                conn.execute(
-                    "INSERT INTO ingest_runs (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (now, now, git_head(workspace.root), report.files, report.nodes, report.edges,
-                     len(changed) + len(deleted), None),
-                )
-            store.set_meta("root", str(workspace.root))
-            store.set_meta("parser", fingerprint)
-            if not nothing_changed:
-                store.set_meta("embedder_requested", None)  # until the vectors catch up
-            store.set_meta("is_git", report.is_git)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+                progress("resolve", 0, 1)
+                _resolve(conn)
+                progress("resolve", 1, 1)
+        record_pending(conn, embed_ids, removed_ids)
+        counts = store.counts()
+        report.nodes, report.edges = counts["nodes"], counts["edges"]
+        report.node_kinds, report.edge_kinds = counts["node_kinds"], counts["edge_kinds"]
+        if not nothing_changed or store.last_run() is None:
+            conn.execute(
+                "INSERT INTO ingest_runs (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (started_at, storage.utc_now(), git_head(workspace.root), report.files, report.nodes, report.edges,
+                 len(changed) + len(deleted), None),
+            )
+        store.set_meta("root", str(workspace.root))
+        store.set_meta("parser", fingerprint)
+        if not nothing_changed:
+            store.set_meta("embedder_requested", None)  # until the vectors catch up
+        store.set_meta("is_git", report.is_git)
+    fault_point("graph-commit")
 
     if not nothing_changed:
         # before the embeddings: communities and health do not need them, and Louvain's
@@ -353,11 +372,11 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers):
 
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
-    if embed and (embed_ids or removed_ids or not workspace.chroma_dir.is_dir()
-                  or store.get_meta("embedder_requested") != embedder):
-        _release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
+    pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
+    if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
+        release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
-            _embed(store, workspace, embed_ids, report, embedder, progress)
+            embed_pending(store, workspace, report, embedder, progress)
 
 
 def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress: Progress) -> list[ParsedFile]:
@@ -384,6 +403,14 @@ def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress:
             progress("parse", len(out), total)
     out.sort(key=lambda pf: pf.path)
     return out
+
+
+def _delete_all(conn) -> list[str]:
+    """Empty the graph (inside the caller's transaction); returns the ids that were in it."""
+    ids = [r[0] for r in conn.execute("SELECT id FROM nodes")]
+    for table in ("nodes_fts", "edges", "nodes", "refs", "files", "communities"):
+        conn.execute(f"DELETE FROM {table}")
+    return ids
 
 
 def _delete_file(conn, path: str) -> list[str]:
@@ -446,153 +473,10 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
     fts = []
     for r in conn.execute("SELECT rowid, kind, name, qualified_name, file, signature, docstring, text FROM nodes WHERE file=?",
                           (pf.path,)):
-        names = search_terms(r["name"], r["qualified_name"]) if r["kind"] != "doc" else r["name"]
+        names = identifier_terms(r["name"], r["qualified_name"]) if r["kind"] != "doc" else r["name"]
         if r["kind"] == "file":
-            names = search_terms(r["file"].replace("/", " ").replace(".", " "))
+            names = identifier_terms(r["file"].replace("/", " ").replace(".", " "))
         body = " ".join(x for x in (r["signature"], r["docstring"], r["text"]) if x)
         fts.append((r["rowid"], names, body))
     conn.executemany("INSERT INTO nodes_fts (rowid, names, body) VALUES (?, ?, ?)", fts)
     return [r[0] for r in rows]
-
-
-def _resolve(conn) -> None:
-    """Recompute every cross-file edge from the stored references and doc sections."""
-    conn.execute(f"DELETE FROM edges WHERE kind IN ({','.join('?' * len(CROSS_FILE_EDGES))})", CROSS_FILE_EDGES)
-    languages = dict(conn.execute("SELECT path, language FROM files"))
-    file_ids = {path: node_id(path, "file", path) for path in languages}
-    defs = conn.execute(
-        "SELECT id, kind, name, qualified_name, file, subkind, parent_id FROM nodes"
-        " WHERE kind IN ('class', 'function', 'variable')").fetchall()
-    by_name: dict[str, list] = defaultdict(list)
-    classes_by_name: dict[str, list] = defaultdict(list)
-    for d in defs:
-        if d["kind"] != "variable":
-            by_name[d["name"]].append(d)
-        if d["kind"] == "class":
-            classes_by_name[d["name"]].append(d)
-    qname_of = {d["id"]: d["qualified_name"] for d in defs}
-
-    resolver = ImportResolver(list(languages))
-    imports_of: dict[str, set[str]] = defaultdict(set)
-    edges = []
-    refs = conn.execute("SELECT file, source_id, kind, name, names FROM refs").fetchall()
-    for r in refs:
-        if r["kind"] != "import":
-            continue
-        names = tuple(r["names"].split(",")) if r["names"] else ()
-        for target in resolver.resolve(languages.get(r["file"], ""), r["file"], r["name"], names):
-            if target not in imports_of[r["file"]]:
-                imports_of[r["file"]].add(target)
-                edges.append((file_ids[r["file"]], file_ids[target], "IMPORTS", 1.0, r["name"]))
-
-    for r in refs:
-        kind = r["kind"]
-        if kind == "import":
-            continue
-        pool = classes_by_name if kind == "base" else by_name
-        cands = pool.get(r["name"])
-        if not cands:
-            continue
-        target, conf = _pick(r, cands, imports_of[r["file"]], qname_of)
-        if target is None or target["id"] == r["source_id"]:
-            continue
-        edge_kind = "INHERITS" if kind == "base" else "CALLS"
-        edges.append((r["source_id"], target["id"], edge_kind, conf, f"{r['name']}"))
-
-    index = DefinitionIndex([
-        Definition(d["id"], d["name"], d["qualified_name"], d["file"], d["parent_id"] == file_ids.get(d["file"]))
-        for d in defs if d["kind"] in ("class", "function")
-    ])
-    for doc in conn.execute("SELECT id, name, text FROM nodes WHERE kind='doc'"):
-        for b in bind_section(f"{doc['name']}\n{doc['text']}", index):
-            edges.append((doc["id"], b.target, "EXPLAINS", b.confidence, b.evidence))
-    # keep the most confident edge per (source, target, kind)
-    best: dict[tuple, tuple] = {}
-    for e in edges:
-        key = e[:3]
-        if key not in best or e[3] > best[key][3]:
-            best[key] = e
-    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)", list(best.values()))
-
-
-def _pick(ref, cands, imported_files: set[str], qname_of: dict[str, str]):
-    """The definition a call or base name most likely means, with a confidence; or (None, 0)."""
-    same_file = [c for c in cands if c["file"] == ref["file"]]
-    if ref["kind"] == "method" and same_file:
-        # self.helper(): prefer a method of the caller's own class
-        source_q = qname_of.get(ref["source_id"], "")
-        owner = source_q.rsplit(".", 1)[0] if "." in source_q else None
-        own = [c for c in same_file if owner and c["qualified_name"].rsplit(".", 1)[0] == owner]
-        if len(own) == 1:
-            return own[0], 1.0
-    if len(same_file) == 1:
-        return same_file[0], 0.95
-    if same_file:
-        return None, 0.0
-    imported = [c for c in cands if c["file"] in imported_files]
-    if len(imported) == 1:
-        return imported[0], 0.9
-    if len(cands) == 1:
-        return cands[0], 0.6 if ref["kind"] != "method" else 0.4
-    return None, 0.0
-
-
-def _embed(store, workspace, changed_ids, report, embedder, progress):
-    """Bring the Chroma collection in line with the graph.
-
-    Reconciles by id rather than trusting the last run: nodes missing from the
-    collection (a first run, an interrupted one, another model) are embedded, nodes of
-    re-parsed files are embedded again, and vectors of nodes gone from the graph are
-    deleted.
-    """
-    from .vectors import VectorIndex
-
-    index = VectorIndex(workspace.chroma_dir, embedder)
-    if index.warning:
-        report.warnings.append(index.warning)
-    report.embedder = index.embedder_name
-    conn = store.conn
-    present = index.ids()
-    if store.get_meta("embedder") != index.embedder_name and present:
-        index.delete(sorted(present))  # vectors of another model are not comparable
-        present = set()
-    expected = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {EMBEDDED_WHERE}")}
-    stale = present - expected
-    if stale:
-        index.delete(sorted(stale))
-    ids = sorted((expected - present) | (changed_ids & expected))
-    rows = []
-    for start in range(0, len(ids), 900):
-        chunk = ids[start: start + 900]
-        rows.extend(conn.execute(
-            "SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
-            f" WHERE id IN ({','.join('?' * len(chunk))})", chunk))
-    rows.sort(key=lambda r: r["id"])
-    # a re-parsed file keeps most of its nodes as they were: embed only changed texts
-    kept = sorted(changed_ids & expected & present)
-    if kept:
-        stored = index.documents(kept)
-        rows = [r for r in rows if stored.get(r["id"]) != embedding_text(r)]
-    total, step = len(rows), 512
-    progress("embed", 0, total)
-    for start in range(0, total, step):
-        part = rows[start: start + step]
-        index.upsert([r["id"] for r in part], [embedding_text(r) for r in part],
-                     [{"kind": r["kind"], "file": r["file"]} for r in part])
-        if (start // step) % 4 == 3:
-            _release_freed_memory(collect=False)
-        progress("embed", start + len(part), total)
-    report.embedded = total
-    conn.execute("BEGIN IMMEDIATE")
-    store.set_meta("embedder", index.embedder_name)
-    store.set_meta("embedder_requested", embedder)  # lets a no-change re-ingest skip loading Chroma
-    conn.execute("COMMIT")
-
-
-def embedding_text(row) -> str:
-    """What a node is embedded as: its name, where it lives, its header and the gist of its doc."""
-    if row["kind"] == "doc":
-        return f"{row['qualified_name']} ({row['file']}): {row['text'][:400]}"
-    doc = (row["docstring"] or "").split("\n\n")[0][:300]
-    words = " ".join(search_terms(row["qualified_name"]).split()[1:]) if row["qualified_name"] else ""
-    return f"{row['qualified_name']} {words} — {row['signature']} — {doc} ({row['file']})"

@@ -7,33 +7,45 @@ unresolved names each file mentions, kept so cross-file edges can be re-resolved
 without re-parsing), ``skipped`` (files left out and why), ``ingest_runs`` (one row
 per ingest, with per-phase timings), ``communities`` and ``meta``, plus ``nodes_fts``
 (FTS5 over identifiers split on case and underscores, signatures, docstrings and doc
-text).
+text), and ``pending_embeddings`` (nodes whose vectors must still be written to or
+deleted from Chroma, recorded in the same transaction as the graph change so a crash
+between the two is caught up by the next ingest).
 
-Schema changes are numbered migrations recorded in ``schema_migrations`` and applied
-in one transaction each, forward only. An ingest writes in a single transaction, so
-a crash leaves the previous graph intact.
+The file is opened through :class:`nervapack_core.storage.Database`: busy retry with
+progress, ``BEGIN IMMEDIATE`` transactions, and the numbered migrations of
+:data:`MIGRATIONS` applied through :func:`nervapack_core.storage.migrate` (the same
+``schema_migrations`` shape as the memory). A ``graph.db`` of release 0.1 (its
+``schema_migrations(version, applied_at)`` and ``user_version`` 0) is upgraded in place.
+An ingest writes in a single transaction, so a crash leaves the previous graph intact.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
-import time
+from collections.abc import Callable
 from pathlib import Path
 
+from .. import storage
 from ..errors import NervapackError
+from ..text import identifier_terms, register_path_functions
+from ..text import split_identifier as split_identifier  # re-exported: retrieval imports it from here
 
-__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError"]
+__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError",
+           "env_lock_timeout"]
 
 
-class CorruptGraphError(NervapackError):
-    pass
+class CorruptGraphError(storage.CorruptDatabaseError):
+    """``graph.db`` exists but SQLite cannot read it as a database."""
 
 
-MIGRATIONS: list[tuple[int, str]] = [
-    (1, """
+def _statements(sql: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in sql.split(";") if s.strip())
+
+
+MIGRATIONS: tuple[storage.Migration, ...] = (
+    storage.Migration(1, "code graph", _statements("""
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
     CREATE TABLE files (
         path TEXT PRIMARY KEY, language TEXT NOT NULL, sha TEXT, size INTEGER, mtime REAL,
@@ -69,88 +81,71 @@ MIGRATIONS: list[tuple[int, str]] = [
     CREATE TABLE communities (node_id TEXT PRIMARY KEY, community INTEGER NOT NULL);
     CREATE VIRTUAL TABLE nodes_fts USING fts5(
         names, body, tokenize='unicode61 remove_diacritics 2'
-    );
-    """),
-]
+    )
+    """)),
+    # Vectors still to write ('upsert') or remove ('delete'), written with the graph change.
+    storage.Migration(2, "pending embeddings", _statements("""
+    CREATE TABLE pending_embeddings (
+        node_id TEXT PRIMARY KEY,
+        action TEXT NOT NULL CHECK (action IN ('upsert', 'delete'))
+    ) WITHOUT ROWID
+    """)),
+)
 
-SCHEMA_VERSION = MIGRATIONS[-1][0]
+SCHEMA_VERSION = MIGRATIONS[-1].version
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Kept importable under its old name; the rule itself lives in nervapack_core.text.
+search_terms = identifier_terms
 
-
-def split_identifier(name: str) -> list[str]:
-    """``getHTTPResponse_code`` -> ``['get', 'http', 'response', 'code']``."""
-    return [p.lower() for p in _CAMEL.findall(name)]
-
-
-def search_terms(*names: str) -> str:
-    """The identifiers as written plus their lowercase parts, for the FTS ``names`` column."""
-    words: list[str] = []
-    for name in names:
-        if not name:
-            continue
-        for token in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            words.append(token)
-            parts = split_identifier(token)
-            if len(parts) > 1:
-                words.extend(parts)
-    return " ".join(words)
+LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout=30000")
-    return conn
+def env_lock_timeout(default: float) -> float:
+    """Seconds a writer waits for a lock: ``$NERVAPACK_LOCK_TIMEOUT`` when set, else ``default``."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise NervapackError(f"{LOCK_TIMEOUT_ENV} must be a number of seconds, not {raw!r}.") from None
+    if value < 0:
+        raise NervapackError(f"{LOCK_TIMEOUT_ENV} must not be negative (got {raw}).")
+    return value
 
 
 class GraphStore:
-    """Read and write access to one ``graph.db``."""
+    """Read and write access to one ``graph.db`` (the ingest is its only writer).
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = False):
+    ``create`` makes the file when it is missing (ingest); otherwise a missing graph is
+    an error. ``on_wait(seconds)`` is called while another process holds the write lock;
+    after ``lock_timeout`` seconds (default ``$NERVAPACK_LOCK_TIMEOUT`` or 60) a write
+    stops with :class:`nervapack_core.storage.DatabaseLockedError`.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = False, lock_timeout: float | None = None,
+                 on_wait: Callable[[float], None] | None = None):
         self.path = Path(path)
         if not self.path.exists() and not create:
             raise NervapackError(f"No code graph at {self.path}. Run `nervapack ingest` first.")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = _connect(self.path)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
+            self.db = storage.Database(
+                self.path, label="code graph", migrations=MIGRATIONS, on_wait=on_wait,
+                lock_timeout=lock_timeout if lock_timeout is not None else env_lock_timeout(60.0))
+        except storage.CorruptDatabaseError as exc:
             raise CorruptGraphError(
-                f"{self.path} is not a readable code graph ({exc}). "
+                f"{self.path} is not a readable code graph ({str(exc).split(': ', 1)[-1]}). "
                 "Run `nervapack ingest --rebuild` to build it again."
             ) from None
+        self.conn = self.db.conn
+        register_path_functions(self.conn)  # is_test_path(file) in SQL: the one rule of text.py
 
-    # -- schema ------------------------------------------------------------------
-    def _migrate(self) -> None:
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
-        )
-        done = {r[0] for r in self.conn.execute("SELECT version FROM schema_migrations")}
-        for version, sql in MIGRATIONS:
-            if version in done:
-                continue
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in _statements(sql):
-                    self.conn.execute(statement)
-                self.conn.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?)",
-                    (version, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-                )
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-        if done and max(done) > SCHEMA_VERSION:
-            raise NervapackError(
-                f"{self.path} was written by a newer NervaPack (schema {max(done)} > {SCHEMA_VERSION})."
-            )
+    def transaction(self):
+        """A ``BEGIN IMMEDIATE`` write transaction (see :meth:`storage.Database.transaction`)."""
+        return self.db.transaction()
 
     def close(self) -> None:
-        self.conn.close()
+        self.db.close()
 
     # -- meta ----------------------------------------------------------------------
     def get_meta(self, key: str, default=None):
@@ -198,6 +193,3 @@ class GraphStore:
     def last_run(self) -> sqlite3.Row | None:
         return self.conn.execute("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1").fetchone()
 
-
-def _statements(sql: str) -> list[str]:
-    return [s.strip() for s in sql.split(";") if s.strip()]

@@ -8,6 +8,7 @@ which would download a model. Telemetry is off.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from .embeddings import load_embedder
@@ -60,11 +61,26 @@ class VectorIndex:
         if _EF_CLASS is None:
             _EF_CLASS = _embedding_function_class()
         self.path = Path(path)
+        self.ef = _EF_CLASS(embedder)
+        self.warning = self.ef.warning
+        try:
+            self._open(chromadb, Settings)
+        except Exception as exc:
+            # Two processes creating the store at once: the loser sees "table ... already
+            # exists" from Chroma's own migrations. The winner has finished by the time we
+            # retry, so opening again finds the store made. Anything else is a real error.
+            if "already exists" not in str(exc):
+                raise
+            from chromadb.api.client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+            time.sleep(0.5)
+            self._open(chromadb, Settings)
+
+    def _open(self, chromadb, Settings) -> None:
         self.client = chromadb.PersistentClient(
             path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
         )
-        self.ef = _EF_CLASS(embedder)
-        self.warning = self.ef.warning
         self.collection = self.client.get_or_create_collection(
             COLLECTION, embedding_function=self.ef, metadata={"hnsw:space": "cosine"}
         )

@@ -1,0 +1,127 @@
+"""``ingest`` while four processes write memories and two others query (issue 8).
+
+Every process is real (``multiprocessing`` with fork, the ingest a CLI subprocess) and
+works on the same workspace: the graph in ``.nervapack/graph.db``, the memories in
+``.nervapack/memory.db``. No process may see "database is locked" or any other error,
+except a query that finds no graph yet before the first ingest has finished.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sqlite3
+import time
+import traceback
+
+import pytest
+
+from nervapack_core.errors import NervapackError
+
+pytestmark = pytest.mark.timeout(480)
+
+WRITERS, QUERIERS = 4, 2
+PROMPT = "compute the ledger balance"
+
+
+def _writer(db_path: str, k: int, stop, errors, stored) -> None:
+    """Store memories until both ingests are over; report how many were stored."""
+    from nervapack_core.memory.store import MemoryStore
+
+    i = 0
+    try:
+        store = MemoryStore(db_path, lock_timeout=60)
+        try:
+            while not stop.is_set():
+                store.store(f"writer {k} noted fact {i} about the ledger", kind="fact", entities=[f"compute_{i % 300}"])
+                i += 1
+        finally:
+            store.close()
+    except BaseException:
+        errors.put(f"writer {k}: {traceback.format_exc()}")
+    stored.put((k, i))
+
+
+def _querier(root: str, k: int, first_ingest_done, stop, errors, answered) -> None:
+    from nervapack_core.code.retrieval import Retriever, answer
+
+    while not stop.is_set():
+        graph_expected = first_ingest_done.is_set()  # read before the attempt: no race with the ingest
+        try:
+            retriever = Retriever(root, use_vectors=False)
+            try:
+                result = answer(retriever, PROMPT, budget=1500)
+            finally:
+                retriever.close()
+            if graph_expected and not result.entries:
+                errors.put(f"querier {k}: no answer after the first ingest")
+            elif graph_expected:
+                answered.put(k)
+        except NervapackError as exc:
+            if graph_expected or "locked" in str(exc).lower():
+                errors.put(f"querier {k}: {exc}")
+        except BaseException:
+            errors.put(f"querier {k}: {traceback.format_exc()}")
+        time.sleep(0.02)
+
+
+def test_ingest_while_memories_are_written_and_the_graph_is_queried(generated_repo, kit):
+    repo = generated_repo
+    ctx = mp.get_context("fork")
+    errors, answered, stored = ctx.Queue(), ctx.Queue(), ctx.Queue()
+    first_ingest_done, stop, stop_writing = ctx.Event(), ctx.Event(), ctx.Event()
+    (repo / ".nervapack").mkdir()
+    memory_db = str(repo / ".nervapack" / "memory.db")
+
+    queriers = [ctx.Process(target=_querier, args=(str(repo), k, first_ingest_done, stop, errors, answered))
+                for k in range(QUERIERS)]
+    writers = [ctx.Process(target=_writer, args=(memory_db, k, stop_writing, errors, stored)) for k in range(WRITERS)]
+    for p in queriers + writers:
+        p.start()
+    try:
+        first = kit.run_cli("ingest", str(repo), "--embedder", "hashing")
+        assert first.returncode == 0, first.stderr
+        first_ingest_done.set()
+        # a second ingest that changes the graph while the queries and writes go on
+        for i in range(0, 300, 10):
+            path = repo / "pkg" / f"mod{i}.py"
+            path.write_text(path.read_text() + f"\n\ndef added_{i}(value):\n    return compute_{i}(value)\n")
+        second = kit.run_cli("ingest", str(repo), "--embedder", "hashing")
+        assert second.returncode == 0, second.stderr
+        stop_writing.set()
+        for p in writers:
+            p.join(timeout=120)
+        time.sleep(1.0)  # a few more queries on the final graph
+    finally:
+        stop.set()
+        stop_writing.set()
+        for p in queriers + writers:
+            p.join(timeout=60)
+            if p.is_alive():
+                p.kill()
+
+    found = []
+    while not errors.empty():
+        found.append(errors.get())
+    assert found == [], "\n".join(found)
+    assert all(p.exitcode == 0 for p in writers + queriers)
+    served = set()
+    while not answered.empty():
+        served.add(answered.get())
+    assert served == set(range(QUERIERS))  # every querier answered from the graph
+
+    counts = {}
+    while not stored.empty():
+        k, n = stored.get()
+        counts[k] = n
+    assert sorted(counts) == list(range(WRITERS)) and min(counts.values()) > 5, counts
+    with sqlite3.connect(memory_db) as conn:
+        contents = [r[0] for r in conn.execute("SELECT content FROM mem_nodes WHERE content LIKE 'writer % noted fact %'")]
+    assert len(contents) == len(set(contents)) == sum(counts.values())  # every memory a writer stored is there
+
+    db = repo / ".nervapack" / "graph.db"
+    rows = kit.graph_rows(db)
+    assert len(rows["files"]) == 302
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM nodes WHERE kind='function' AND name LIKE 'added_%'").fetchone()[0] == 30
+        assert conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0] == 0
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
