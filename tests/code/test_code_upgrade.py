@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from nervapack_core import storage
+from nervapack_core.code.ingest import parser_fingerprint
 from nervapack_core.code.store import MIGRATIONS, GraphStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "graph_v0_1.db"
@@ -46,12 +47,17 @@ def test_previous_release_graph_upgrades_in_place_and_reingest_changes_nothing(f
     db = repo / ".nervapack" / "graph.db"
     shutil.copyfile(FIXTURE, db)
     old = _snapshot(db)
-    applied_at_v1 = sqlite3.connect(db).execute("SELECT applied_at FROM schema_migrations").fetchone()[0]
+    first = sqlite3.connect(db)
+    applied_at_v1 = first.execute("SELECT applied_at FROM schema_migrations").fetchone()[0]
+    old_parser = json.loads(first.execute("SELECT value FROM meta WHERE key = 'parser'").fetchone()[0])
+    first.close()
+    # files are parsed again only when the parser changed since 0.1 (its fingerprint covers the query files)
+    reparse = old_parser != parser_fingerprint()
 
     done = kit.run_cli("ingest", str(repo), "--no-embed", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["changed"] == 0 and report["deleted"] == 0  # the same repository: nothing to parse
+    assert report["deleted"] == 0 and report["changed"] == (report["files"] if reparse else 0)
     assert report["warnings"] == [] or all("moved" not in w for w in report["warnings"])
     assert not list(db.parent.glob("graph.db.*"))  # upgraded in place, nothing moved aside
     assert storage.integrity_ok(db)
@@ -65,11 +71,16 @@ def test_previous_release_graph_upgrades_in_place_and_reingest_changes_nothing(f
         assert [r[0] for r in rows] == list(range(1, latest + 1))
         assert rows[0][2] == applied_at_v1  # the old row kept
         assert rows[1][1] == "pending embeddings"
-        assert conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == 1  # no new run: nothing changed
+        pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
+        assert pending == 0 or reparse  # parsed again: its nodes wait for an ingest that embeds
+        # no new run when nothing was parsed; one when the new parser read the files again
+        assert conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == (2 if reparse else 1)
     finally:
         conn.close()
-    assert _snapshot(db) == old
+    assert _snapshot(db) == old  # the same graph either way
+
+    again = json.loads(kit.run_cli("ingest", str(repo), "--no-embed", "--json").stdout)
+    assert again["changed"] == 0 and again["deleted"] == 0  # upgraded: the next ingest has nothing to do
 
     # and today's readers and writers use it as any other graph
     store = GraphStore(db)
