@@ -1,7 +1,7 @@
 """Before/after, side by side in one run: the benchmarks of an earlier commit and of this
 checkout, run alternately on the same machine, with the ratio of every headline figure.
 
-    python benchmarks/compare.py --before 466176a [--only ingest,retrieval,memory,dashboard]
+    python benchmarks/compare.py --before 466176a [--after HEAD] [--only ingest,retrieval,memory,dashboard]
                                  [--corpora /work/corpora] [--out benchmarks/results/compare.md]
 
 The earlier commit is checked out into a temporary git worktree; each benchmark script
@@ -107,6 +107,7 @@ def compare_table(name: str, before: str, after: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--before", required=True, help="the earlier commit (any git ref)")
+    ap.add_argument("--after", default=None, help="the later commit (default: this checkout as it is)")
     ap.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated: " + ", ".join(BENCHMARKS))
     ap.add_argument("--corpora", type=Path, default=Path("/work/corpora"))
     ap.add_argument("--out", type=Path, default=HERE / "results" / "compare.md")
@@ -116,8 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     work = Path(tempfile.mkdtemp(prefix="np-compare-"))
-    old = work / "before"
+    old, new = work / "before", REPO
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(old), args.before], check=True)
+    if args.after:  # a fixed commit, so the checkout can change while this runs
+        new = work / "after"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(new), args.after], check=True)
     # each side gets its own copy of the corpora: the benchmarks leave graphs in them, and
     # the old code must not open a graph the new code has upgraded (or the reverse)
     corpora = {}
@@ -129,16 +133,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in names:
             outs = {}
-            for label, tree in (("before", old), ("after", REPO)):
+            for label, tree in (("before", old), ("after", new)):
                 outs[label] = work / f"{name}-{label}.md"
                 seconds = run(tree, name, corpora[label], outs[label])
                 print(f"{name} {label}: {seconds:.0f} s", flush=True)
             sections.append(compare_table(name, outs["before"].read_text(), outs["after"].read_text()))
     finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)], check=False)
+        for tree in {old, new} - {REPO}:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
         shutil.rmtree(work, ignore_errors=True)
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = args.after or subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                          capture_output=True, text=True).stdout.strip()
     text = (f"Before = `{args.before}`, after = `{commit}`; each benchmark ran for both, one after the other, "
             f"on {describe()}. Ratios below 1 are faster/smaller after.\n\n" + "\n\n".join(sections) + "\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)

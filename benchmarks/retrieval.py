@@ -88,15 +88,15 @@ def machine() -> dict:
 
 def ensure_ingested(root: Path) -> str:
     """Ingest with MiniLM embeddings unless the workspace already has them; returns the embedder."""
-    from nervapack_core.code.store import GraphStore
+    from nervapack_core.code.reader import GraphReader, NoGraphError
 
     db = root / ".nervapack" / "graph.db"
     if db.exists():
-        store = GraphStore(db)
         try:
-            embedder = store.get_meta("embedder")
-        finally:
-            store.close()
+            with GraphReader(db, root=root) as graph:
+                embedder = graph.meta("embedder")
+        except NoGraphError:  # an interrupted ingest: build it again below
+            embedder = None
         if embedder and (root / ".nervapack" / "chroma").exists():
             return embedder
     from nervapack_core.code.ingest import ingest
@@ -339,7 +339,7 @@ def write_markdown(results: dict, path: Path) -> None:
                   f"loaded): **p50 {d['p50_ms']:.0f} ms**, p95 {d['p95_ms']:.0f} ms the first time each question is "
                   f"asked (the whole files of the answer are token-counted for the naive baseline then); "
                   f"**p50 {d['steady_p50_ms']:.0f} ms**, p95 {d['steady_p95_ms']:.0f} ms once those counts are cached "
-                  f"(`.nervapack/file_tokens.json`). First query on this graph (vector snapshot and caches loaded; the models were already loaded by the earlier corpora) "
+                  f"(`.nervapack/cache/v1/file_tokens.json`). First query on this graph (vector snapshot and caches loaded; the models were already loaded by the earlier corpora) "
                   f"{d['first_query_s']:.1f} s; mean {d['tokens']:,.0f} tokens returned, "
                   f"{d['share_of_naive'] * 100:.1f}% of the naive baseline. The vector index held "
                   f"{d['vectors']:,} vectors for {d['embeddable']:,} class/function/doc nodes (the ingest embeds "
