@@ -37,7 +37,7 @@ from .errors import NervapackError
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "applied_version", "Database",
     "open_reader", "reading", "read_error", "in_chunks", "chunked", "is_busy", "integrity_ok",
-    "DatabaseLockedError", "CorruptDatabaseError",
+    "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout", "wait_reporter",
 ]
 
 T = TypeVar("T")
@@ -56,6 +56,37 @@ def utc_iso(moment: datetime) -> str:
 def utc_now() -> str:
     """Now, in the stored UTC format."""
     return datetime.now(timezone.utc).strftime(UTC_FORMAT)
+
+
+LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"
+
+
+def env_lock_timeout(default: float) -> float:
+    """Seconds a writer waits for a lock: ``$NERVAPACK_LOCK_TIMEOUT`` when set, else ``default``."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise NervapackError(f"{LOCK_TIMEOUT_ENV} must be a number of seconds, not {raw!r}.") from None
+    if not value >= 0:
+        raise NervapackError(f"{LOCK_TIMEOUT_ENV} must be a number of seconds >= 0 (got {raw}).")
+    return value
+
+
+def wait_reporter(label: str, path: str | os.PathLike[str], say: Callable[[str], None],
+                  every: float = 5.0) -> Callable[[float], None]:
+    """An ``on_wait`` for :class:`Database` that says, about every ``every`` seconds from the
+    first, which lock it is waiting for and for how long."""
+    last: list[float] = []
+
+    def on_wait(seconds: float) -> None:
+        if not last or seconds - last[-1] >= every:
+            last.append(seconds)
+            say(f"waiting for the {label}'s write lock ({path}), held by another process … {seconds:.0f} s")
+
+    return on_wait
 
 
 class DatabaseLockedError(NervapackError):

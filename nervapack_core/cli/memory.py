@@ -27,9 +27,13 @@ _KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "prefe
 def _store():
     from ..memory.store import MemoryStore
 
-    store = MemoryStore(memory_db(), namespace=memory_namespace())
+    store = MemoryStore(memory_db(), namespace=memory_namespace(), on_wait=_say_waiting)
     click.get_current_context().call_on_close(store.close)
     return store
+
+
+def _say_waiting(message: str) -> None:
+    click.echo(message, err=True)
 
 
 def _day(iso) -> str:
@@ -97,7 +101,7 @@ def init_cmd(global_):
         else:
             ws = find_workspace()
             db = ws.memory_db if ws is not None else Path.cwd() / ".nervapack" / "memory.db"
-    store = MemoryStore(db, namespace=memory_namespace())
+    store = MemoryStore(db, namespace=memory_namespace(), on_wait=_say_waiting)
     click.get_current_context().call_on_close(store.close)
     data = {"path": str(store.path), "schema_version": store.schema_version()}
     emit(data, lambda d: f"✓ Memory store initialised at {d['path']} (schema v{d['schema_version']})")

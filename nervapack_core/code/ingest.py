@@ -56,7 +56,8 @@ from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pe
 from .faults import fault_point
 from .ingest_lock import ingest_lock
 from .parser import parse_source
-from .store import CorruptGraphError, GraphStore, env_lock_timeout
+from ..storage import env_lock_timeout
+from .store import CorruptGraphError, GraphStore
 
 __all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",
            "CROSS_FILE_EDGES"]
@@ -259,10 +260,7 @@ def ingest(
     workspace = Workspace(root).ensure()
     started_at = storage.utc_now()
 
-    def db_wait(seconds: float) -> None:
-        if on_wait is not None and int(seconds) % 5 == 1:  # about every 5 s, from the first second
-            on_wait(f"waiting for the code graph's write lock ({workspace.graph_db}) … {seconds:.0f} s")
-
+    db_wait = storage.wait_reporter("code graph", workspace.graph_db, on_wait) if on_wait else None
     with ingest_lock(workspace.dir, timeout=env_lock_timeout(INGEST_LOCK_WAIT), on_wait=on_wait):
         store = open_for_write(workspace, report.warnings, on_wait=db_wait)
         try:

@@ -32,8 +32,7 @@ from ..errors import NervapackError
 from ..text import identifier_terms, register_path_functions
 from ..text import split_identifier as split_identifier  # re-exported: retrieval imports it from here
 
-__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError",
-           "env_lock_timeout"]
+__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError"]
 
 
 class CorruptGraphError(storage.CorruptDatabaseError):
@@ -97,23 +96,6 @@ SCHEMA_VERSION = MIGRATIONS[-1].version
 # Kept importable under its old name; the rule itself lives in nervapack_core.text.
 search_terms = identifier_terms
 
-LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"
-
-
-def env_lock_timeout(default: float) -> float:
-    """Seconds a writer waits for a lock: ``$NERVAPACK_LOCK_TIMEOUT`` when set, else ``default``."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise NervapackError(f"{LOCK_TIMEOUT_ENV} must be a number of seconds, not {raw!r}.") from None
-    if value < 0:
-        raise NervapackError(f"{LOCK_TIMEOUT_ENV} must not be negative (got {raw}).")
-    return value
-
-
 class GraphStore:
     """Read and write access to one ``graph.db`` (the ingest is its only writer).
 
@@ -131,7 +113,7 @@ class GraphStore:
         try:
             self.db = storage.Database(
                 self.path, label="code graph", migrations=MIGRATIONS, on_wait=on_wait,
-                lock_timeout=lock_timeout if lock_timeout is not None else env_lock_timeout(60.0))
+                lock_timeout=lock_timeout if lock_timeout is not None else storage.env_lock_timeout(60.0))
         except storage.CorruptDatabaseError as exc:
             raise CorruptGraphError(
                 f"{self.path} is not a readable code graph ({str(exc).split(': ', 1)[-1]}). "

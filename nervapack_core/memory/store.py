@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..storage import Database, applied_version, open_reader
+from ..storage import Database, applied_version, env_lock_timeout, open_reader, wait_reporter
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
@@ -66,14 +67,18 @@ class MemoryStore:
         *,
         graph_db=None,
         counter: TokenCounter | None = None,
-        lock_timeout: float = 60.0,
+        lock_timeout: float | None = None,
         read_only: bool = False,
+        on_wait: Callable[[str], None] | None = None,
     ):
         self.path = resolve_db_path(db_path)
         self.read_only = bool(read_only)
         self.namespace = check_namespace(namespace)
         self.counter = counter or default_counter()
-        self.lock_timeout = lock_timeout
+        # how long a write waits for another process's lock: ``$NERVAPACK_LOCK_TIMEOUT`` or 60 s;
+        # ``on_wait(message)`` hears about the wait every few seconds
+        self.lock_timeout = lock_timeout if lock_timeout is not None else env_lock_timeout(60.0)
+        self.on_wait = on_wait
         self._lock = threading.RLock()
         self._session_id: str | None = None
         if self.read_only:
@@ -96,7 +101,8 @@ class MemoryStore:
         if self.path.exists() and self.path.is_dir():
             raise NervapackError(f"{self.path} is a directory, not a memory database file")
         db = Database(self.path, label="memory database", migrations=schema.MIGRATIONS,
-                      lock_timeout=self.lock_timeout)
+                      lock_timeout=self.lock_timeout,
+                      on_wait=wait_reporter("memory database", self.path, self.on_wait) if self.on_wait else None)
         db.conn.execute("PRAGMA foreign_keys = OFF")
         db.conn.execute("PRAGMA cache_size = -32000")
         return db

@@ -48,3 +48,28 @@ def test_processes_store_and_recall_concurrently(tmp_path):
         assert len(m.search(f"worker{p}", limit=100, kinds=["fact"])) == 50
     assert len(m.recall_log(1000)) == 200
     m.close()
+
+
+def test_a_writer_kept_waiting_says_so_then_stops_with_a_message(tmp_path):
+    """Another process holds the write lock: the CLI reports the wait, then stops cleanly."""
+    import os
+    import sqlite3
+
+    db = tmp_path / "memory.db"
+    MemoryStore(db_path=db).close()  # create it
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        env = {**os.environ, "NERVAPACK_LOCK_TIMEOUT": "2", "NERVAPACK_MEMORY_DB": str(db)}
+        done = subprocess.run([sys.executable, "-m", "nervapack_core.cli", "memory", "store", "Chose JWT"],
+                              capture_output=True, text=True, env=env, timeout=60, check=False)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert done.returncode == 1, done.stdout
+    assert "waiting for the memory database's write lock" in done.stderr
+    assert "stayed locked by another process for 2 s" in done.stderr and "Traceback" not in done.stderr
+    with MemoryStore(db_path=db) as store:  # nothing half-written; it works once the lock is gone
+        assert store.stats()["total_nodes"] == 0
+        store.store("Chose JWT")
+        assert store.stats()["total_nodes"] == 1
