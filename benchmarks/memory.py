@@ -22,8 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nervapack_core.memory import MemoryStore  # noqa: E402
 from machine import describe  # noqa: E402
+
+from nervapack_core.memory import MemoryStore  # noqa: E402
 
 PREFIXES = ["auth", "payment", "billing", "search", "catalog", "inventory", "order", "shipping", "user", "session",
             "notification", "email", "report", "analytics", "gateway", "cache", "queue", "scheduler", "export",

@@ -42,9 +42,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
+from machine import cpu_model  # noqa: E402
+
 from nervapack_core.code.retrieval import Retriever, answer, query_words  # noqa: E402
 from nervapack_core.tokens import count_tokens, default_counter  # noqa: E402
-from machine import cpu_model  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)
 QUESTION_FILES = {"requests": "requests.json", "query-core": "query_core.json"}

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -49,13 +49,13 @@ MAX_VARIABLES = 500  # bound parameters per IN (...) chunk (SQLite allows 32,766
 def utc_iso(moment: datetime) -> str:
     """``moment`` in the stored UTC format (a naive datetime is taken as UTC)."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime(UTC_FORMAT)
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime(UTC_FORMAT)
 
 
 def utc_now() -> str:
     """Now, in the stored UTC format."""
-    return datetime.now(timezone.utc).strftime(UTC_FORMAT)
+    return datetime.now(UTC).strftime(UTC_FORMAT)
 
 
 LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"
@@ -140,7 +140,7 @@ def _upgrade_migrations_table(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE schema_migrations ADD COLUMN name TEXT NOT NULL DEFAULT ''")
 
 
-def migrate(db: "Database", migrations: Sequence[Migration]) -> list[int]:
+def migrate(db: Database, migrations: Sequence[Migration]) -> list[int]:
     """Apply every migration newer than the database, each in its own write transaction.
 
     Returns the versions applied. A database newer than this release is refused with a
@@ -304,7 +304,7 @@ class Database:
         except sqlite3.Error:
             pass
 
-    def __enter__(self) -> "Database":
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc: object) -> None:

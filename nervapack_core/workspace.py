@@ -41,7 +41,7 @@ class Workspace:
     def history_file(self) -> Path:
         return self.dir / "query_history.jsonl"
 
-    def ensure(self) -> "Workspace":
+    def ensure(self) -> Workspace:
         self.dir.mkdir(parents=True, exist_ok=True)
         return self
 

@@ -1,7 +1,7 @@
 """Memory Timeline: every version of a topic or entity as a validity interval, an as-of
 cursor, and a diff between two versions."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -17,7 +17,7 @@ FMT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def parse(ts: str) -> datetime:
-    return datetime.strptime(ts, FMT).replace(tzinfo=timezone.utc) if len(ts) == 27 else \
+    return datetime.strptime(ts, FMT).replace(tzinfo=UTC) if len(ts) == 27 else \
         pd.Timestamp(ts).to_pydatetime()
 
 
@@ -74,7 +74,7 @@ cols[2].metric("Superseded", ui.fmt_int(len(superseded)), border=True)
 cols[3].metric("Since", versions[0]["valid_from"][:10], border=True)
 
 # ---------------------------------------------------------------- as-of cursor
-now = datetime.now(timezone.utc)
+now = datetime.now(UTC)
 first = parse(versions[0]["valid_from"])
 last = max(parse(versions[-1]["valid_from"]), now)
 lo, hi = first.date(), last.date()
@@ -82,7 +82,7 @@ if lo == hi:
     hi = lo + timedelta(days=1)
 as_of_day = st.slider("As of", min_value=lo, max_value=hi, value=hi, format="YYYY-MM-DD", key="as_of",
                       help="Moves the cursor: which version was valid at the end of that day.")
-as_of = datetime(as_of_day.year, as_of_day.month, as_of_day.day, 23, 59, 59, 999999, tzinfo=timezone.utc)
+as_of = datetime(as_of_day.year, as_of_day.month, as_of_day.day, 23, 59, 59, 999999, tzinfo=UTC)
 as_of = min(as_of, now)
 valid = as_of_version(versions, as_of.strftime(FMT))
 if valid:

@@ -28,7 +28,9 @@ def cli():
 def _register_subcommands():
     """Mount the command modules; they import their heavy dependencies (chromadb,
     tree-sitter, streamlit) only when a command runs."""
-    from . import code as code_commands, query as query_commands, serve as dashboard_commands
+    from . import code as code_commands
+    from . import query as query_commands
+    from . import serve as dashboard_commands
     from .memory import memory_cli
 
     for module in (code_commands, query_commands, dashboard_commands):

@@ -13,7 +13,8 @@ import click
 
 from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
-from .common import console as _rich_console, emit, json_option, path_option
+from .common import console as _rich_console
+from .common import emit, json_option, path_option
 
 __all__ = ["register", "require_workspace", "read_graph"]
 

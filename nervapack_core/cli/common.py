@@ -10,10 +10,9 @@ without every command passing the flag along.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Any
-
-import sqlite3
 
 import click
 

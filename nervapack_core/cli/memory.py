@@ -16,8 +16,17 @@ from pathlib import Path
 import click
 
 from ..errors import NervapackError
-from .common import (UserErrorGroup, db_option, emit, json_mode, json_option, memory_db, memory_namespace,
-                     memory_options, namespace_option)
+from .common import (
+    UserErrorGroup,
+    db_option,
+    emit,
+    json_mode,
+    json_option,
+    memory_db,
+    memory_namespace,
+    memory_options,
+    namespace_option,
+)
 
 __all__ = ["memory_cli", "main"]
 
@@ -91,8 +100,8 @@ def memory_cli():
 @memory_options
 def init_cmd(global_):
     """Create the memory database (schema and migrations) and print where it is."""
-    from ..workspace import find_workspace
     from ..memory.store import MemoryStore
+    from ..workspace import find_workspace
 
     db = memory_db() or os.environ.get("NERVAPACK_MEMORY_DB")
     if not db:

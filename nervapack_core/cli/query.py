@@ -11,7 +11,8 @@ import click
 
 from ..errors import NervapackError
 from .code import read_graph, require_workspace
-from .common import console as _rich_console, emit, json_option, path_option
+from .common import console as _rich_console
+from .common import emit, json_option, path_option
 
 __all__ = ["register", "efficiency_panel"]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import NervapackError
 from ..dashboard import DEMO_ENV, MEMORY_ENV, ROOT_ENV
+from ..errors import NervapackError
 from ..workspace import find_workspace, memory_db_path
 
 __all__ = ["register", "serve", "app_dir", "streamlit_command"]

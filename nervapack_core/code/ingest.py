@@ -37,26 +37,26 @@ import shutil
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .. import storage
 from ..errors import NervapackError
+from ..storage import env_lock_timeout
 from ..text import identifier_terms
 from ..workspace import Workspace
 from .discovery import Candidate, content_sha, discover, file_sha
 from .docs import chunk_doc
-from .languages import DOC_LANGUAGES, PARSED
 from .edges import CROSS_FILE_EDGES, node_id
 from .edges import resolve_edges as _resolve
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
 from .faults import fault_point
 from .ingest_lock import ingest_lock
+from .languages import DOC_LANGUAGES, PARSED
 from .parser import parse_source
-from ..storage import env_lock_timeout
 from .store import CorruptGraphError, GraphStore
 
 __all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",

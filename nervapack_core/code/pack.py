@@ -29,7 +29,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from ..budget import CountCache, check_budget as _check_budget, largest_fitting
+from ..budget import CountCache, largest_fitting
+from ..budget import check_budget as _check_budget
 from ..tokens import default_counter
 from .ranking import ScoredNode
 from .source import SourceReader

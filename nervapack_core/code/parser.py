@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from .languages import GRAMMAR, QUERY_FILE
@@ -53,12 +53,12 @@ class ParsedSource:
     has_errors: bool = False
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query_source(language: str) -> str:
     return resources.files(__package__).joinpath("queries", f"{QUERY_FILE[language]}.scm").read_text()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tools(language: str):
     """Parser and compiled query for ``language`` (one per process, built lazily)."""
     import tree_sitter_language_pack as pack

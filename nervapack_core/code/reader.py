@@ -150,7 +150,7 @@ class GraphReader:
         except sqlite3.Error:
             pass
 
-    def __enter__(self) -> "GraphReader":
+    def __enter__(self) -> GraphReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -38,14 +38,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NervapackError
+from ..storage import read_error
 from .cache import SNAPSHOT_NAME, TOKEN_CACHE_NAME, CacheDir, FileTokenCache, VectorSnapshot  # noqa: F401
 from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .prompt import stem as _stem  # noqa: F401  (re-exported for callers of the old module)
 from .ranking import (  # noqa: F401  (ScoredNode, rrf_fuse, expand, node_prior: re-exported)
-    BEAM, DEFAULT_HOPS, HOP_DECAY, OUTPUT_KINDS, SEEDS, ScoredNode, expand, node_prior, rrf_fuse,
+    BEAM,
+    DEFAULT_HOPS,
+    HOP_DECAY,
+    OUTPUT_KINDS,
+    SEEDS,
+    ScoredNode,
+    expand,
+    node_prior,
+    rrf_fuse,
+)
+from .ranking import (
     scored_node as _scored,
 )
-from ..storage import read_error
 from .reader import REBUILD_HINT, GraphReader
 from .source import SourceReader
 
@@ -255,7 +265,7 @@ class Retriever:
         for n in out:
             key = (n.kind, n.qualified_name)
             k = seen.get(key, 0)
-            if k and not n.id in boost:
+            if k and n.id not in boost:
                 n.score *= 0.5 ** k
             seen[key] = k + 1
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))

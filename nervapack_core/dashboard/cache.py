@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from . import data
+from . import communities, data
 
 __all__ = [
     "analytics",
@@ -156,14 +156,14 @@ def neighbours(src: data.Sources, node_id: str, limit: int = 200):
 
 @cached_on(graph_marker, max_entries=8)
 def communities_overview(src: data.Sources, max_shown: int = 40):
-    return data.communities_overview(_graph_db(src), max_shown)
+    return communities.communities_overview(_graph_db(src), max_shown)
 
 
 @cached_on(graph_marker, max_entries=64)
 def community_detail(src: data.Sources, community: int, limit: int = 120):
-    detail = data.community_detail(_graph_db(src), community, limit)
-    detail["layout"] = data.layout([m["id"] for m in detail["members"]],
-                                   [(e["source"], e["target"]) for e in detail["edges"]])
+    detail = communities.community_detail(_graph_db(src), community, limit)
+    detail["layout"] = communities.layout([m["id"] for m in detail["members"]],
+                                            [(e["source"], e["target"]) for e in detail["edges"]])
     return detail
 
 

@@ -14,11 +14,10 @@ import math
 import os
 import re
 import sqlite3
-from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 
 from ..code.reader import GraphReader
 from ..errors import NervapackError
@@ -29,7 +28,7 @@ from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 __all__ = [
     "Sources", "resolve_sources", "graph_marker", "history_marker", "memory_file_marker",
     "overview", "health_now", "analytics", "search_nodes", "node_detail", "neighbours", "read_code",
-    "communities_overview", "community_detail", "load_history", "history_summary",
+    "load_history", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
     "version_window", "md_escape",
 ]
@@ -154,7 +153,8 @@ def graph(graph_db: Path) -> Iterator[sqlite3.Connection]:
 
 
 # ---------------------------------------------------------------------------- overview
-def _rows(cur) -> list[dict]:
+def as_dicts(cur: sqlite3.Cursor) -> list[dict]:
+    """Every row of a cursor as a plain dict (what the pages and Streamlit's cache take)."""
     return [dict(r) for r in cur.fetchall()]
 
 
@@ -168,7 +168,7 @@ def overview(graph_db: Path) -> dict:
         node_kinds, edge_kinds, files = status["node_kinds"], status["edge_kinds"], status["files"]
         lines = conn.execute("SELECT coalesce(sum(lines), 0) FROM files").fetchone()[0]
         skipped = conn.execute("SELECT count(*) FROM skipped").fetchone()[0]
-        runs = _rows(conn.execute(
+        runs = as_dicts(conn.execute(
             "SELECT id, started_at, finished_at, git_commit, files, nodes, edges, changed_files, "
             "json_extract(summary, '$.health') AS health FROM ingest_runs ORDER BY id"))
         meta = {r[0]: json.loads(r[1]) for r in conn.execute(
@@ -204,8 +204,8 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
     from ..code.dependencies import import_cycles
 
     with graph(graph_db) as conn:
-        node_kinds = _rows(conn.execute("SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
-        edge_kinds = _rows(conn.execute(
+        node_kinds = as_dicts(conn.execute("SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
+        edge_kinds = as_dicts(conn.execute(
             "SELECT kind, count(*) AS count, round(avg(confidence), 3) AS mean_confidence FROM edges "
             "GROUP BY kind ORDER BY count DESC"))
         # degree of classes and functions over the relations that cross definitions (not DEFINES)
@@ -214,13 +214,13 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
                 SELECT source AS node FROM edges WHERE kind != 'DEFINES'
                 UNION ALL SELECT target FROM edges WHERE kind != 'DEFINES') GROUP BY node""")
         definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
-        hist = _rows(conn.execute(
+        hist = as_dicts(conn.execute(
             "SELECT d.degree AS degree, count(*) AS nodes FROM deg d JOIN nodes n ON n.id = d.node "
             "WHERE n.kind IN ('class', 'function') GROUP BY d.degree ORDER BY d.degree"))
         connected = sum(h["nodes"] for h in hist)
         if definitions - connected > 0:
             hist.insert(0, {"degree": 0, "nodes": definitions - connected})
-        most = _rows(conn.execute(
+        most = as_dicts(conn.execute(
             "SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line, d.degree FROM deg d "
             "JOIN nodes n ON n.id = d.node WHERE n.kind IN ('class', 'function') "
             "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
@@ -233,7 +233,7 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
             "SELECT count(*) FROM files WHERE language NOT IN ('markdown', 'rst', 'text', 'json', 'yaml', 'toml')"
         ).fetchone()[0]
         import_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind='import'").fetchone()[0]
-        skipped = _rows(conn.execute("SELECT reason, count(*) AS files FROM skipped GROUP BY reason ORDER BY files DESC"))
+        skipped = as_dicts(conn.execute("SELECT reason, count(*) AS files FROM skipped GROUP BY reason ORDER BY files DESC"))
         return {
             "node_kinds": node_kinds, "edge_kinds": edge_kinds, "degree_histogram": hist,
             "definitions": definitions, "most_connected": most,
@@ -299,139 +299,14 @@ def read_code(root: Path | None, file: str, start: int | None, end: int | None,
     return "\n".join(lines[s - 1:e]), note
 
 
-# ---------------------------------------------------------------------------- communities
-def _community_labels(conn) -> dict[int, dict]:
-    """Per community: size, files, the folder most of its nodes live in, node kinds."""
-    out: dict[int, dict] = {}
-    for r in conn.execute(
-            "SELECT c.community, n.file, n.kind, count(*) AS k FROM communities c JOIN nodes n ON n.id = c.node_id "
-            "GROUP BY c.community, n.file, n.kind"):
-        d = out.setdefault(r[0], {"community": r[0], "size": 0, "files": Counter(), "kinds": Counter()})
-        d["size"] += r[3]
-        d["files"][r[1]] += r[3]
-        d["kinds"][r[2]] += r[3]
-    for d in out.values():
-        folders = Counter()
-        for f, k in d["files"].items():
-            folders[f.rsplit("/", 1)[0] if "/" in f else "."] += k
-        top_file, _ = max(d["files"].items(), key=lambda kv: (kv[1], kv[0]))
-        folder, _ = max(folders.items(), key=lambda kv: (kv[1], kv[0]))
-        d["top_file"] = top_file
-        d["folder"] = folder
-        d["n_files"] = len(d["files"])
-        d["label"] = top_file if len(d["files"]) == 1 else f"{folder}/ ({top_file.rsplit('/', 1)[-1]}…)"
-        d["files"] = d["files"].most_common(10)
-        d["kinds"] = dict(d["kinds"])
-    return out
-
-
-def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
-    """A community-level map: one bubble per community (the largest ``max_shown``, the rest
-    folded into one "other" bubble), links weighted by the edges between communities."""
-    import networkx as nx
-
-    with graph(graph_db) as conn:
-        info = _community_labels(conn)
-        if not info:
-            return {"communities": [], "links": [], "total": 0, "assigned": 0, "shown": 0}
-        order = sorted(info, key=lambda c: (-info[c]["size"], c))
-        shown = set(order[:max_shown])
-        links = Counter()
-        for a, b, k in conn.execute(
-                "SELECT ca.community, cb.community, count(*) FROM edges e "
-                "JOIN communities ca ON ca.node_id = e.source JOIN communities cb ON cb.node_id = e.target "
-                "WHERE ca.community != cb.community GROUP BY 1, 2"):
-            a = a if a in shown else -1
-            b = b if b in shown else -1
-            if a != b:
-                links[tuple(sorted((a, b)))] += k
-        total_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('file','class','function')").fetchone()[0]
-    rows = [dict(info[c], other=False) for c in order[:max_shown]]
-    rest = order[max_shown:]
-    if rest:
-        rows.append({"community": -1, "size": sum(info[c]["size"] for c in rest), "n_files": None,
-                     "label": f"{len(rest)} smaller communities", "top_file": "", "folder": "", "kinds": {},
-                     "files": [], "other": True})
-    g = nx.Graph()
-    g.add_nodes_from(r["community"] for r in rows)
-    for (a, b), k in links.items():
-        g.add_edge(a, b, weight=math.log1p(k))
-    pos = nx.spring_layout(g, seed=42, weight="weight", k=1.5 / math.sqrt(max(1, len(rows))))
-    for r in rows:
-        r["x"], r["y"] = (float(v) for v in pos[r["community"]])
-    return {
-        "communities": rows,
-        "links": [{"a": a, "b": b, "edges": k} for (a, b), k in sorted(links.items(), key=lambda kv: -kv[1])],
-        "total": len(order), "assigned": sum(info[c]["size"] for c in order), "shown": min(len(order), max_shown),
-        "graph_nodes": total_nodes,
-        "all_sizes": [info[c]["size"] for c in order],
-    }
-
-
-def community_detail(graph_db: Path, community: int, limit: int = 120) -> dict:
-    """One community: its best-connected members (at most ``limit``) and the edges among them."""
-    with graph(graph_db) as conn:
-        size = conn.execute("SELECT count(*) FROM communities WHERE community = ?", (community,)).fetchone()[0]
-        files = _rows(conn.execute(
-            "SELECT n.file, count(*) AS nodes FROM communities c JOIN nodes n ON n.id = c.node_id "
-            "WHERE c.community = ? GROUP BY n.file ORDER BY nodes DESC, n.file", (community,)))
-        members = _rows(conn.execute(
-            """SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line,
-                      (SELECT count(*) FROM edges e WHERE e.source = n.id) +
-                      (SELECT count(*) FROM edges e WHERE e.target = n.id) AS degree
-               FROM communities c JOIN nodes n ON n.id = c.node_id WHERE c.community = ?
-               ORDER BY degree DESC, n.file, n.qualified_name LIMIT ?""", (community, int(limit))))
-        ids = [m["id"] for m in members]
-        edges = []
-        if ids:
-            marks = ",".join("?" * len(ids))
-            edges = _rows(conn.execute(
-                f"SELECT source, target, kind FROM edges WHERE source IN ({marks}) AND target IN ({marks})",
-                (*ids, *ids)))
-        outside = _rows(conn.execute(
-            """SELECT cb.community AS community, count(*) AS edges FROM communities ca
-               JOIN edges e ON e.source = ca.node_id JOIN communities cb ON cb.node_id = e.target
-               WHERE ca.community = ? AND cb.community != ? GROUP BY cb.community ORDER BY edges DESC LIMIT 10""",
-            (community, community)))
-    return {"community": community, "size": size, "files": files, "members": members, "edges": edges,
-            "neighbours": outside}
-
-
-def layout(nodes: list[str], edges: list[tuple[str, str]], seed: int = 42) -> dict[str, tuple[float, float]]:
-    import networkx as nx
-
-    g = nx.Graph()
-    g.add_nodes_from(nodes)
-    g.add_edges_from((a, b) for a, b in edges if a != b)
-    return {k: (float(v[0]), float(v[1])) for k, v in nx.spring_layout(g, seed=seed).items()}
-
-
 # ---------------------------------------------------------------------------- query history
-def _read_history_jsonl(path: Path, limit: int | None = None) -> list[dict]:
-    out = []
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and rec.get("query") is not None:
-                out.append(rec)
-    return out[-limit:] if limit else out
-
-
 def load_history(path: Path, limit: int | None = None) -> list[dict]:
-    """Query records, oldest first (``nervapack_core.history`` when present); malformed
-    lines are skipped silently here (the CLI warns about them)."""
+    """Query records, oldest first; malformed lines are skipped silently here (the CLI warns
+    about them)."""
     import warnings
 
-    try:
-        from ..history import read_history
-    except ImportError:
-        return _read_history_jsonl(path, limit)
+    from ..history import read_history
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return read_history(path, limit=limit)
@@ -464,42 +339,12 @@ def history_frame(records: list[dict]):
 
 
 def history_summary(records: list[dict]) -> dict:
-    try:
-        from ..history import history_stats
-    except ImportError:
-        history_stats = None
-    stats = dict(history_stats(records)) if history_stats is not None else _history_stats(records)
+    from ..history import history_stats
+
+    stats = dict(history_stats(records))
     cost = stats.get("cost_saved_usd")
     stats["cost_by_model"] = dict(cost) if isinstance(cost, dict) else {"Claude Sonnet": _num(cost)}
     return stats
-
-
-_STOP = set("a an and are as at be by can do does for from how i in is it of on or the this to what when where "
-            "which who why with".split())
-
-
-def _history_stats(records: list[dict]) -> dict:
-    """Stand-in for ``nervapack_core.history.history_stats`` (same keys)."""
-    n = len(records)
-    saved = sum(max(0, int(_num(r.get("naive_tokens"))) - int(_num(r.get("tokens")))) for r in records)
-    lat = sorted(_num(r.get("latency_ms")) for r in records)
-    words = Counter(w for r in records for w in re.findall(r"[a-z][a-z0-9_]+", str(r.get("query", "")).lower())
-                    if w not in _STOP)
-
-    def pct(p):
-        if not lat:
-            return 0.0
-        k = max(0, min(len(lat) - 1, math.ceil(p / 100 * len(lat)) - 1))
-        return lat[k]
-
-    return {
-        "total_queries": n,
-        "avg_savings_pct": sum(_num(r.get("savings_pct")) for r in records) / n if n else 0.0,
-        "total_tokens_saved": saved,
-        "cost_saved_usd": {"GPT-4o": saved / 1_000_000 * 2.5, "Claude Sonnet": saved / 1_000_000 * 3.0},
-        "top_keywords": words.most_common(15),
-        "p50_latency_ms": pct(50), "p95_latency_ms": pct(95),
-    }
 
 
 # ---------------------------------------------------------------------------- memory
@@ -509,7 +354,7 @@ def _history_stats(records: list[dict]) -> dict:
 def memory_entities(memory_db: Path, namespace: str, limit: int = 200) -> list[dict]:
     """Entities with the most memories about them (for the timeline picker)."""
     with reading(memory_db, label="memory database") as conn:
-        return _rows(conn.execute(
+        return as_dicts(conn.execute(
             """SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
                JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
                WHERE e.namespace = ? AND e.kind = 'entity' AND e.tombstoned = 0
@@ -538,7 +383,7 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
         total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {sql_where}", args).fetchone()[0]
         pages = max(1, math.ceil(total / page_size))
         page = max(0, min(int(page), pages - 1))
-        rows = _rows(conn.execute(
+        rows = as_dicts(conn.execute(
             f"SELECT {_PAGE_COLS} FROM mem_nodes WHERE {sql_where} ORDER BY rid DESC LIMIT ? OFFSET ?",
             (*args, page_size, page * page_size)))
     return {"total": total, "page": page, "pages": pages, "page_size": page_size, "rows": rows}
@@ -547,7 +392,7 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
 def namespace_activity(memory_db: Path, namespace: str) -> list[dict]:
     """Memories recorded per day and kind (an aggregate: the chart stays small at any size)."""
     with reading(memory_db, label="memory database") as conn:
-        return _rows(conn.execute(
+        return as_dicts(conn.execute(
             "SELECT substr(valid_from, 1, 10) AS day, kind, count(*) AS nodes FROM mem_nodes "
             "WHERE namespace = ? AND kind NOT IN ('session', 'entity') AND tombstoned = 0 "
             "GROUP BY day, kind ORDER BY day", (namespace,)))

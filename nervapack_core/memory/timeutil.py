@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from ..errors import NervapackError
 from ..storage import utc_iso, utc_now
@@ -31,7 +31,7 @@ KIND_PREFIX = {
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def now_iso() -> str:
@@ -44,14 +44,14 @@ _from_datetime = utc_iso
 def parse_time(value, *, field: str = "time") -> datetime:
     """``value`` as an aware UTC datetime; a clear ``NervapackError`` when it is not a time."""
     if isinstance(value, datetime):
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value):
             raise NervapackError(f"{field}: {value!r} is not a valid time")
         try:
-            return datetime.fromtimestamp(value, tz=timezone.utc)
+            return datetime.fromtimestamp(value, tz=UTC)
         except (OverflowError, OSError, ValueError) as exc:
             raise NervapackError(f"{field}: {value!r} is not a valid time ({exc})") from None
     if isinstance(value, str):
@@ -61,7 +61,7 @@ def parse_time(value, *, field: str = "time") -> datetime:
             return now()
         if low == "today":
             d = now().date()
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
+            return datetime(d.year, d.month, d.day, tzinfo=UTC)
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
@@ -91,7 +91,7 @@ def age_days(iso: str | None, reference: datetime) -> float:
     try:
         then = datetime.fromisoformat(iso)  # C fast path; stored values end in Z (Python >= 3.11)
         if then.tzinfo is None:
-            then = then.replace(tzinfo=timezone.utc)
+            then = then.replace(tzinfo=UTC)
     except ValueError:
         then = parse_time(iso)
     return max(0.0, (reference - then) / timedelta(days=1))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import anyio
-import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli

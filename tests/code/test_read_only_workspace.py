@@ -26,7 +26,7 @@ QUESTIONS = ["how is the cart total computed with a discount", "PriceRule", "wha
 _DASHBOARD = """
 import json, sys
 from pathlib import Path
-from nervapack_core.dashboard import data
+from nervapack_core.dashboard import communities, data
 root = Path(sys.argv[1]); db = root / ".nervapack" / "graph.db"
 ov = data.overview(db)
 found = data.search_nodes(db, "cart total")
@@ -34,7 +34,7 @@ node = found[0]["id"]
 out = {"overview": {k: v for k, v in ov.items() if k != "runs"}, "runs": len(ov["runs"]),
        "health": data.health_now(db, root)["score"], "analytics": data.analytics(db),
        "search": found, "node": data.node_detail(db, node), "neighbours": data.neighbours(db, node),
-       "communities": data.communities_overview(db)["total"]}
+       "communities": communities.communities_overview(db)["total"]}
 print(json.dumps(out, sort_keys=True, default=str))
 """
 

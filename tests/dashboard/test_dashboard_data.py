@@ -11,8 +11,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from nervapack_core.dashboard import data
 from nervapack_core.cli.serve import app_dir, streamlit_command
+from nervapack_core.dashboard import data
 
 REPO = Path(__file__).resolve().parents[2]
 

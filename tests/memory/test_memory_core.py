@@ -3,13 +3,12 @@
 import json
 import re
 import sqlite3
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
 from nervapack_core.errors import NervapackError
-from nervapack_core.memory import MemoryStore, Recall, RecallItem
-from nervapack_core.memory import schema
+from nervapack_core.memory import MemoryStore, Recall, RecallItem, schema
 from nervapack_core.memory.timeutil import to_iso
 from nervapack_core.tokens import count_tokens
 
@@ -87,7 +86,7 @@ def test_output_format(mem):
     f = mem.store("auth_service issues 15-minute access tokens", kind="fact", entities=["auth_service"])
     r = mem.recall("auth_service", budget_tokens=500)
     lines = r.text.splitlines()
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     n = len(r.items)
     assert lines[0] == f'## Memory recall: "auth_service" (as of {today} · {n} items · {r.tokens}/500 tokens)'
     assert "### Decisions" in lines and "### Facts" in lines and "### Entities" in lines

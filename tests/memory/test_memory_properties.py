@@ -1,7 +1,7 @@
 """Property tests (hypothesis): the budget invariant, as_of over supersession chains, FTS safety."""
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -50,7 +50,7 @@ def test_budget_invariant(shared, texts, query, budget, kinds, with_session):
         assert item.id in r.text
 
 
-BASE = datetime(2026, 1, 1, tzinfo=timezone.utc)
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @SETTINGS

@@ -8,7 +8,12 @@ import re
 import pytest
 
 from nervapack_core.history import (
-    MODEL_PRICES, append_query, clear_history, history_stats, make_record, read_history,
+    MODEL_PRICES,
+    append_query,
+    clear_history,
+    history_stats,
+    make_record,
+    read_history,
 )
 
 KEYS = {"timestamp", "query", "source", "nodes", "files", "tokens", "naive_tokens", "savings_pct", "latency_ms",

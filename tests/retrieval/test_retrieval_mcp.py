@@ -13,7 +13,6 @@ import anyio
 import pytest
 
 
-
 def _server_command() -> tuple[str, list[str]]:
     exe = Path(sys.executable).parent / "nervapack-mcp"
     if exe.exists():

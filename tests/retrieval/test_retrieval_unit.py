@@ -7,7 +7,14 @@ import sqlite3
 import pytest
 
 from nervapack_core.code.retrieval import (
-    _stem, detect_route, expand, fts_query, identifiers_in, node_prior, query_words, rrf_fuse,
+    _stem,
+    detect_route,
+    expand,
+    fts_query,
+    identifiers_in,
+    node_prior,
+    query_words,
+    rrf_fuse,
 )
 
 

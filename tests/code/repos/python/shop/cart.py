@@ -1,5 +1,4 @@
-from . import pricing
-from .pricing import apply_discount, PriceRule
+from .pricing import PriceRule, apply_discount
 
 
 class BulkRule(PriceRule):

@@ -1,0 +1,121 @@
+"""Communities of the code graph for the dashboard: one summary per Louvain community (with
+a label from its dominant folder), one community's members and their edges, and a
+deterministic layout for drawing them. No Streamlit import; read-only SQLite."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+from .data import as_dicts, graph
+
+__all__ = ["communities_overview", "community_detail", "layout"]
+
+
+def _community_labels(conn) -> dict[int, dict]:
+    """Per community: size, files, the folder most of its nodes live in, node kinds."""
+    out: dict[int, dict] = {}
+    for r in conn.execute(
+            "SELECT c.community, n.file, n.kind, count(*) AS k FROM communities c JOIN nodes n ON n.id = c.node_id "
+            "GROUP BY c.community, n.file, n.kind"):
+        d = out.setdefault(r[0], {"community": r[0], "size": 0, "files": Counter(), "kinds": Counter()})
+        d["size"] += r[3]
+        d["files"][r[1]] += r[3]
+        d["kinds"][r[2]] += r[3]
+    for d in out.values():
+        folders = Counter()
+        for f, k in d["files"].items():
+            folders[f.rsplit("/", 1)[0] if "/" in f else "."] += k
+        top_file, _ = max(d["files"].items(), key=lambda kv: (kv[1], kv[0]))
+        folder, _ = max(folders.items(), key=lambda kv: (kv[1], kv[0]))
+        d["top_file"] = top_file
+        d["folder"] = folder
+        d["n_files"] = len(d["files"])
+        d["label"] = top_file if len(d["files"]) == 1 else f"{folder}/ ({top_file.rsplit('/', 1)[-1]}…)"
+        d["files"] = d["files"].most_common(10)
+        d["kinds"] = dict(d["kinds"])
+    return out
+
+
+def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
+    """A community-level map: one bubble per community (the largest ``max_shown``, the rest
+    folded into one "other" bubble), links weighted by the edges between communities."""
+    import networkx as nx
+
+    with graph(graph_db) as conn:
+        info = _community_labels(conn)
+        if not info:
+            return {"communities": [], "links": [], "total": 0, "assigned": 0, "shown": 0}
+        order = sorted(info, key=lambda c: (-info[c]["size"], c))
+        shown = set(order[:max_shown])
+        links = Counter()
+        for a, b, k in conn.execute(
+                "SELECT ca.community, cb.community, count(*) FROM edges e "
+                "JOIN communities ca ON ca.node_id = e.source JOIN communities cb ON cb.node_id = e.target "
+                "WHERE ca.community != cb.community GROUP BY 1, 2"):
+            a = a if a in shown else -1
+            b = b if b in shown else -1
+            if a != b:
+                links[tuple(sorted((a, b)))] += k
+        total_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('file','class','function')").fetchone()[0]
+    rows = [dict(info[c], other=False) for c in order[:max_shown]]
+    rest = order[max_shown:]
+    if rest:
+        rows.append({"community": -1, "size": sum(info[c]["size"] for c in rest), "n_files": None,
+                     "label": f"{len(rest)} smaller communities", "top_file": "", "folder": "", "kinds": {},
+                     "files": [], "other": True})
+    g = nx.Graph()
+    g.add_nodes_from(r["community"] for r in rows)
+    for (a, b), k in links.items():
+        g.add_edge(a, b, weight=math.log1p(k))
+    pos = nx.spring_layout(g, seed=42, weight="weight", k=1.5 / math.sqrt(max(1, len(rows))))
+    for r in rows:
+        r["x"], r["y"] = (float(v) for v in pos[r["community"]])
+    return {
+        "communities": rows,
+        "links": [{"a": a, "b": b, "edges": k} for (a, b), k in sorted(links.items(), key=lambda kv: -kv[1])],
+        "total": len(order), "assigned": sum(info[c]["size"] for c in order), "shown": min(len(order), max_shown),
+        "graph_nodes": total_nodes,
+        "all_sizes": [info[c]["size"] for c in order],
+    }
+
+
+def community_detail(graph_db: Path, community: int, limit: int = 120) -> dict:
+    """One community: its best-connected members (at most ``limit``) and the edges among them."""
+    with graph(graph_db) as conn:
+        size = conn.execute("SELECT count(*) FROM communities WHERE community = ?", (community,)).fetchone()[0]
+        files = as_dicts(conn.execute(
+            "SELECT n.file, count(*) AS nodes FROM communities c JOIN nodes n ON n.id = c.node_id "
+            "WHERE c.community = ? GROUP BY n.file ORDER BY nodes DESC, n.file", (community,)))
+        members = as_dicts(conn.execute(
+            """SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line,
+                      (SELECT count(*) FROM edges e WHERE e.source = n.id) +
+                      (SELECT count(*) FROM edges e WHERE e.target = n.id) AS degree
+               FROM communities c JOIN nodes n ON n.id = c.node_id WHERE c.community = ?
+               ORDER BY degree DESC, n.file, n.qualified_name LIMIT ?""", (community, int(limit))))
+        ids = [m["id"] for m in members]
+        edges = []
+        if ids:
+            marks = ",".join("?" * len(ids))
+            edges = as_dicts(conn.execute(
+                f"SELECT source, target, kind FROM edges WHERE source IN ({marks}) AND target IN ({marks})",
+                (*ids, *ids)))
+        outside = as_dicts(conn.execute(
+            """SELECT cb.community AS community, count(*) AS edges FROM communities ca
+               JOIN edges e ON e.source = ca.node_id JOIN communities cb ON cb.node_id = e.target
+               WHERE ca.community = ? AND cb.community != ? GROUP BY cb.community ORDER BY edges DESC LIMIT 10""",
+            (community, community)))
+    return {"community": community, "size": size, "files": files, "members": members, "edges": edges,
+            "neighbours": outside}
+
+
+def layout(nodes: list[str], edges: list[tuple[str, str]], seed: int = 42) -> dict[str, tuple[float, float]]:
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from((a, b) for a, b in edges if a != b)
+    return {k: (float(v[0]), float(v[1])) for k, v in nx.spring_layout(g, seed=seed).items()}
+
+
