@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..storage import utc_now
 from .languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
@@ -217,7 +217,7 @@ def refresh_snapshots(store, changed_share: float | None = None) -> None:
     try:
         conn.execute("DELETE FROM communities")
         conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(assignment.items()))
-        store.set_meta("health_snapshot", {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        store.set_meta("health_snapshot", {"at": utc_now(),
                                            **snapshot.as_dict()})
         # kept per ingest too, so the score's trend (and a delta) can be shown
         conn.execute("UPDATE ingest_runs SET summary = ? WHERE id = (SELECT max(id) FROM ingest_runs)",

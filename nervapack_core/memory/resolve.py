@@ -10,18 +10,24 @@ import re
 import sqlite3
 
 from ..errors import NervapackError
+from ..text import split_identifier, words
 
 __all__ = ["camel_to_snake", "slug", "stripped", "alias_forms", "code_name_forms", "find_entity"]
 
-_CAMEL_1 = re.compile(r"(.)([A-Z][a-z]+)")
-_CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
 _SEP = re.compile(r"[\W_]+")
 
 
 def camel_to_snake(name: str) -> str:
-    """``AuthService`` -> ``auth_service``, ``HTTPServer`` -> ``http_server``."""
-    s = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", name.strip()))
-    return _SEP.sub("_", s.lower()).strip("_")
+    """``AuthService`` -> ``auth_service``, ``HTTPServer`` -> ``http_server``, ``getV2Value`` ->
+    ``get_v2_value``: the shared identifier splitter, digits kept with the word before them."""
+    parts: list[str] = []
+    split = (p for w in words(name) for p in (split_identifier(w) if w.isascii() else [w.lower()]))
+    for part in split:
+        if part.isdigit() and parts:
+            parts[-1] += part
+        else:
+            parts.append(part)
+    return "_".join(parts)
 
 
 def slug(name: str) -> str:
