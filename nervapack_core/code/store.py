@@ -137,11 +137,6 @@ class GraphStore:
     def set_meta(self, key: str, value) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
-    def change_marker(self) -> tuple:
-        """Changes whenever an ingest commits: a cheap cache key for readers."""
-        row = self.conn.execute("SELECT max(id), max(finished_at) FROM ingest_runs").fetchone()
-        return (row[0], row[1])
-
     # -- reads ---------------------------------------------------------------------
     def files(self) -> dict[str, sqlite3.Row]:
         return {r["path"]: r for r in self.conn.execute("SELECT * FROM files")}
