@@ -40,14 +40,18 @@ BENCHMARKS: dict[str, tuple[list[str], str, tuple[str, ...]]] = {
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
-def run(tree: Path, name: str, corpora: Path, out: Path) -> float:
+def run(tree: Path, name: str, corpora: Path, out: Path, script_tree: Path, extra: list[str]) -> float:
+    """Run benchmark ``name``'s script from ``script_tree`` on the library of ``tree``."""
     args, result, _ = BENCHMARKS[name]
     argv = [a.format(corpora=corpora, out=out) for a in args]
+    if extra and name == "ingest":
+        argv = argv[:1] + extra
     env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, str(tree / "benchmarks" / f"{name}.py"), *argv], cwd=tree, env=env, check=True)
+    subprocess.run([sys.executable, str(script_tree / "benchmarks" / f"{name}.py"), *argv], cwd=script_tree, env=env,
+                   check=True)
     if not out.exists():  # scripts with a fixed result path
-        shutil.copy(tree / "benchmarks" / "results" / result, out)
+        shutil.copy(script_tree / "benchmarks" / "results" / result, out)
     return time.perf_counter() - started
 
 
@@ -111,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated: " + ", ".join(BENCHMARKS))
     ap.add_argument("--corpora", type=Path, default=Path("/work/corpora"))
     ap.add_argument("--out", type=Path, default=HERE / "results" / "compare.md")
+    ap.add_argument("--same-script", action="store_true",
+                    help="run the after tree's benchmark scripts for both sides (when the old library supports them)")
+    ap.add_argument("--ingest-corpora", default="", help="comma-separated corpora for the ingest benchmark")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n]
     unknown = set(names) - set(BENCHMARKS)
@@ -135,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             outs = {}
             for label, tree in (("before", old), ("after", new)):
                 outs[label] = work / f"{name}-{label}.md"
-                seconds = run(tree, name, corpora[label], outs[label])
+                script_tree = new if args.same_script else tree
+                extra = [c for c in args.ingest_corpora.split(",") if c]
+                seconds = run(tree, name, corpora[label], outs[label], script_tree, extra)
                 print(f"{name} {label}: {seconds:.0f} s", flush=True)
             sections.append(compare_table(name, outs["before"].read_text(), outs["after"].read_text()))
     finally:

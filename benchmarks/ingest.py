@@ -16,6 +16,7 @@ per phase. Results go to stdout and ``benchmarks/results/ingest.md``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -52,7 +53,9 @@ def edit_one_function(root: Path) -> str:
     """Append a small function to the first Python or TypeScript source file."""
     for pattern in ("**/*.py", "**/*.ts"):
         for f in sorted(root.glob(pattern)):
-            if ".nervapack" in f.parts or "test" in f.name:
+            rel = f.relative_to(root).as_posix()
+            # an indexed source file: not tests, not build output (build/, dist/, .d.ts), which ingest skips
+            if ".nervapack" in f.parts or "test" in f.name or re.search(r"(^|/)(build|dist)/|\.d\.[cm]?ts$", rel):
                 continue
             with open(f, "a", encoding="utf-8") as fh:
                 if f.suffix == ".py":
