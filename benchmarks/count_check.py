@@ -49,7 +49,8 @@ def python_counts(root: Path, files: list[str]) -> dict[str, int]:
 
 
 def typescript_counts(root: Path, files: list[str]) -> dict[str, int]:
-    out = subprocess.run(["node", str(HERE / "count_ts.js"), str(root), *files], capture_output=True, text=True, check=True)
+    out = subprocess.run(["node", str(HERE / "count_ts.js"), str(root), *files],
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
@@ -75,5 +76,6 @@ if __name__ == "__main__":
     print("| corpus | language | kind | files | nervapack | independent | difference |")
     print("|---|---|---|---:|---:|---:|---:|")
     for r in results:
-        print(f"| {r['corpus']} | {r['language']} | {r['kind']} | {r['files']} | {r['nervapack']:,} | {r['independent']:,} | {r['diff_pct']:.2f}% |")
+        print(f"| {r['corpus']} | {r['language']} | {r['kind']} | {r['files']} | {r['nervapack']:,} "
+              f"| {r['independent']:,} | {r['diff_pct']:.2f}% |")
     sys.exit(1 if any(r["diff_pct"] > 1.0 for r in results) else 0)

@@ -179,9 +179,9 @@ def browser_side(root: Path, memory_db: Path, pages, workdir: Path) -> dict:
             try:
                 urllib.request.urlopen(base + "/_stcore/health", timeout=1)
                 break
-            except OSError:
+            except OSError as exc:
                 if proc.poll() is not None or time.perf_counter() - t_start > 120:
-                    raise SystemExit("serve did not start")
+                    raise SystemExit("serve did not start") from exc
                 time.sleep(0.2)
         out["_server_start_s"] = time.perf_counter() - t_start
         with sync_playwright() as p:
@@ -344,7 +344,8 @@ def main(argv=None) -> int:
         b = browser.get(label, {})
         s = server[label]
         lines.append(f"| {label} | {b.get('visible_s', float('nan')):.2f} s | {b.get('first_s', float('nan')):.2f} s "
-                     f"| {b.get('cpu_s', float('nan')):.2f} s | {b.get('nav_s', float('nan')):.2f} s | {s['first_ms']:.0f} ms | {s['warm_ms']:.0f} ms |")
+                     f"| {b.get('cpu_s', float('nan')):.2f} s | {b.get('nav_s', float('nan')):.2f} s "
+                     f"| {s['first_ms']:.0f} ms | {s['warm_ms']:.0f} ms |")
     if base_line:
         lines += ["", f"Floor: a minimal Streamlit app (a title and one two-bar Plotly chart), measured the same way "
                       f"on the same machine at the same time: {base_line['wall_s']:.2f} s in a fresh tab, "

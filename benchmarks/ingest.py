@@ -101,7 +101,8 @@ if __name__ == "__main__":
     for name in names:
         path = corpora_dir / name
         if not path.is_dir():
-            print(f"skipping {name}: {path} not found (run ../shared/corpora/fetch.sh {corpora_dir} all)", file=sys.stderr)
+            print(f"skipping {name}: {path} not found (run ../shared/corpora/fetch.sh {corpora_dir} all)",
+                  file=sys.stderr)
             continue
         rows.extend(bench(path))
         print(table(rows[-3:]), flush=True)

@@ -137,7 +137,8 @@ def bench_size(n: int, queries: int, workdir: Path, seed: int = 7) -> dict:
     return {
         "nodes": n, "total_rows": total, "store_ms_per_node": store_s * 1000 / n, "store_nodes_per_s": n / store_s,
         "single_store_ms_p50": statistics.median(single), "recall_p50": pct(lat, 0.5), "recall_p95": pct(lat, 0.95),
-        "recall_mean": statistics.fmean(lat), "tokens_mean": statistics.fmean(toks), "items_mean": statistics.fmean(items),
+        "recall_mean": statistics.fmean(lat), "tokens_mean": statistics.fmean(toks),
+        "items_mean": statistics.fmean(items),
         "db_mb": size / 1e6, "queries": len(qs),
     }
 
@@ -150,7 +151,8 @@ def machine() -> str:
 
 def render(results: list[dict]) -> str:
     lines = [
-        "| nodes | store (batched) | single `store()` p50 | recall p50 | recall p95 | mean tokens / items (budget 500) | DB size |",
+        "| nodes | store (batched) | single `store()` p50 | recall p50 | recall p95 "
+        "| mean tokens / items (budget 500) | DB size |",
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:

@@ -113,7 +113,8 @@ class WholeFileBM25:
     def __init__(self, root: Path, conn):
         self.root = root
         self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE f USING fts5(path UNINDEXED, content, tokenize='unicode61 remove_diacritics 2')")
+        self.db.execute("CREATE VIRTUAL TABLE f USING fts5(path UNINDEXED, content, "
+                        "tokenize='unicode61 remove_diacritics 2')")
         self.text: dict[str, str] = {}
         self.tokens: dict[str, int] = {}
         for (path,) in conn.execute("SELECT path FROM files ORDER BY path"):
@@ -225,7 +226,8 @@ def run_corpus(name: str, root: Path, questions: list[dict], cold: bool) -> dict
             base[b]["tokens"].append(used)
             row[f"baseline_recall@{b}"] = round(b_hit / len(symbols), 3)
         per_question.append(row)
-        print(f"  {q['id']} recall@2k {row['recall@2000']:.2f} (baseline {row['baseline_recall@2000']:.2f})", flush=True)
+        print(f"  {q['id']} recall@2k {row['recall@2000']:.2f} (baseline {row['baseline_recall@2000']:.2f})",
+              flush=True)
     out = {
         "corpus": name, "questions": len(questions), "embedder": embedder,
         "ours": {
@@ -270,7 +272,8 @@ def cold_cli(root: Path, prompts: list[str], extra: list[str] = ()) -> float:
 
 def run_django(root: Path) -> dict:
     embedder = ensure_ingested(root)
-    (root / ".nervapack" / "cache" / "v1" / "file_tokens.json").unlink(missing_ok=True)  # start without whole-file counts
+    # start without whole-file counts
+    (root / ".nervapack" / "cache" / "v1" / "file_tokens.json").unlink(missing_ok=True)
     t0 = time.perf_counter()
     retriever = Retriever(root)
     answer(retriever, "warm up", budget=2000)
@@ -326,7 +329,8 @@ def write_markdown(results: dict, path: Path) -> None:
                          f"({o[f'body_recall@{bud}']:.2f} with code) | {b[f'recall@{bud}']:.2f} |")
         for bud in BUDGETS:
             lines.append(f"| tokens returned @ {bud // 1000}k (mean) | {o[f'tokens@{bud}']:,.0f} of naive "
-                         f"{o[f'naive@{bud}']:,.0f} = **{o[f'share_of_naive@{bud}'] * 100:.1f}%** | {b[f'tokens@{bud}']:,.0f} |")
+                         f"{o[f'naive@{bud}']:,.0f} = **{o[f'share_of_naive@{bud}'] * 100:.1f}%** "
+                         f"| {b[f'tokens@{bud}']:,.0f} |")
         lines.append(f"| warm latency p50 / p95 (2k, in-process) | {o['p50_ms']:.0f} / {o['p95_ms']:.0f} ms | "
                      f"{b['p50_ms']:.1f} / {b['p95_ms']:.1f} ms |")
         if "cold_cli_s" in o:
@@ -340,7 +344,8 @@ def write_markdown(results: dict, path: Path) -> None:
                   f"loaded): **p50 {d['p50_ms']:.0f} ms**, p95 {d['p95_ms']:.0f} ms the first time each question is "
                   f"asked (the whole files of the answer are token-counted for the naive baseline then); "
                   f"**p50 {d['steady_p50_ms']:.0f} ms**, p95 {d['steady_p95_ms']:.0f} ms once those counts are cached "
-                  f"(`.nervapack/cache/v1/file_tokens.json`). First query on this graph (vector snapshot and caches loaded; the models were already loaded by the earlier corpora) "
+                  f"(`.nervapack/cache/v1/file_tokens.json`). First query on this graph (vector snapshot and "
+                  f"caches loaded; the models were already loaded by the earlier corpora) "
                   f"{d['first_query_s']:.1f} s; mean {d['tokens']:,.0f} tokens returned, "
                   f"{d['share_of_naive'] * 100:.1f}% of the naive baseline. The vector index held "
                   f"{d['vectors']:,} vectors for {d['embeddable']:,} class/function/doc nodes (the ingest embeds "
@@ -371,7 +376,8 @@ def main() -> None:
         res = run_corpus(name, corpora / name, questions, cold=not args.skip_cold)
         results["corpora"].append(res)
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in res["ours"].items()}), flush=True)
-        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in res["baseline"].items()}), flush=True)
+        baseline = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in res["baseline"].items()}
+        print(json.dumps(baseline), flush=True)
     if not args.skip_django and not args.only and (corpora / "django").exists():
         results["django"] = run_django(corpora / "django")
         print(json.dumps(results["django"]), flush=True)

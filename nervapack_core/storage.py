@@ -366,7 +366,8 @@ def read_error(exc: BaseException, path: str | os.PathLike[str], label: str = "d
     if is_busy(exc):
         return DatabaseLockedError(
             f"The {label} {path} is locked by another process ({exc}); try again when it has finished.")
-    return CorruptDatabaseError(f"{path} is not a readable {label}: it cannot be read ({exc}).{' ' + hint if hint else ''}")
+    return CorruptDatabaseError(
+        f"{path} is not a readable {label}: it cannot be read ({exc}).{' ' + hint if hint else ''}")
 
 
 @contextmanager

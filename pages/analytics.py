@@ -23,7 +23,8 @@ cols = st.columns(5)
 cols[0].metric("Nodes", ui.fmt_int(nodes_total), border=True)
 cols[1].metric("Edges", ui.fmt_int(edges_total), border=True)
 cols[2].metric("File imports resolved", ui.fmt_int(an["import_edges"]), border=True,
-               help=f"{an['import_statements']:,} import statements; file-to-file edges where the target is in the repository.")
+               help=f"{an['import_statements']:,} import statements; "
+                    "file-to-file edges where the target is in the repository.")
 cols[3].metric("Files in the import graph", f"{an['files_in_imports']:,}/{an['code_files']:,}", border=True,
                help="Source files that import, or are imported by, another file of the repository.")
 cols[4].metric("Import cycles", ui.fmt_int(len(an["cycles"])), border=True,
@@ -57,7 +58,8 @@ with left:
     fig = go.Figure(go.Bar(x=hist["degree"], y=hist["nodes"], marker_color="#1d4ed8"))
     fig.update_layout(title=f"Classes and functions by number of relations ({an['definitions']:,} definitions)",
                       xaxis_title="calls, inheritance, references and doc links (in + out)",
-                      yaxis_title="definitions", yaxis_type="log" if len(hist) > 1 and hist["nodes"].max() > 50 else "linear")
+                      yaxis_title="definitions",
+                      yaxis_type="log" if len(hist) > 1 and hist["nodes"].max() > 50 else "linear")
     ui.chart(fig, key="degree", height=340)
 with right:
     most = pd.DataFrame(an["most_connected"], columns=["id", "kind", "qualified_name", "file", "start_line", "degree"])

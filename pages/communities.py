@@ -50,8 +50,8 @@ if co["links"]:
         ys += [y0, y1, None]
     for k, (xs, ys) in sorted(classes.items()):
         # numpy arrays (NaN = a gap) skip Plotly's per-point validation
-        fig.add_scatter(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), mode="lines", showlegend=False, hoverinfo="skip",
-                        line=dict(color="#94a3b8", width=0.6 + 1.6 * k), opacity=0.35 + 0.15 * k)
+        fig.add_scatter(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), mode="lines", showlegend=False,
+                        hoverinfo="skip", line=dict(color="#94a3b8", width=0.6 + 1.6 * k), opacity=0.35 + 0.15 * k)
 big = max(rows["size"])
 fig.add_scatter(
     x=rows["x"], y=rows["y"], mode="markers+text",

@@ -125,4 +125,5 @@ for d in items[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]:
         if d["superseded_by"]:
             st.caption("Replaced by")
             st.text(d["superseded_by"])
-        st.link_button("Permalink", f"./decisions?namespace={quote(ns, safe='')}&decision={quote(d['id'], safe='')}", icon=":material/link:")
+        st.link_button("Permalink", f"./decisions?namespace={quote(ns, safe='')}&decision={quote(d['id'], safe='')}",
+                       icon=":material/link:")

@@ -121,7 +121,8 @@ for kind, color in EDGE_COLORS.items():
 fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=12, color="#0f172a"),
                 text=[q.rsplit(".", 1)[-1][:24] for q in shown["qualified_name"]], textposition="top center",
                 customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
-                hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}<extra></extra>",
+                hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
+                              "<extra></extra>",
                 showlegend=False)
 fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
                 text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")

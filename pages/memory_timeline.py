@@ -152,7 +152,8 @@ st.code(diff or "(identical)", language="diff")
 # ---------------------------------------------------------------- table
 st.subheader("All versions", anchor="versions")
 page = ui.page_controls(n, TABLE_PAGE, key="page")
-table = pd.DataFrame([{"version": i + 1, "valid_from": v["valid_from"][:19], "valid_until": (v["valid_until"] or "")[:19],
+table = pd.DataFrame([{"version": i + 1, "valid_from": v["valid_from"][:19],
+                       "valid_until": (v["valid_until"] or "")[:19],
                        "status": "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed"),
                        "kind": v["kind"], "content": v["content"], "superseded_by": v.get("superseded_by") or "",
                        "id": v["id"]}

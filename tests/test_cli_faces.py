@@ -52,7 +52,10 @@ def test_code_cli_json_on_every_command(fixture_repo, tmp_path, monkeypatch):
     monkeypatch.delenv("NERVAPACK_HOME", raising=False)
     repo = fixture_repo("python")
     monkeypatch.chdir(tmp_path)  # not the workspace: every command finds it through --path
-    run = lambda *args: CliRunner().invoke(cli, list(args))
+
+    def run(*args):
+        return CliRunner().invoke(cli, list(args))
+
     where = ["--path", str(repo)]
     assert _json(run("ingest", str(repo), "--no-embed", "--json"))["files"] >= 3
     assert _json(run("status", "--json", *where))["nodes"] > 0
@@ -139,7 +142,10 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
 
 def test_memory_options_at_group_and_command_level(tmp_path):
     db = str(tmp_path / "m.db")
-    invoke = lambda *a: CliRunner().invoke(memory_cli, list(a))
+
+    def invoke(*a):
+        return CliRunner().invoke(memory_cli, list(a))
+
     # the command's --namespace wins over the group's; the group's --db and --json still apply
     stored = _json(invoke("--db", db, "--namespace", "a", "--json", "store", "x", "--namespace", "b"))
     assert _json(invoke("--db", db, "--json", "show", stored["id"], "--namespace", "b"))["namespace"] == "b"
@@ -162,7 +168,9 @@ def test_emit_prints_json_or_the_human_rendering():
                      "self": lambda d: click.echo("printed by itself"), "none": None}
         emit(data, renderers[kind])
 
-    invoke = lambda *a: CliRunner().invoke(show, list(a))
+    def invoke(*a):
+        return CliRunner().invoke(show, list(a))
+
     for kind in ("str", "rich", "self", "none"):
         assert json.loads(invoke("--kind", kind, "--json").stdout) == {"name": "café", "n": 2}
     assert invoke("--kind", "str").output == "café x2\n"

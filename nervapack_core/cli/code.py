@@ -25,14 +25,15 @@ def require_workspace(path: str | None = None) -> Workspace:
         if not ws.graph_db.exists():
             raise NervapackError(f"No code graph in {ws.root}. Run `nervapack ingest {path}` first.")
         return ws
-    ws = find_workspace()
-    if ws is None or not ws.graph_db.exists():
+    found = find_workspace()
+    if found is None or not found.graph_db.exists():
         raise NervapackError("No NervaPack workspace here. Run `nervapack ingest PATH` first.")
-    return ws
+    return found
 
 
 def read_graph(ws: Workspace):
-    """The workspace's graph, read-only (:class:`~nervapack_core.code.reader.GraphReader`): what every read command uses."""
+    """The workspace's graph, read-only (:class:`~nervapack_core.code.reader.GraphReader`):
+    what every read command uses."""
     from ..code.reader import GraphReader
 
     return GraphReader(ws.graph_db, root=ws.root)
@@ -117,7 +118,8 @@ def _print_ingest(console, report) -> None:
     if report.changed == 0 and report.deleted == 0:
         console.print(f"[green]Up to date[/]: {report.files:,} files unchanged since the last ingest.")
     t = Table(title=f"Ingested {report.root}", show_header=False, box=None)
-    t.add_row("files", f"{report.files:,} ({report.changed:,} parsed, {report.unchanged:,} unchanged, {report.deleted:,} removed)")
+    t.add_row("files", f"{report.files:,} ({report.changed:,} parsed, {report.unchanged:,} unchanged, "
+                       f"{report.deleted:,} removed)")
     t.add_row("nodes", f"{report.nodes:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.node_kinds.items())))
     t.add_row("edges", f"{report.edges:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.edge_kinds.items())))
     t.add_row("languages", ", ".join(f"{k} {v:,}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1])))
@@ -137,7 +139,8 @@ def _print_ingest(console, report) -> None:
     for path, reason in report.skipped[:10]:
         console.print(f"  skipped {path}: {reason}", markup=False, style="dim")
     if len(report.skipped) > 10:
-        console.print(f"  … and {len(report.skipped) - 10} more skipped (see `nervapack status --detailed`)", style="dim")
+        console.print(f"  … and {len(report.skipped) - 10} more skipped (see `nervapack status --detailed`)",
+                      style="dim")
 
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
@@ -147,7 +150,8 @@ def status_data(ws: Workspace, detailed: bool) -> dict:
 
 
 @click.command()
-@click.option("--detailed", "-d", is_flag=True, help="Health score with its components, languages, top files, coverage.")
+@click.option("--detailed", "-d", is_flag=True,
+              help="Health score with its components, languages, top files, coverage.")
 @json_option()
 @path_option()
 def status(detailed, as_json, path):
@@ -174,7 +178,8 @@ def _print_status(console, d: dict, detailed: bool) -> None:
     t.add_row("Classes", f"{d['classes']:,}")
     t.add_row("Last ingest", f"{d['last_ingest']} ({(d['git_commit'] or 'no git')[:10]})")
     ch = d["changed_since_ingest"]
-    t.add_row("Changed since", f"{ch['total']} file(s): {len(ch['modified'])} modified, {len(ch['added'])} added, {len(ch['deleted'])} deleted")
+    t.add_row("Changed since", f"{ch['total']} file(s): {len(ch['modified'])} modified, {len(ch['added'])} added, "
+                               f"{len(ch['deleted'])} deleted")
     console.print(Panel(t, title=f"NervaPack status — {d['root']}", expand=False))
     if ch["total"]:
         for p in (ch["modified"] + ch["added"] + ch["deleted"])[:10]:
@@ -187,13 +192,15 @@ def _print_status(console, d: dict, detailed: bool) -> None:
     for col in ("component", "score", "points", "detail", "what it measures"):
         ht.add_column(col)
     for c in h["components"]:
-        ht.add_row(c["name"], f"{c['score'] * 100:.0f}%", f"{c['points']:.1f}/{c['weight']}", c["detail"], c["explanation"])
+        ht.add_row(c["name"], f"{c['score'] * 100:.0f}%", f"{c['points']:.1f}/{c['weight']}", c["detail"],
+                   c["explanation"])
     console.print(ht)
     lt = Table(title="Languages", title_justify="left")
     for col in ("language", "files", "share of files", "lines"):
         lt.add_column(col)
     for row in d["languages"]:
-        lt.add_row(row["language"], f"{row['files']:,}", f"{_bar(row['file_share'])} {row['file_share'] * 100:.1f}%", f"{row['lines']:,}")
+        lt.add_row(row["language"], f"{row['files']:,}", f"{_bar(row['file_share'])} {row['file_share'] * 100:.1f}%",
+                   f"{row['lines']:,}")
     console.print(lt)
     ft = Table(title="Most connected files", title_justify="left")
     ft.add_column("file")
@@ -206,7 +213,8 @@ def _print_status(console, d: dict, detailed: bool) -> None:
                   f"({cov['documented']:,}/{cov['public']:,}; {cov['docstrings']:,} docstrings, "
                   f"{cov['explained_by_docs']:,} explained by docs)")
     cycles = d["import_cycles"]
-    console.print(f"Import cycles: {len(cycles)}" + "".join(f"\n  {' → '.join(c[:7])}{' …' if len(c) > 7 else ''}" for c in cycles[:5]))
+    console.print(f"Import cycles: {len(cycles)}"
+                  + "".join(f"\n  {' → '.join(c[:7])}{' …' if len(c) > 7 else ''}" for c in cycles[:5]))
     if d["skipped"]:
         console.print(f"Skipped files: {len(d['skipped'])}")
         for row in d["skipped"][:20]:

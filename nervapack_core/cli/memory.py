@@ -230,7 +230,8 @@ def why_cmd(node_id):
         out.append(f"  rationale: {d['rationale'] or '(none recorded)'}")
         if d["alternatives_rejected"]:
             out.append(f"  rejected: {', '.join(d['alternatives_rejected'])}")
-        for label in ("outcomes", "caused_by", "entities", "supersedes", "superseded_by", "contradicts", "derived_from"):
+        for label in ("outcomes", "caused_by", "entities", "supersedes", "superseded_by", "contradicts",
+                      "derived_from"):
             for n in d[label]:
                 out.append(f"  {label.replace('_', ' ')}: {_node_line(n)}")
         if d["session"]:

@@ -182,11 +182,14 @@ def _history_table(records: list) -> None:
     if not records:
         click.echo("No queries yet. Run `nervapack query \"...\"`.")
         return
+    from rich.console import JustifyMethod
     from rich.table import Table
 
     t = Table(title=f"Last {len(records)} quer{'y' if len(records) == 1 else 'ies'}", title_justify="left")
-    for col, just in (("when (UTC)", "left"), ("source", "left"), ("query", "left"), ("tokens", "right"),
-                      ("naive", "right"), ("saved", "right"), ("ms", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("when (UTC)", "left"), ("source", "left"), ("query", "left"), ("tokens", "right"),
+        ("naive", "right"), ("saved", "right"), ("ms", "right"))
+    for col, just in columns:
         t.add_column(col, justify=just)
     for r in records:
         t.add_row(str(r.get("timestamp", ""))[:19].replace("T", " "), str(r.get("source", "")),
@@ -198,7 +201,8 @@ def _history_table(records: list) -> None:
 @click.command()
 @click.argument("target")
 @click.option("--hops", "-k", type=click.IntRange(0, 6), default=1, show_default=True, help="Neighbourhood depth.")
-@click.option("--max-nodes", type=click.IntRange(1), default=300, show_default=True, help="Stop growing at this many nodes.")
+@click.option("--max-nodes", type=click.IntRange(1), default=300, show_default=True,
+              help="Stop growing at this many nodes.")
 @json_option("Print {targets, nodes, edges} as JSON.")
 @path_option()
 def explore(target, hops, max_nodes, as_json, path):
@@ -273,7 +277,8 @@ def _print_dependencies(data: dict, file: str | None) -> None:
         for f in data["imported_by"]:
             console.print(f"  ← {f}", markup=False)
         if data["cycle"]:
-            console.print(f"[red]In an import cycle of {len(data['cycle'])} files:[/] " + " → ".join(data["example_cycle"]))
+            console.print(f"[red]In an import cycle of {len(data['cycle'])} files:[/] "
+                          + " → ".join(data["example_cycle"]))
         return
     t = Table(show_header=False, box=None)
     t.add_row("Total files", f"{data['files']:,}")

@@ -79,7 +79,8 @@ def import_graph(conn):
 
 def language_stats(conn) -> list[dict]:
     rows = conn.execute(
-        "SELECT language, count(*) AS files, sum(lines) AS lines FROM files GROUP BY language ORDER BY files DESC, language"
+        "SELECT language, count(*) AS files, sum(lines) AS lines FROM files GROUP BY language"
+        " ORDER BY files DESC, language"
     ).fetchall()
     total_files = sum(r["files"] for r in rows) or 1
     total_lines = sum(r["lines"] or 0 for r in rows) or 1
@@ -163,7 +164,8 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
     components = [
         Component("Documentation coverage", cov["ratio"], 25,
                   f"{cov['documented']:,}/{cov['public']:,} public definitions",
-                  "Share of public classes and functions with a docstring or a documentation section that explains them."),
+                  "Share of public classes and functions with a docstring or a documentation section "
+                  "that explains them."),
         Component("Connectivity", linked / defs if defs else 0.0, 20,
                   f"{linked:,}/{defs:,} definitions",
                   "Share of classes and functions linked to others by a resolved call, base class or doc reference."),
@@ -273,10 +275,10 @@ def _place_new_nodes(conn, present: set[str], stored: dict[str, int]) -> dict[st
     while pending:  # new nodes next to other new nodes are placed in later passes
         placed_any, left = False, []
         for n in pending:
-            votes: Counter = Counter()
+            votes: dict[int, float] = {}
             for other, w in neighbours[n]:
                 if other in assignment:
-                    votes[assignment[other]] += w
+                    votes[assignment[other]] = votes.get(assignment[other], 0) + w
             if votes:
                 assignment[n] = min(votes, key=lambda c: (-votes[c], c))
                 placed_any = True

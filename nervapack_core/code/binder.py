@@ -23,7 +23,8 @@ __all__ = ["Definition", "Binding", "bind_section", "DefinitionIndex"]
 
 MAX_CANDIDATES = 3
 
-_ROLE = re.compile(r":(?:py:)?(?:func|meth|class|attr|obj|mod|data|exc|function|method):`~?!?([^`<]+?)(?:\s*<([^>]+)>)?`")
+_ROLE = re.compile(r":(?:py:)?(?:func|meth|class|attr|obj|mod|data|exc|function|method):"
+                   r"`~?!?([^`<]+?)(?:\s*<([^>]+)>)?`")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
 _MD_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _CALL = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")

@@ -44,7 +44,7 @@ class CacheDir:
         except (OSError, ValueError):
             return None
 
-    def write(self, name: str, write_tmp: Callable[[Path], None], suffix: str = "") -> bool:
+    def write(self, name: str, write_tmp: Callable[[Path], object], suffix: str = "") -> bool:
         """Write through ``write_tmp(tmp_path)`` then rename into place; False when the folder
         is not writable (a cache: the caller carries on without it)."""
         target = self.path(name)
@@ -167,6 +167,6 @@ class VectorSnapshot:
         q = self.embedder.embed([text])[0].astype(np.float32)
         sims = self.matrix @ q
         n = min(n, len(self.ids))
-        top = np.argpartition(-sims, n - 1)[:n]
-        top = sorted(top, key=lambda i: (-float(sims[i]), self.ids[i]))
+        nearest = np.argpartition(-sims, n - 1)[:n]
+        top = sorted(nearest, key=lambda i: (-float(sims[i]), self.ids[i]))
         return [(self.ids[i], float(1.0 - sims[i])) for i in top]

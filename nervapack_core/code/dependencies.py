@@ -38,8 +38,8 @@ def example_cycle(g, component: list[str]) -> list[str]:
                 continue
             if nxt == start:
                 path = [node]
-                while parent[path[-1]] is not None:
-                    path.append(parent[path[-1]])
+                while (prev := parent[path[-1]]) is not None:
+                    path.append(prev)
                 return list(reversed(path)) + [start]
             if nxt not in parent:
                 parent[nxt] = node
@@ -93,7 +93,8 @@ def file_dependencies(conn, path: str) -> dict:
         if len(matches) == 1:
             target = matches[0]
         elif len(matches) > 1:
-            raise NervapackError(f"{path!r} matches several files: {', '.join(matches[:10])}. Give the path from the root.")
+            raise NervapackError(f"{path!r} matches several files: {', '.join(matches[:10])}. "
+                                 "Give the path from the root.")
         else:
             raise NervapackError(f"{path!r} is not a source file of the graph (paths are relative to the root).")
     cycle = next((c for c in import_cycles(g) if target in c["files"]), None)

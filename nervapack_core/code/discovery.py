@@ -22,8 +22,8 @@ from pathlib import Path
 
 from .languages import language_for_path
 
-__all__ = ["Candidate", "Discovery", "discover", "list_files", "content_sha", "file_sha", "IgnoreRules", "classify_content",
-           "build_output_reason"]
+__all__ = ["Candidate", "Discovery", "discover", "list_files", "content_sha", "file_sha", "IgnoreRules",
+           "classify_content", "build_output_reason"]
 
 MAX_FILE_BYTES = 1_000_000  # larger source files are almost always generated or data
 SNIFF_BYTES = 8192

@@ -157,11 +157,13 @@ class HashingEmbedder:
         return out
 
 
-_cache: dict[str, object] = {}
+Embedder = MiniLMEmbedder | HashingEmbedder
+
+_cache: dict[str, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
-def load_embedder(prefer: str = "minilm") -> tuple[object, str | None]:
+def load_embedder(prefer: str = "minilm") -> tuple[Embedder, str | None]:
     """``(embedder, warning)``: MiniLM when it loads, else the hashing fallback and why."""
     with _cache_lock:
         if prefer == "hashing":

@@ -68,7 +68,8 @@ def find_targets(conn, target: str, limit: int = 20) -> list[dict]:
         elif kind in KINDS:
             raise NervapackError(f"Give a name after {kind}: (e.g. {kind}:parse).")
     for column in ("qualified_name", "name"):
-        found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE {column}=? AND kind != 'import'" + order, (target, limit))
+        found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE {column}=? AND kind != 'import'" + order,
+                      (target, limit))
         if found:
             return found
     return _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind != 'import' AND (qualified_name LIKE ? ESCAPE '\\'"
@@ -104,12 +105,12 @@ def explore(conn, target: str, hops: int = 1, max_nodes: int = 300) -> Subgraph:
                 queue.append(other)
             edges[(s, t, kind)] = {"source": s, "target": t, "kind": kind, "confidence": conf}
     ids = sorted(distance)
-    rows: dict[str, dict] = {}
+    by_id: dict[str, dict] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start: start + 500]
         for r in conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-            rows[r["id"]] = dict(r)
-    nodes = sorted((dict(rows[i], distance=distance[i], via=via.get(i)) for i in ids if i in rows),
+            by_id[r["id"]] = dict(r)
+    nodes = sorted((dict(by_id[i], distance=distance[i], via=via.get(i)) for i in ids if i in by_id),
                    key=lambda n: (n["distance"], n["kind"] == "import", n["file"], n["start_line"] or 0, n["id"]))
     kept = {n["id"] for n in nodes}
     return Subgraph(targets, nodes, sorted((e for e in edges.values() if e["source"] in kept and e["target"] in kept),

@@ -250,7 +250,9 @@ def ingest(
         report.is_git, report.skipped, report.unrecognised = found.is_git, found.skipped, found.unrecognised
         progress("discover", 1, 1)
     if not found.files:
-        detail = f" ({len(found.skipped)} skipped: {', '.join(sorted(set(r for _, r in found.skipped)))})" if found.skipped else ""
+        detail = ""
+        if found.skipped:
+            detail = f" ({len(found.skipped)} skipped: {', '.join(sorted(set(r for _, r in found.skipped)))})"
         raise NervapackError(f"No source or documentation files to index in {root}{detail}.")
     if not report.is_git:
         report.warnings.append(
@@ -349,7 +351,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         report.node_kinds, report.edge_kinds = counts["node_kinds"], counts["edge_kinds"]
         if not nothing_changed or store.last_run() is None:
             conn.execute(
-                "INSERT INTO ingest_runs (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
+                "INSERT INTO ingest_runs"
+                " (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (started_at, storage.utc_now(), git_head(workspace.root), report.files, report.nodes, report.edges,
                  len(changed) + len(deleted), None),
@@ -383,8 +386,8 @@ def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress:
     if not cands:
         return []
     workers = workers or min(os.cpu_count() or 1, 8)
+    out: list[ParsedFile] = []
     if workers <= 1 or total < 40:
-        out = []
         for i, c in enumerate(cands):
             out.append(parse_file(root, c))
             if i % 20 == 0:
@@ -394,7 +397,6 @@ def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress:
     # big files first so the pool ends evenly; chunks amortise the pickling
     ordered = sorted(cands, key=lambda c: -c.size)
     chunks = [ordered[i::workers * 8] for i in range(workers * 8)]
-    out: list[ParsedFile] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for batch in pool.map(_parse_chunk, [(root, ch) for ch in chunks if ch]):
             out.extend(batch)
@@ -422,6 +424,11 @@ def _delete_file(conn, path: str) -> list[str]:
     return ids
 
 
+# a ``nodes`` row: id, kind, name, qualified_name, file, start_line, end_line, language,
+# signature, docstring, text, subkind, parent
+_NodeRow = tuple[str, str, str, str, str, int, int, str, str, str, str, str, str | None]
+
+
 def _insert_file(conn, pf: ParsedFile) -> list[str]:
     """Insert one parsed file's nodes, DEFINES edges, refs and FTS rows; returns node ids."""
     conn.execute(
@@ -430,8 +437,8 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
         (pf.path, pf.language, pf.sha, pf.size, pf.mtime, pf.lines, pf.status, pf.message or None),
     )
     file_id = node_id(pf.path, "file", pf.path)
-    rows = [(file_id, "file", pf.path.rsplit("/", 1)[-1], pf.path, pf.path, 1, max(pf.lines, 1),
-             pf.language, "", "", "", "", None)]
+    rows: list[_NodeRow] = [(file_id, "file", pf.path.rsplit("/", 1)[-1], pf.path, pf.path, 1, max(pf.lines, 1),
+                             pf.language, "", "", "", "", None)]
     edges = []
     by_qname: dict[str, str] = {}
     for e in pf.entities:
@@ -469,8 +476,9 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
     )
     # FTS: identifiers (split on case and '_') in `names`, prose and signatures in `body`
     fts = []
-    for r in conn.execute("SELECT rowid, kind, name, qualified_name, file, signature, docstring, text FROM nodes WHERE file=?",
-                          (pf.path,)):
+    for r in conn.execute(
+            "SELECT rowid, kind, name, qualified_name, file, signature, docstring, text FROM nodes WHERE file=?",
+            (pf.path,)):
         names = identifier_terms(r["name"], r["qualified_name"]) if r["kind"] != "doc" else r["name"]
         if r["kind"] == "file":
             names = identifier_terms(r["file"].replace("/", " ").replace(".", " "))

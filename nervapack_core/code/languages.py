@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter_language_pack import SupportedLanguage
 
 __all__ = ["Language", "LANGUAGES", "language_for_path", "PARSED", "DOC_LANGUAGES"]
 
@@ -16,7 +20,7 @@ __all__ = ["Language", "LANGUAGES", "language_for_path", "PARSED", "DOC_LANGUAGE
 @dataclass(frozen=True)
 class Language:
     name: str  # our name, shown to users and stored in the graph
-    grammar: str | None  # tree-sitter-language-pack name, None when not parsed
+    grammar: SupportedLanguage | None  # tree-sitter-language-pack name, None when not parsed
     extensions: tuple[str, ...]
 
 
@@ -55,7 +59,7 @@ _BY_FILENAME = {"Makefile": "make", "Dockerfile": "dockerfile", "Gemfile": "ruby
 
 PARSED = frozenset(lang.name for lang in LANGUAGES if lang.grammar)
 DOC_LANGUAGES = frozenset({"markdown", "rst"})
-GRAMMAR = {lang.name: lang.grammar for lang in LANGUAGES if lang.grammar}
+GRAMMAR: dict[str, SupportedLanguage] = {lang.name: lang.grammar for lang in LANGUAGES if lang.grammar}
 # JSX and TSX are dialects parsed by grammars whose queries they share
 QUERY_FILE = {name: {"jsx": "javascript", "tsx": "typescript"}.get(name, name) for name in GRAMMAR}
 

@@ -8,7 +8,7 @@ Layout, grouped by file (files in the order of their best node)::
     def send(self, request, **kwargs):
         ...
     ```
-    - `SessionRedirectMixin.resolve_redirects` L159-280: `def resolve_redirects(self, resp, req, …)` — Receives a Response…
+    - `SessionRedirectMixin.resolve_redirects` L159-280: `def resolve_redirects(self, resp, …)` — Receives a Response…
 
 Breadth beats depth: the best nodes get their code (a class gets an outline: its header,
 docstring and member signatures; a long body keeps its head, with a first-paragraph
@@ -139,7 +139,8 @@ def _collapse_docstring(lines: list[str]) -> list[str]:
             keep.append(lines[j])
             if len(keep) >= 4:
                 break
-        indent = re.match(r"\s*", line).group(0)
+        m = re.match(r"\s*", line)
+        indent = m.group(0) if m else ""
         return lines[:i] + keep + [f"{indent}… {quote}"] + lines[end + 1:]
     return lines
 

@@ -2,10 +2,10 @@
 (imports, calls, base classes) with tree-sitter.
 
 The patterns live in ``queries/<language>.scm``, one file per language (JSX and TSX
-share JavaScript's and TypeScript's), so adding a language is a query file, not code. Nesting (methods in classes, inner functions) is
-derived from byte ranges rather than spelled out per grammar, which keeps the queries
-small. This module knows nothing about the graph store: it returns plain data that can
-cross a process boundary.
+share JavaScript's and TypeScript's), so adding a language is a query file, not code.
+Nesting (methods in classes, inner functions) is derived from byte ranges rather than
+spelled out per grammar, which keeps the queries small. This module knows nothing about
+the graph store: it returns plain data that can cross a process boundary.
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from .languages import GRAMMAR, QUERY_FILE
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["Entity", "Ref", "ParsedSource", "parse_source"]
 
@@ -118,7 +122,8 @@ def _comment_docstring(node) -> str:
     lines: list[str] = []
     prev = anchor.prev_named_sibling
     expected_row = anchor.start_point[0]
-    while prev is not None and prev.type in ("comment", "line_comment", "block_comment") and prev.end_point[0] >= expected_row - 1:
+    while (prev is not None and prev.type in ("comment", "line_comment", "block_comment")
+           and prev.end_point[0] >= expected_row - 1):
         lines[:0] = _text(prev).splitlines()
         expected_row = prev.start_point[0]
         prev = prev.prev_named_sibling
@@ -188,7 +193,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
 
     defs = []  # (start_byte, -end_byte, kind, node, name_node)
     seen = set()
-    calls, bases, imports = [], [], []
+    calls: list[tuple[str, Node]] = []  # ("call" or "method", name node)
+    bases, imports = [], []
     for _pattern, caps in QueryCursor(query).matches(tree.root_node):
         name_nodes = caps.get("name")
         for kind in ("class", "function", "variable", "impl", "module_block"):

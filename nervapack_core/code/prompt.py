@@ -59,7 +59,8 @@ ABBREVIATIONS = {
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)|([A-Za-z_$][\w$]*)\s*\(\)?|([A-Za-z_$][\w$]*)")
+_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)"
+                    r"|([A-Za-z_$][\w$]*)\s*\(\)?|([A-Za-z_$][\w$]*)")
 
 
 def stem(word: str) -> str:

@@ -22,7 +22,8 @@ __all__ = [
 DEFAULT_HOPS = 2
 RRF_K = 20
 OUTPUT_KINDS = ("function", "class", "variable", "doc")
-NODE_COLUMNS = "id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, subkind, parent_id"
+NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
+                "subkind, parent_id")
 
 # forward (source -> target) and backward (target -> source) weights per edge kind
 EDGE_WEIGHTS = {
@@ -67,7 +68,8 @@ def scored_node(r, score: float, why: str, hop: int) -> ScoredNode:
                       r["docstring"] or "", r["subkind"] or "", r["parent_id"], score, why, hop)
 
 
-_CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$", re.IGNORECASE)
+_CHANGELOG = re.compile(r"(^|/)(history|changelog|changes|news|releases?|authors|contributors)(\.[a-z]+)?$",
+                        re.IGNORECASE)
 _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
 

@@ -107,7 +107,7 @@ class GraphReader:
         return conn
 
     def _file_identity(self) -> tuple:
-        out = []
+        out: list[tuple[int, int, int, int] | None] = []
         for suffix in ("", "-wal"):
             try:
                 st = os.stat(str(self.path) + suffix)
@@ -119,6 +119,7 @@ class GraphReader:
     def change_marker(self) -> tuple:
         """Changes whenever an ingest commits: ``(last run id, its finish time)``."""
         row = self.one("SELECT max(id), max(finished_at) FROM ingest_runs")
+        assert row is not None  # an aggregate without GROUP BY always returns one row
         return (row[0], row[1])
 
     def changed(self) -> bool:
@@ -172,7 +173,8 @@ class GraphReader:
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 
-    def rows_in(self, sql: str, values: Iterable[Any], params: Sequence[Any] = (), size: int = 400) -> list[sqlite3.Row]:
+    def rows_in(self, sql: str, values: Iterable[Any], params: Sequence[Any] = (),
+                size: int = 400) -> list[sqlite3.Row]:
         """:func:`storage.in_chunks` with errors made clear."""
         try:
             return in_chunks(self.conn, sql, values, params, size)
@@ -188,8 +190,10 @@ class GraphReader:
         """Nodes, edges and files, with nodes and edges by kind."""
         by_kind = {r[0]: r[1] for r in self.rows("SELECT kind, count(*) FROM nodes GROUP BY kind")}
         edge_kinds = {r[0]: r[1] for r in self.rows("SELECT kind, count(*) FROM edges GROUP BY kind")}
+        files = self.one("SELECT count(*) FROM files")
+        assert files is not None  # an aggregate without GROUP BY always returns one row
         return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
-                "files": self.one("SELECT count(*) FROM files")[0], "node_kinds": by_kind, "edge_kinds": edge_kinds}
+                "files": files[0], "node_kinds": by_kind, "edge_kinds": edge_kinds}
 
     def last_run(self) -> sqlite3.Row | None:
         return self.one("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1")
@@ -272,7 +276,8 @@ class GraphReader:
 
     def nodes(self, kind: str | None = None, file: str | None = None) -> list[sqlite3.Row]:
         """Every node (of ``kind``, in ``file``), by file, start line and insertion (export order)."""
-        sql, args = "SELECT * FROM nodes WHERE 1=1", []
+        sql = "SELECT * FROM nodes WHERE 1=1"
+        args: list[Any] = []
         if kind:
             sql, args = sql + " AND kind=?", args + [kind]
         if file:
@@ -291,7 +296,8 @@ class GraphReader:
         under ``file_path`` (a file or a folder prefix) whose qualified name contains
         ``name_contains`` (LIKE-escaped), by place."""
         cols = "kind, name, qualified_name, file, start_line, end_line, signature"
-        where, args = " WHERE 1=1", []
+        where = " WHERE 1=1"
+        args: list[Any] = []
         if kind:
             where, args = where + " AND kind=?", args + [kind]
         if subkind:
@@ -304,7 +310,9 @@ class GraphReader:
             where, args = where + " AND qualified_name LIKE ? ESCAPE '\\'", args + [
                 "%" + _like_escape(name_contains) + "%"]
         limit = max(1, min(int(limit), 1000))
-        total = self.one("SELECT count(*) FROM nodes" + where, args)[0]
+        count_row = self.one("SELECT count(*) FROM nodes" + where, args)
+        assert count_row is not None  # an aggregate without GROUP BY always returns one row
+        total = count_row[0]
         rows = self.rows(f"SELECT {cols} FROM nodes{where} ORDER BY file, start_line, qualified_name LIMIT ?",
                          args + [limit])
         return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}

@@ -34,6 +34,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,7 +165,8 @@ class Retriever:
             return []
         # quoted terms cannot be FTS5 syntax errors; a locked or damaged graph raises (never "no results")
         rows = self.graph.rows(
-            "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
+            "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s"
+            " FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
             " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2))
         return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
 
@@ -243,7 +245,7 @@ class Retriever:
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
-    def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: list[str] = (),
+    def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
               words: set[str] | None = None) -> list[ScoredNode]:
         candidates = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[: limit * 4]
         rows = self.nodes_by_id([nid for nid, _ in candidates])

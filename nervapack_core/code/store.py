@@ -145,7 +145,8 @@ class GraphStore:
         return self.conn.execute("SELECT * FROM nodes WHERE id=?", (node_id,)).fetchone()
 
     def nodes(self, kind: str | None = None, file: str | None = None) -> list[sqlite3.Row]:
-        sql, args = "SELECT * FROM nodes WHERE 1=1", []
+        sql = "SELECT * FROM nodes WHERE 1=1"
+        args: list[str] = []
         if kind:
             sql, args = sql + " AND kind=?", args + [kind]
         if file:

@@ -24,7 +24,7 @@ def _community_labels(conn) -> dict[int, dict]:
         d["files"][r[1]] += r[3]
         d["kinds"][r[2]] += r[3]
     for d in out.values():
-        folders = Counter()
+        folders: Counter[str] = Counter()
         for f, k in d["files"].items():
             folders[f.rsplit("/", 1)[0] if "/" in f else "."] += k
         top_file, _ = max(d["files"].items(), key=lambda kv: (kv[1], kv[0]))
@@ -49,7 +49,7 @@ def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
             return {"communities": [], "links": [], "total": 0, "assigned": 0, "shown": 0}
         order = sorted(info, key=lambda c: (-info[c]["size"], c))
         shown = set(order[:max_shown])
-        links = Counter()
+        links: Counter[tuple[int, ...]] = Counter()
         for a, b, k in conn.execute(
                 "SELECT ca.community, cb.community, count(*) FROM edges e "
                 "JOIN communities ca ON ca.node_id = e.source JOIN communities cb ON cb.node_id = e.target "

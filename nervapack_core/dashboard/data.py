@@ -73,6 +73,7 @@ def resolve_sources(environ=None) -> Sources:
     env = os.environ if environ is None else environ
     demo = env.get(DEMO_ENV, "") not in ("", "0", "false")
     root_text = env.get(ROOT_ENV)
+    root: Path | None
     if root_text:
         root = Path(root_text).expanduser().resolve()
     else:
@@ -204,7 +205,8 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
     from ..code.dependencies import import_cycles
 
     with graph(graph_db) as conn:
-        node_kinds = as_dicts(conn.execute("SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
+        node_kinds = as_dicts(conn.execute(
+            "SELECT kind, count(*) AS count FROM nodes GROUP BY kind ORDER BY count DESC"))
         edge_kinds = as_dicts(conn.execute(
             "SELECT kind, count(*) AS count, round(avg(confidence), 3) AS mean_confidence FROM edges "
             "GROUP BY kind ORDER BY count DESC"))
@@ -233,7 +235,8 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
             "SELECT count(*) FROM files WHERE language NOT IN ('markdown', 'rst', 'text', 'json', 'yaml', 'toml')"
         ).fetchone()[0]
         import_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind='import'").fetchone()[0]
-        skipped = as_dicts(conn.execute("SELECT reason, count(*) AS files FROM skipped GROUP BY reason ORDER BY files DESC"))
+        skipped = as_dicts(conn.execute(
+            "SELECT reason, count(*) AS files FROM skipped GROUP BY reason ORDER BY files DESC"))
         return {
             "node_kinds": node_kinds, "edge_kinds": edge_kinds, "degree_histogram": hist,
             "definitions": definitions, "most_connected": most,

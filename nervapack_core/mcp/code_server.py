@@ -104,7 +104,8 @@ def build_server(root: Path | None = None):
                       "files: it returns the relevant functions, classes and doc sections under a token budget. "
                       "Use impact_analysis before changing a function or class."),
     )
-    server.holder = holder  # for tests and introspection
+    # for tests and introspection; MCPServer declares no such attribute, hence the instance dict
+    vars(server)["holder"] = holder
     tool = tool_registrar(server)
 
     def _answer(prompt: str, budget: int, hops: int, impact_of: str | None = None) -> str:

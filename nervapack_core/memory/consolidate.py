@@ -36,7 +36,7 @@ def find_duplicates(rows, threshold=0.9) -> list[dict]:
     sets = [words(r[3]) for r in ordered]
     drop: list[dict] = []
     dropped: set[int] = set()
-    for i, (rid, nid, kind, content) in enumerate(ordered):
+    for i, (_rid, nid, kind, content) in enumerate(ordered):
         for j in range(len(ordered) - 1, i, -1):  # prefer the latest duplicate as the keeper
             if j in dropped or ordered[j][2] != kind:
                 continue

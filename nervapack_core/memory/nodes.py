@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from ..errors import NervapackError
 from ..storage import chunked
@@ -37,7 +38,7 @@ _DEGREE_SQL = ("UPDATE mem_nodes SET degree = (SELECT COUNT(*) FROM mem_edges e 
                "+ (SELECT COUNT(*) FROM mem_edges e WHERE e.dst = mem_nodes.id) WHERE id IN ({marks})")
 
 
-def node_dict(row: sqlite3.Row) -> dict:
+def node_dict(row: sqlite3.Row | dict[str, Any]) -> dict:
     """A node row as the public dict (JSON columns decoded, internal rowid dropped)."""
     d = dict(row)
     d["alternatives_rejected"] = json.loads(d.pop("alternatives", None) or "[]")
@@ -202,7 +203,8 @@ def chain_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
         for chunk in chunked(frontier, 400):
             marks = ",".join("?" * len(chunk))
             for a, b in conn.execute(
-                    f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND (src IN ({marks}) OR dst IN ({marks}))",
+                    f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES'"
+                    f" AND (src IN ({marks}) OR dst IN ({marks}))",
                     (*chunk, *chunk)):
                 for x in (a, b):
                     if x not in found:

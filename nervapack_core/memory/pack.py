@@ -10,6 +10,7 @@ is used, and when nothing fits the text is empty.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import budget as _budget
@@ -82,7 +83,7 @@ def _headers(query: str, as_of_label: str):
     def minimal(n, t, b):
         return "## Memory recall"
 
-    variants = [full]
+    variants: list[Callable[[int, int, int], str]] = [full]
     if short_q != q:
         variants.append(shortened)
     variants += [bare, minimal]
@@ -169,8 +170,9 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
             # the best item alone is too long: show as much of it as fits
             body = _one_line(item.content)
             keep = room - (cost - count(body)) - 3
-            if keep >= 4:
-                line = item_line(item, count.truncate(body, keep).rstrip() + " …")
+            cut = count.truncate(body, keep) if keep >= 4 else None  # not None: the counter can cut
+            if cut is not None:
+                line = item_line(item, cut.rstrip() + " …")
                 cost = count(line) + 1 + section_cost
         if cost <= room:
             lines[item.id] = line

@@ -114,10 +114,11 @@ def fts_stages(query: str) -> list[tuple[str, str]]:
     if content_words:
         unique = content_words
     prefix = fts_match(unique, op="AND", prefix=True)
-    if prefix != stages[0][1]:
+    if prefix is not None and prefix != stages[0][1]:
         stages.append(("prefix", prefix))
-    if len(unique) > 1:
-        stages.append(("or", fts_match(unique, op="OR")))
+    either = fts_match(unique, op="OR")
+    if len(unique) > 1 and either is not None:
+        stages.append(("or", either))
     return stages
 
 
@@ -196,7 +197,7 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
         direct = len(rows)
         # 2-hop expansion (not through sessions: OCCURRED_IN only scopes)
         frontier = sorted(rows, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
-        for hop in (1, 2):
+        for _hop in (1, 2):
             if not frontier:
                 break
             proposed: dict[str, float] = {}
@@ -235,7 +236,8 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
         frequency = 1.0 + 0.1 * math.log1p(max(0, access or 0))
         connectivity = 1.0 + 0.1 * math.log1p(max(0, degree or 0))
         score = rel[nid] * recency * frequency * connectivity
-        scored.append(RecallItem(nid, kind, content, round(score, 9), float(confidence), valid_from, valid_until, session_id))
+        scored.append(RecallItem(nid, kind, content, round(score, 9), float(confidence), valid_from, valid_until,
+                                 session_id))
     # deterministic: score, then id
     scored.sort(key=lambda it: (-it.score, it.id))
 

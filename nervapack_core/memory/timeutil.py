@@ -1,7 +1,8 @@
 """Time handling for the memory store.
 
 Every instant is stored as UTC ISO-8601 with a fixed width
-(``2026-06-01T00:00:00.000000Z``, :data:`nervapack_core.storage.UTC_FORMAT`) so that string comparison in SQL is time order.
+(``2026-06-01T00:00:00.000000Z``, :data:`nervapack_core.storage.UTC_FORMAT`) so that string
+comparison in SQL is time order.
 Inputs accept ``datetime`` (naive = UTC), ``date`` (midnight UTC), ISO-8601 strings
 (date only, with or without time, ``Z`` or an offset) and the words ``now``/``today``.
 """

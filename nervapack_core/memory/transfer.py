@@ -99,28 +99,29 @@ def check_specs(specs: list) -> list[dict]:
 
 
 def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: dict,
-                 session_hint: str | None = None) -> list[str | None]:
+                 session_hint: str | None = None) -> list[str]:
     """Insert checked specs in one pass (nodes, then entities and edges); returns their ids."""
     stamp = now_iso()
     sid = nodes.active_session(conn, ns, session_hint)
-    rows, ids = [], []
-    for item in prepared:
+    rows: list[tuple] = []
+    new_ids: dict[int, str] = {}  # item index -> the new node's id (entities are resolved below)
+    for idx, item in enumerate(prepared):
         if item["kind"] == "entity":
-            ids.append(None)
             continue
-        nid = new_id(item["kind"])
-        ids.append(nid)
+        nid = new_ids[idx] = new_id(item["kind"])
         rows.append((nid, ns, item["kind"], item["content"], item["confidence"], item["rationale"],
                      json.dumps(item["alternatives"]), item["metadata"], item["source"], sid,
                      item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None))
     conn.executemany(INSERT_NODE, rows)
     entity_ids: dict[str, str] = {}
     edges = []
+    ids: list[str] = []
     for idx, item in enumerate(prepared):
         if item["kind"] == "entity":
-            ids[idx] = nodes.entity(conn, ns, clean_name(item["content"]), stamp)
+            ids.append(nodes.entity(conn, ns, clean_name(item["content"]), stamp))
             continue
-        nid = ids[idx]
+        nid = new_ids[idx]
+        ids.append(nid)
         if sid:
             edges.append((ns, nid, sid, "OCCURRED_IN", 1.0, stamp, "{}"))
         for name in item["entities"]:
@@ -193,7 +194,8 @@ def import_export(conn: sqlite3.Connection, data: dict, rows: list[tuple], overr
     imported = conn.execute("SELECT COUNT(*) FROM mem_nodes").fetchone()[0] - before
     try:
         conn.executemany(
-            "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data) VALUES (?,?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data)"
+            " VALUES (?,?,?,?,?,?,?)",
             [(ns_of(e), e["source"], e["target"], check_edge_kind(e["kind"]), float(e.get("weight", 1.0)),
               e.get("created_at") or now_iso(), json.dumps(e.get("data") or {}, sort_keys=True)) for e in edges])
         conn.executemany("INSERT OR IGNORE INTO mem_aliases(namespace, alias, entity_id) VALUES (?,?,?)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from ..errors import NervapackError
 from . import nodes, schema
@@ -42,6 +43,7 @@ def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_histor
     """Plain FTS search (no expansion, no budget, no access update), best first."""
     limit = max(1, min(int(limit), 10_000))
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
+    params: tuple[Any, ...]
     if include_history:
         mask, params = "n.tombstoned = 0", ()
     else:
@@ -283,7 +285,9 @@ def list_decisions(conn: sqlite3.Connection, ns: str, *, session_id=None, text=N
             current["current"] = (not node["tombstoned"] and node["valid_until"] is None
                                   and node["superseded_by"] is None)
             out.append(current)
-        elif part == 1:
+            continue
+        assert current is not None  # rows come by position, then part: each decision's part 0 first
+        if part == 1:
             current["outcomes"].append(node)
         elif part == 2:
             current["entities"].append(node["content"])

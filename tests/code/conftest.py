@@ -101,5 +101,6 @@ def kit():
     """The helpers above, for test modules (with --import-mode=importlib a conftest is not importable)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(run_cli=run_cli, start_cli=start_cli, kill_group=kill_group, cli_env=cli_env, graph_rows=graph_rows,
-                           query_json=query_json, write_generated_repo=write_generated_repo, CLI=CLI)
+    return SimpleNamespace(run_cli=run_cli, start_cli=start_cli, kill_group=kill_group, cli_env=cli_env,
+                           graph_rows=graph_rows, query_json=query_json, write_generated_repo=write_generated_repo,
+                           CLI=CLI)

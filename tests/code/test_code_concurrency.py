@@ -115,13 +115,15 @@ def test_ingest_while_memories_are_written_and_the_graph_is_queried(generated_re
         counts[k] = n
     assert sorted(counts) == list(range(WRITERS)) and min(counts.values()) > 5, counts
     with sqlite3.connect(memory_db) as conn:
-        contents = [r[0] for r in conn.execute("SELECT content FROM mem_nodes WHERE content LIKE 'writer % noted fact %'")]
+        contents = [r[0] for r in conn.execute(
+            "SELECT content FROM mem_nodes WHERE content LIKE 'writer % noted fact %'")]
     assert len(contents) == len(set(contents)) == sum(counts.values())  # every memory a writer stored is there
 
     db = repo / ".nervapack" / "graph.db"
     rows = kit.graph_rows(db)
     assert len(rows["files"]) == 302
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM nodes WHERE kind='function' AND name LIKE 'added_%'").fetchone()[0] == 30
+        added = conn.execute("SELECT count(*) FROM nodes WHERE kind='function' AND name LIKE 'added_%'").fetchone()[0]
+        assert added == 30
         assert conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0] == 0
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -29,7 +29,8 @@ def test_reingest_skips_unchanged_and_updates_changed(fixture_repo):
     assert touched.changed == 0
 
     (repo / "shop" / "pricing.py").write_text(
-        '"""Prices."""\n\n\ndef apply_discount(amount, percent):\n    return amount\n\n\ndef round_price(x):\n    return round(x, 2)\n'
+        '"""Prices."""\n\n\ndef apply_discount(amount, percent):\n    return amount\n\n\n'
+        'def round_price(x):\n    return round(x, 2)\n'
     )
     (repo / "guide.rst").unlink()
     third = ingest(repo, embed=False)
@@ -93,7 +94,8 @@ def test_status_json_and_health_components(fixture_repo):
     data = json.loads(result.output)
     assert data["files"] == 5 and data["functions"] == 8 and data["classes"] == 3
     components = {c["name"]: c for c in data["health"]["components"]}
-    assert set(components) == {"Documentation coverage", "Connectivity", "Parse success", "Freshness", "Acyclic imports"}
+    assert set(components) == {"Documentation coverage", "Connectivity", "Parse success", "Freshness",
+                               "Acyclic imports"}
     # 9 public definitions (not Cart._touch, not Cart.__init__): 2 with docstrings, 4 more explained by docs
     assert components["Documentation coverage"]["detail"] == "6/9 public definitions"
     assert components["Parse success"]["score"] == 1.0

@@ -236,7 +236,8 @@ def test_explains_edges_carry_confidence_and_evidence(fixture_repo):
     assert explains["shop/cart.py::Cart.add"]["evidence"] == "rst role: Cart.add"
     assert explains["shop/cart.py::Cart.add"]["confidence"] == 1.0
     # a bare CamelCase word in prose binds, with less confidence than inline code
-    assert explains["shop/pricing.py::PriceRule"]["confidence"] < explains["shop/pricing.py::apply_discount"]["confidence"]
+    assert (explains["shop/pricing.py::PriceRule"]["confidence"]
+            < explains["shop/pricing.py::apply_discount"]["confidence"])
 
 
 def test_docs_sections_markdown_and_rst(fixture_repo):

@@ -13,7 +13,7 @@ def test_memory_links_to_ingested_code_and_notices_changes(fixture_repo):
     decision = memory.store("Cart totals apply discounts after tax", kind="decision", entities=["Cart"])
 
     locations = memory.to_code(decision)
-    assert [(l["file"], l["qualified_name"], l["start_line"], l["end_line"]) for l in locations] == [
+    assert [(loc["file"], loc["qualified_name"], loc["start_line"], loc["end_line"]) for loc in locations] == [
         ("shop/cart.py", "Cart", 12, 29)]
     found = {m["kind"]: m["id"] for m in memory.for_code("shop/cart.py", line=20)}
     assert found["decision"] == decision and set(found) == {"decision", "entity"}

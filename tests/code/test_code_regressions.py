@@ -150,4 +150,5 @@ def test_build_output_is_skipped_with_a_reason(git_repo):
     (repo / ".nervapackignore").write_text("!build/\n")
     again = ingest(repo, embed=False)
     assert "build/legacy/query.cjs" not in dict(again.skipped)
-    assert {"build/legacy/query.cjs", "build/modern/query.js"} <= set(GraphStore(repo / ".nervapack" / "graph.db").files())
+    files = GraphStore(repo / ".nervapack" / "graph.db").files()
+    assert {"build/legacy/query.cjs", "build/modern/query.js"} <= set(files)

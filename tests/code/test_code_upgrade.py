@@ -22,7 +22,8 @@ def _snapshot(db: Path) -> dict:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         return {
-            "nodes": conn.execute("SELECT id, kind, name, file, start_line, end_line FROM nodes ORDER BY id").fetchall(),
+            "nodes": conn.execute(
+                "SELECT id, kind, name, file, start_line, end_line FROM nodes ORDER BY id").fetchall(),
             "edges": conn.execute("SELECT source, target, kind, confidence FROM edges ORDER BY 1, 2, 3").fetchall(),
             "files": conn.execute("SELECT path, sha FROM files ORDER BY path").fetchall(),
         }

@@ -45,7 +45,8 @@ def _expected_vectors(repo: Path) -> dict[str, str]:
     store = GraphStore(repo / ".nervapack" / "graph.db")
     try:
         rows = store.conn.execute(
-            f"SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes WHERE {EMBEDDED_WHERE}")
+            "SELECT id, kind, name, qualified_name, file, signature, docstring, text FROM nodes"
+            f" WHERE {EMBEDDED_WHERE}")
         return {r["id"]: embedding_text(r) for r in rows}
     finally:
         store.close()

@@ -142,7 +142,8 @@ def test_dashboard_demo_builds_once(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     root = demo.ensure_demo()
-    assert root == tmp_path / "xdg" / "nervapack" / f"demo-{__import__('nervapack_core').__version__}" / "nervapack-core"
+    version = __import__("nervapack_core").__version__
+    assert root == tmp_path / "xdg" / "nervapack" / f"demo-{version}" / "nervapack-core"
     assert (root / ".nervapack" / "graph.db").is_file() and (root / ".nervapack" / "memory.db").is_file()
     assert not (root / ".nervapack" / "chroma").exists()  # no embeddings: fast and offline
     mtime = (root / ".nervapack" / "graph.db").stat().st_mtime_ns

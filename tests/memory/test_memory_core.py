@@ -473,7 +473,8 @@ def test_migration_from_v1_preserves_data(tmp_path):
         ("d_0019f2000000000000000000000aa", "decision", "Chose session cookies for auth",
          json.dumps({"rationale": "simple", "alternatives_rejected": ["JWT"]}), "2026-01-01T00:00:00.000000Z",
          "2026-06-01T00:00:00.000000Z"),
-        ("d_0019f2000000000000000000000bb", "decision", "Chose JWT for auth", "{}", "2026-06-01T00:00:00.000000Z", None),
+        ("d_0019f2000000000000000000000bb", "decision", "Chose JWT for auth", "{}", "2026-06-01T00:00:00.000000Z",
+         None),
     ]
     for nid, kind, content, data, vf, vu in rows:
         raw.execute("INSERT INTO mem_nodes(id, kind, content, data, valid_from, valid_until, recorded_at) "

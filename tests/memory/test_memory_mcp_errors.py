@@ -68,8 +68,10 @@ def test_bad_input_reaches_the_client_with_the_exact_message(tmp_path):
 
 
 def test_server_flags_through_click(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "nervapack_core.mcp.memory_server", *a],
-                                    capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "nervapack_core.mcp.memory_server", *a],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+
     helped = run("--help")
     assert helped.returncode == 0 and "--db" in helped.stdout and "--namespace" in helped.stdout
     bad = run("--no-such-flag")

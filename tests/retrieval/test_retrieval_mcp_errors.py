@@ -79,8 +79,10 @@ def test_missing_workspace_message_is_exact(tmp_path):
 
 
 def test_server_flags_through_click(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "nervapack_core.mcp.code_server", *a],
-                                    capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "nervapack_core.mcp.code_server", *a],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+
     helped = run("--help")
     assert helped.returncode == 0 and "--path" in helped.stdout
     bad = run("--no-such-flag")
