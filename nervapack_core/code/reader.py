@@ -59,6 +59,16 @@ def _graph_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def graph_counts(conn: sqlite3.Connection) -> dict:
+    """Nodes, edges and files, with nodes and edges by kind, as ``conn`` sees them (the writer
+    counts its own uncommitted ingest with this too)."""
+    by_kind = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind")}
+    edge_kinds = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")}
+    return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
+            "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
+            "node_kinds": by_kind, "edge_kinds": edge_kinds}
+
+
 class GraphReader:
     """A read-only connection to one ``graph.db`` plus the reads everyone shares.
 
@@ -188,12 +198,10 @@ class GraphReader:
     # -- counts and status ---------------------------------------------------------------
     def counts(self) -> dict:
         """Nodes, edges and files, with nodes and edges by kind."""
-        by_kind = {r[0]: r[1] for r in self.rows("SELECT kind, count(*) FROM nodes GROUP BY kind")}
-        edge_kinds = {r[0]: r[1] for r in self.rows("SELECT kind, count(*) FROM edges GROUP BY kind")}
-        files = self.one("SELECT count(*) FROM files")
-        assert files is not None  # an aggregate without GROUP BY always returns one row
-        return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
-                "files": files[0], "node_kinds": by_kind, "edge_kinds": edge_kinds}
+        try:
+            return graph_counts(self.conn)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
 
     def last_run(self) -> sqlite3.Row | None:
         return self.one("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1")
@@ -283,6 +291,10 @@ class GraphReader:
         if file:
             sql, args = sql + " AND file=?", args + [file]
         return self.rows(sql + " ORDER BY file, start_line, rowid", args)
+
+    def files(self) -> dict[str, sqlite3.Row]:
+        """Every row of the ``files`` table (path, language, sha, size, mtime, lines, parse status), by path."""
+        return {r["path"]: r for r in self.rows("SELECT * FROM files ORDER BY path")}
 
     def edges(self, kind: str | None = None) -> list[sqlite3.Row]:
         """Every edge (of ``kind``), by kind, source and target (export order)."""

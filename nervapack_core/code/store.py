@@ -141,32 +141,11 @@ class GraphStore:
     def files(self) -> dict[str, sqlite3.Row]:
         return {r["path"]: r for r in self.conn.execute("SELECT * FROM files")}
 
-    def node(self, node_id: str) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM nodes WHERE id=?", (node_id,)).fetchone()
-
-    def nodes(self, kind: str | None = None, file: str | None = None) -> list[sqlite3.Row]:
-        sql = "SELECT * FROM nodes WHERE 1=1"
-        args: list[str] = []
-        if kind:
-            sql, args = sql + " AND kind=?", args + [kind]
-        if file:
-            sql, args = sql + " AND file=?", args + [file]
-        return self.conn.execute(sql + " ORDER BY file, start_line, rowid", args).fetchall()
-
-    def edges(self, kind: str | None = None) -> list[sqlite3.Row]:
-        if kind:
-            return self.conn.execute("SELECT * FROM edges WHERE kind=? ORDER BY source, target", (kind,)).fetchall()
-        return self.conn.execute("SELECT * FROM edges ORDER BY kind, source, target").fetchall()
-
     def counts(self) -> dict:
-        c = self.conn
-        by_kind = dict(c.execute("SELECT kind, count(*) FROM nodes GROUP BY kind").fetchall())
-        edge_kinds = dict(c.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall())
-        return {
-            "nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
-            "files": c.execute("SELECT count(*) FROM files").fetchone()[0],
-            "node_kinds": by_kind, "edge_kinds": edge_kinds,
-        }
+        """:func:`~nervapack_core.code.reader.graph_counts` on the writer's connection."""
+        from .reader import graph_counts
+
+        return graph_counts(self.conn)
 
     def last_run(self) -> sqlite3.Row | None:
         return self.conn.execute("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1").fetchone()

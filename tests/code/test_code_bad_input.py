@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from nervapack_core.cli import cli
 from nervapack_core.code import ingest as ingest_module
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.reader import GraphReader
 
 
 def run(*args, cwd=None):
@@ -68,7 +68,7 @@ def test_plain_folder_honours_gitignore_and_warns(tmp_path):
     assert any("not a git repository" in w for w in data["warnings"])
     assert data["files"] == 1
     assert ["secret.py", "ignored by .nervapackignore"] in data["skipped"]
-    store = GraphStore(tmp_path / ".nervapack" / "graph.db")
+    store = GraphReader(tmp_path / ".nervapack" / "graph.db")
     assert [r["qualified_name"] for r in store.nodes(kind="function")] == ["kept"]
 
 
@@ -77,7 +77,7 @@ def test_git_repository_uses_git_ignore_rules(tmp_path, fixture_repo):
     (repo / ".gitignore").write_text("shop/pricing.py\n")
     data = ingest_json(repo)
     assert data["is_git"] is True
-    store = GraphStore(repo / ".nervapack" / "graph.db")
+    store = GraphReader(repo / ".nervapack" / "graph.db")
     # tracked files stay (git ignores only untracked ones), untracked ignored ones go
     (repo / "scratch.py").write_text("def scratch():\n    pass\n")
     (repo / ".gitignore").write_text("scratch.py\n")
@@ -103,7 +103,7 @@ def test_binary_non_utf8_syntax_error_minified_generated(tmp_path):
     problems = dict(map(tuple, data["parse_problems"]))
     assert "not UTF-8" in problems["latin.py"]
     assert "syntax errors" in problems["broken.py"]
-    store = GraphStore(tmp_path / ".nervapack" / "graph.db")
+    store = GraphReader(tmp_path / ".nervapack" / "graph.db")
     files = store.files()
     assert files["broken.py"]["parse_status"] == "partial"
     names = {r["name"] for r in store.nodes(kind="function")}
@@ -193,7 +193,7 @@ def test_crash_mid_ingest_keeps_previous_graph(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text("def a():\n    pass\n")
     ingest_json(tmp_path)
     db = tmp_path / ".nervapack" / "graph.db"
-    before = GraphStore(db).counts()
+    before = GraphReader(db).counts()
 
     (tmp_path / "b.py").write_text("def b():\n    a()\n")
     (tmp_path / "a.py").unlink()
@@ -204,7 +204,7 @@ def test_crash_mid_ingest_keeps_previous_graph(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_module, "_resolve", boom)
     with pytest.raises(RuntimeError):
         ingest_module.ingest(tmp_path, embed=False)
-    after = GraphStore(db)
+    after = GraphReader(db)
     assert after.counts() == before
     assert [r["name"] for r in after.nodes(kind="function")] == ["a"]
     # and the graph is still a working database

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from nervapack_core.cli import cli
 from nervapack_core.code.ingest import ingest, node_id
+from nervapack_core.code.reader import GraphReader
 from nervapack_core.code.store import GraphStore
 from nervapack_core.code.vectors import VectorIndex
 
@@ -36,11 +37,12 @@ def test_reingest_skips_unchanged_and_updates_changed(fixture_repo):
     third = ingest(repo, embed=False)
     assert third.changed == 1 and third.deleted == 1
     store = GraphStore(repo / ".nervapack" / "graph.db")
-    names = {r["qualified_name"] for r in store.nodes(file="shop/pricing.py")}
+    graph = GraphReader(repo)
+    names = {r["qualified_name"] for r in graph.nodes(file="shop/pricing.py")}
     assert "round_price" in names and "PriceRule" not in names
     assert "guide.rst" not in store.files()
     # cross-file edges were re-resolved: the base class is gone, so is the INHERITS edge
-    assert not store.edges("INHERITS")
+    assert not graph.edges("INHERITS")
     # runs that changed nothing are not recorded: the graph did not evolve
     assert store.conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == 2
 
@@ -48,9 +50,9 @@ def test_reingest_skips_unchanged_and_updates_changed(fixture_repo):
 def test_node_ids_are_stable_across_ingests(fixture_repo):
     repo = fixture_repo("python")
     ingest(repo, embed=False)
-    ids = {r["id"] for r in GraphStore(repo / ".nervapack" / "graph.db").nodes()}
+    ids = {r["id"] for r in GraphReader(repo).nodes()}
     ingest(repo, embed=False, rebuild=True)
-    assert {r["id"] for r in GraphStore(repo / ".nervapack" / "graph.db").nodes()} == ids
+    assert {r["id"] for r in GraphReader(repo).nodes()} == ids
     assert node_id("shop/cart.py", "class", "Cart") in ids
 
 
@@ -59,7 +61,7 @@ def test_real_chroma_embeddings_with_minilm(fixture_repo):
     report = ingest(repo, embed=True, embedder="minilm")
     assert report.embedder == "nervapack-minilm-int8"
     assert not [w for w in report.warnings if "hashing" in w]
-    store = GraphStore(repo / ".nervapack" / "graph.db")
+    store = GraphReader(repo)
     expected = {r["id"] for r in store.nodes() if r["kind"] in ("class", "function", "doc")}
     assert report.embedded == len(expected)
 
@@ -75,7 +77,7 @@ def test_real_chroma_embeddings_with_minilm(fixture_repo):
     assert second.embedded == 0
     left = VectorIndex(repo / ".nervapack" / "chroma").ids()
     assert node_id("shop/pricing.py", "function", "apply_discount") not in left
-    assert left == {r["id"] for r in GraphStore(repo / ".nervapack" / "graph.db").nodes()
+    assert left == {r["id"] for r in GraphReader(repo).nodes()
                     if r["kind"] in ("class", "function", "doc")}
 
 
@@ -119,7 +121,7 @@ def test_export_json_contract_and_graphml(fixture_repo, tmp_path):
     result = CliRunner().invoke(cli, ["export", "--format", "json", "--path", str(repo)])
     assert result.exit_code == 0
     data = json.loads(result.output)
-    store = GraphStore(repo / ".nervapack" / "graph.db")
+    store = GraphReader(repo)
     assert len(data["nodes"]) == store.counts()["nodes"] and len(data["edges"]) == store.counts()["edges"]
     for key in ("id", "kind", "name", "qualified_name", "file", "start_line", "end_line", "language"):
         assert key in data["nodes"][0]

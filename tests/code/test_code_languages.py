@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nervapack_core.code.ingest import ingest
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.reader import GraphReader
 
 # (kind, file, qualified_name, start_line, end_line)
 ENTITIES = {
@@ -191,7 +191,7 @@ EDGES = {
 
 def _graph(repo):
     ingest(repo, embed=False)
-    return GraphStore(repo / ".nervapack" / "graph.db")
+    return GraphReader(repo / ".nervapack" / "graph.db")
 
 
 def _label(row) -> str:

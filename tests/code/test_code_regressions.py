@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from nervapack_core.cli import cli
 from nervapack_core.code.ingest import ingest
+from nervapack_core.code.reader import GraphReader
 from nervapack_core.code.store import GraphStore
 
 
@@ -40,7 +41,7 @@ def test_own_folder_never_counts_as_a_change(fixture_repo):
 
     again = ingest(repo, embed=False)  # and the folder is not ingested either
     assert again.changed == 0 and again.deleted == 0
-    assert not [p for p in GraphStore(repo / ".nervapack" / "graph.db").files() if p.startswith(".nervapack/")]
+    assert not [p for p in GraphReader(repo).files() if p.startswith(".nervapack/")]
 
 
 def test_import_cycles_are_reported_in_import_direction(git_repo):
@@ -95,7 +96,7 @@ def test_cpp_names_keep_their_namespace(git_repo):
     """Namespaces qualify names with the separator C++ members already use ('.', as Cls.method)."""
     repo = git_repo({"ns.cpp": CPP_NAMESPACES})
     ingest(repo, embed=False)
-    store = GraphStore(repo / ".nervapack" / "graph.db")
+    store = GraphReader(repo / ".nervapack" / "graph.db")
     got = {r["qualified_name"]: (r["kind"], r["name"], r["subkind"])
            for r in store.nodes(file="ns.cpp") if r["kind"] in ("class", "function", "variable")}
     assert got == {
@@ -138,7 +139,7 @@ def test_build_output_is_skipped_with_a_reason(git_repo):
         assert skipped[rel] == "build output"
     assert skipped["lib/bundle.js"] == "build output (source map alongside)"
     assert skipped["src/compiled.js"] == "build output (compiled from TypeScript alongside)"
-    store = GraphStore(repo / ".nervapack" / "graph.db")
+    store = GraphReader(repo / ".nervapack" / "graph.db")
     assert sorted(store.files()) == ["src/build/__init__.py", "src/compiled.ts", "src/legacy.js", "src/query.ts"]
     assert [r["file"] for r in store.nodes(kind="function") if r["name"] == "fetchQuery"] == ["src/legacy.js",
                                                                                                "src/query.ts"]
@@ -150,5 +151,4 @@ def test_build_output_is_skipped_with_a_reason(git_repo):
     (repo / ".nervapackignore").write_text("!build/\n")
     again = ingest(repo, embed=False)
     assert "build/legacy/query.cjs" not in dict(again.skipped)
-    files = GraphStore(repo / ".nervapack" / "graph.db").files()
-    assert {"build/legacy/query.cjs", "build/modern/query.js"} <= set(files)
+    assert {"build/legacy/query.cjs", "build/modern/query.js"} <= set(GraphReader(repo).files())

@@ -1,4 +1,5 @@
-from .pricing import PriceRule, apply_discount
+from . import pricing
+from .pricing import apply_discount, PriceRule
 
 
 class BulkRule(PriceRule):
