@@ -41,14 +41,16 @@ def check_budget(value: Any, *, name: str = "budget") -> int:
 
 
 class CountCache:
-    """Exact token counts, memoised for texts up to ``max_len`` characters.
+    """Exact token counts, memoised for texts up to ``max_len`` characters (``None``: any).
 
     Packers count the same item lines, stubs and headers many times while searching for
-    the largest set that fits; caching the short ones makes that search cheap. Long
-    texts (bodies of code) are counted each time rather than held in memory.
+    the largest set that fits; caching them makes that search cheap. A cache kept across
+    calls (memory recall) leaves long texts out so it stays small; a cache for one call
+    (one code answer) keeps bodies too, since fitting counts them again.
     """
 
-    def __init__(self, counter: TokenCounter | None = None, *, max_entries: int = 20_000, max_len: int = 2_000):
+    def __init__(self, counter: TokenCounter | None = None, *, max_entries: int = 20_000,
+                 max_len: int | None = 2_000):
         self.counter = counter or default_counter()
         self.max_entries = max_entries
         self.max_len = max_len
@@ -58,7 +60,7 @@ class CountCache:
         n = self._cache.get(text)
         if n is None:
             n = self.counter.count(text)
-            if len(text) <= self.max_len and len(self._cache) < self.max_entries:
+            if (self.max_len is None or len(text) <= self.max_len) and len(self._cache) < self.max_entries:
                 self._cache[text] = n
         return n
 

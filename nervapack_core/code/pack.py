@@ -242,7 +242,7 @@ def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: 
     """
     budget = check_budget(budget)
     counter = counter or default_counter()
-    count = CountCache(counter)
+    count = CountCache(counter, max_len=None)  # one pack: bodies are counted again while fitting
     header = f"# NervaPack context: {_one_line(prompt, 80)}" if prompt else "# NervaPack context"
     if count(header) > budget // 4:
         header = ""

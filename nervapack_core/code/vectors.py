@@ -7,8 +7,10 @@ which would download a model. Telemetry is off.
 
 from __future__ import annotations
 
+import fcntl
 import os
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .embeddings import load_embedder
@@ -52,6 +54,21 @@ def _embedding_function_class():
 _EF_CLASS = None
 
 
+@contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock_path`` for the block (none when it cannot be made)."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # read-only folder: nobody can be creating the store there
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 class VectorIndex:
     def __init__(self, path: str | os.PathLike, embedder: str = "minilm"):
         global _EF_CLASS
@@ -63,18 +80,10 @@ class VectorIndex:
         self.path = Path(path)
         self.ef = _EF_CLASS(embedder)
         self.warning = self.ef.warning
-        try:
-            self._open(chromadb, Settings)
-        except Exception as exc:
-            # Two processes creating the store at once: the loser sees "table ... already
-            # exists" from Chroma's own migrations. The winner has finished by the time we
-            # retry, so opening again finds the store made. Anything else is a real error.
-            if "already exists" not in str(exc):
-                raise
-            from chromadb.api.client import SharedSystemClient
-
-            SharedSystemClient.clear_system_cache()
-            time.sleep(0.5)
+        # Two processes creating the store at once make Chroma's own migrations collide
+        # ("table collections already exists"): opening is serialised on a lock file
+        # beside the store. A read-only workspace cannot hold the lock, and needs none.
+        with _exclusive(self.path.with_name(self.path.name + ".lock")):
             self._open(chromadb, Settings)
 
     def _open(self, chromadb, Settings) -> None:

@@ -14,6 +14,7 @@ which the pages only read.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,8 +66,10 @@ def cached_on(marker: Callable[[data.Sources], Hashable], *, shared: bool = Fals
     """
 
     def decorate(load: F) -> F:
-        def cached(_src, files: tuple, version, *args, **kwargs):  # "_src": not part of the key
-            return load(_src, *args, **kwargs)
+        signature = inspect.signature(load)
+
+        def cached(_src, files: tuple, version, arguments: tuple):  # "_src": not part of the key
+            return load(_src, **dict(arguments))
 
         # Streamlit names a cache after the function's module and qualified name: without
         # this every loader would be one "cached_on.<locals>…cached" and share one cache.
@@ -76,7 +79,12 @@ def cached_on(marker: Callable[[data.Sources], Hashable], *, shared: bool = Fals
 
         @functools.wraps(load)
         def loader(src: data.Sources, *args, **kwargs):
-            return cache(src, (str(src.root), str(src.memory_db)), marker(src), *args, **kwargs)
+            # one key per call *meaning*: defaults filled in and keywords named, so
+            # f(src, ns, limit=5000) and f(src, ns, text="", limit=5000) share one entry
+            bound = signature.bind(src, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = tuple(bound.arguments.items())[1:]
+            return cache(src, (str(src.root), str(src.memory_db)), marker(src), arguments)
 
         return loader  # type: ignore[return-value]
 

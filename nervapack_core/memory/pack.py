@@ -205,7 +205,10 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
                                       guess=used)
         return fitted[key]
 
-    n_prov = largest_fitting(lambda k: fit(len(chosen), k) is not None, len(provenance))
+    whole = fit(len(chosen), len(provenance))  # the usual case: the estimate was right
+    if whole is not None:
+        return PackResult(whole[0], whole[1], list(chosen))
+    n_prov = largest_fitting(lambda k: fit(len(chosen), k) is not None, len(provenance) - 1)
     if n_prov >= 0:
         text, tokens = fit(len(chosen), n_prov)
         return PackResult(text, tokens, list(chosen))
