@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--same-script", action="store_true",
                     help="run the after tree's benchmark scripts for both sides (when the old library supports them)")
     ap.add_argument("--ingest-corpora", default="", help="comma-separated corpora for the ingest benchmark")
+    ap.add_argument("--keep", type=Path, default=None, help="copy each side's result files into this folder")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n]
     unknown = set(names) - set(BENCHMARKS)
@@ -147,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
                 seconds = run(tree, name, corpora[label], outs[label], script_tree, extra)
                 print(f"{name} {label}: {seconds:.0f} s", flush=True)
             sections.append(compare_table(name, outs["before"].read_text(), outs["after"].read_text()))
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                for label, path in outs.items():
+                    shutil.copy(path, args.keep / f"{name}-{label}.md")
     finally:
         for tree in {old, new} - {REPO}:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
