@@ -44,7 +44,8 @@ sys.path.insert(0, str(REPO))
 
 from machine import cpu_model  # noqa: E402
 
-from nervapack_core.code.retrieval import Retriever, answer, query_words  # noqa: E402
+from nervapack_core.code.prompt import query_words  # noqa: E402
+from nervapack_core.code.retrieval import Retriever, answer  # noqa: E402
 from nervapack_core.tokens import count_tokens, default_counter  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)

@@ -40,10 +40,9 @@ from pathlib import Path
 
 from ..errors import NervapackError
 from ..storage import read_error
-from .cache import SNAPSHOT_NAME, TOKEN_CACHE_NAME, CacheDir, FileTokenCache, VectorSnapshot  # noqa: F401
+from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .prompt import detect_route, fts_query, identifiers_in, query_words
-from .prompt import stem as _stem  # noqa: F401  (re-exported for callers of the old module)
-from .ranking import (  # noqa: F401  (ScoredNode, rrf_fuse, expand, node_prior: re-exported)
+from .ranking import (
     BEAM,
     DEFAULT_HOPS,
     HOP_DECAY,
@@ -60,10 +59,7 @@ from .ranking import (
 from .reader import REBUILD_HINT, GraphReader
 from .source import SourceReader
 
-__all__ = [
-    "Retriever", "ScoredNode", "Retrieval", "fts_query", "query_words", "rrf_fuse", "expand",
-    "detect_route", "DEFAULT_HOPS", "OUTPUT_KINDS", "QueryResult", "answer", "query",
-]
+__all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
 
 @dataclass
 class Retrieval:

@@ -44,7 +44,8 @@ def test_fused_answer_with_minilm(minilm_retriever):
 
 
 def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever):
-    from nervapack_core.code.retrieval import Retriever, VectorSnapshot
+    from nervapack_core.code.cache import VectorSnapshot
+    from nervapack_core.code.retrieval import Retriever
     from nervapack_core.code.vectors import VectorIndex
 
     minilm_retriever.vectors()  # opened Chroma once and wrote the snapshot

@@ -6,16 +6,9 @@ import sqlite3
 
 import pytest
 
-from nervapack_core.code.retrieval import (
-    _stem,
-    detect_route,
-    expand,
-    fts_query,
-    identifiers_in,
-    node_prior,
-    query_words,
-    rrf_fuse,
-)
+from nervapack_core.code.prompt import detect_route, fts_query, identifiers_in, query_words
+from nervapack_core.code.prompt import stem as _stem
+from nervapack_core.code.ranking import expand, node_prior, rrf_fuse
 
 
 def test_query_words_split_identifiers_and_drop_stopwords():
