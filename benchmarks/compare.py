@@ -48,7 +48,8 @@ def run(tree: Path, name: str, corpora: Path, out: Path, script_tree: Path, extr
         argv = argv[:1] + extra
     env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, str(script_tree / "benchmarks" / f"{name}.py"), *argv], cwd=script_tree, env=env,
+    # cwd is the library's tree: scripts that start `python -c` subprocesses import from there
+    subprocess.run([sys.executable, str(script_tree / "benchmarks" / f"{name}.py"), *argv], cwd=tree, env=env,
                    check=True)
     if not out.exists():  # scripts with a fixed result path
         shutil.copy(script_tree / "benchmarks" / "results" / result, out)
@@ -115,8 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated: " + ", ".join(BENCHMARKS))
     ap.add_argument("--corpora", type=Path, default=Path("/work/corpora"))
     ap.add_argument("--out", type=Path, default=HERE / "results" / "compare.md")
-    ap.add_argument("--same-script", action="store_true",
-                    help="run the after tree's benchmark scripts for both sides (when the old library supports them)")
+    ap.add_argument("--same-script", default="",
+                    help="comma-separated benchmarks whose after-tree script runs for both sides "
+                         "(when the old library supports it)")
     ap.add_argument("--ingest-corpora", default="", help="comma-separated corpora for the ingest benchmark")
     ap.add_argument("--keep", type=Path, default=None, help="copy each side's result files into this folder")
     args = ap.parse_args(argv)
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             outs = {}
             for label, tree in (("before", old), ("after", new)):
                 outs[label] = work / f"{name}-{label}.md"
-                script_tree = new if args.same_script else tree
+                script_tree = new if name in args.same_script.split(",") else tree
                 extra = [c for c in args.ingest_corpora.split(",") if c]
                 seconds = run(tree, name, corpora[label], outs[label], script_tree, extra)
                 print(f"{name} {label}: {seconds:.0f} s", flush=True)
