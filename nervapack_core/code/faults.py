@@ -1,10 +1,11 @@
 """Fault injection for the crash tests: named points where the ingest can SIGKILL itself.
 
 ``NERVAPACK_TEST_KILL_AFTER=<point>`` makes the process kill itself (SIGKILL, no cleanup,
-as a power cut or an OOM kill would) when it reaches that point. The points of an
-ingest are ``parse``, ``rebuild-delete``, ``write-insert`` (inside the write transaction),
-``graph-commit`` (after it) and ``embed-batch`` (after the first batch of vectors). Unset,
-nothing happens; this is how the tests reach the states between two steps for real.
+as a power cut or an OOM kill would) when it reaches that point. The points of an ingest
+are ``parse-chunk`` (while parser workers are still busy), ``parse``, ``rebuild-delete``,
+``write-insert`` (inside the write transaction), ``graph-commit`` (after it) and
+``embed-batch`` (after the first batch of vectors). Unset, nothing happens; this is how
+the tests reach the states between two steps for real.
 """
 
 from __future__ import annotations

@@ -397,12 +397,27 @@ def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress:
     # big files first so the pool ends evenly; chunks amortise the pickling
     ordered = sorted(cands, key=lambda c: -c.size)
     chunks = [ordered[i::workers * 8] for i in range(workers * 8)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         for batch in pool.map(_parse_chunk, [(root, ch) for ch in chunks if ch]):
             out.extend(batch)
             progress("parse", len(out), total)
+            fault_point("parse-chunk")
     out.sort(key=lambda pf: pf.path)
     return out
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a parser worker: end when the ingest process dies, even by SIGKILL, instead of
+    parsing on for minutes as an orphan (Linux ``PR_SET_PDEATHSIG``; elsewhere a no-op)."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the ingest died before the line above took effect
+        os._exit(1)
 
 
 def _delete_all(conn) -> list[str]:

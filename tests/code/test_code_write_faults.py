@@ -288,3 +288,48 @@ def test_processes_creating_the_chroma_store_at_once_all_succeed(tmp_path):
 
     SharedSystemClient.clear_system_cache()
     assert VectorIndex(path, "hashing").ids() == {"n0", "n1", "n2"}
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose environment holds ``marker`` (zombies excluded)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (entry / "environ").read_bytes() and \
+                    "Z" not in (entry / "stat").read_text().rsplit(")", 1)[1].split()[:1]:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+def test_parser_workers_end_with_a_killed_ingest(generated_repo, kit):
+    """SIGKILL of the ingest alone (not its process group, as `kill -9 PID` does) while the
+    parser workers are busy: the workers end with it instead of parsing on as orphans."""
+    import uuid
+
+    # chunk 0 (the largest file first): a big module docstring, parsed at once; chunk 1: a
+    # file of 6,000 functions that keeps its worker busy for seconds when the ingest dies
+    lines = "".join(f"Line {i} of a long module docstring, to make this the largest file.\n" for i in range(8000))
+    (generated_repo / "pkg" / "zz_docs.py").write_text(f'"""\n{lines}"""\n')
+    (generated_repo / "pkg" / "zz_many.py").write_text("".join(
+        f"def f{i}(a, b):\n    return g{i}(a) + h(b, {i})\n\n" for i in range(6000)))
+    marker = f"NERVAPACK_TEST_WORKER_MARK={uuid.uuid4().hex}"
+    key, value = marker.split("=")
+    proc = kit.start_cli("ingest", str(generated_repo), "--no-embed", "--workers", "2",
+                         NERVAPACK_TEST_KILL_AFTER="parse-chunk", **{key: value})
+    try:
+        # wait(), not communicate(): orphaned workers would hold the output pipes open
+        assert proc.wait(timeout=120) == -signal.SIGKILL  # it died at the fault point, mid-parse
+        deadline = time.monotonic() + 1.5  # an orphan would parse on for seconds (minutes on big files)
+        while _processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _processes_with(marker) == []
+    finally:
+        for pid in _processes_with(marker):  # do not leave orphans behind if it failed
+            os.kill(pid, signal.SIGKILL)
+        proc.stdout.close()
+        proc.stderr.close()
