@@ -183,6 +183,29 @@ _SUBKIND_BY_TYPE = {
 }
 
 
+def _innermost(spans: list[tuple[int, int, str, str]], positions: list[int],
+               kinds: tuple[str, ...]) -> list[str | None]:
+    """For each byte position (ascending), the qualified name of the innermost span of one of
+    ``kinds`` containing it, or ``None``. One sweep with a stack of open spans (they nest, as
+    syntax nodes do): linear, where testing every span for every call was quadratic (a file of
+    6,000 functions took 3.4 s)."""
+    ordered = sorted(((s, e, i, q) for i, (s, e, k, q) in enumerate(spans) if k in kinds),
+                     key=lambda t: (t[0], -t[1], t[2]))
+    out: list[str | None] = []
+    stack: list[tuple[int, int, int, str]] = []
+    nxt = 0
+    for pos in positions:
+        while nxt < len(ordered) and ordered[nxt][0] <= pos:
+            while stack and stack[-1][1] <= ordered[nxt][0]:
+                stack.pop()
+            stack.append(ordered[nxt])
+            nxt += 1
+        while stack and stack[-1][1] <= pos:
+            stack.pop()
+        out.append(stack[-1][3] if stack else None)
+    return out
+
+
 def parse_source(source: bytes, language: str) -> ParsedSource:
     """Entities and references of one file in a parsed ``language``."""
     from tree_sitter import QueryCursor
@@ -262,17 +285,14 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         spans.append((start, end, kind, unique_qname))
         stack.append((end, kind, qname, qname))
 
-    def enclosing(byte: int, kinds=("function", "class")) -> str | None:
-        best = None
-        for s, e, kind, qname in spans:
-            if s <= byte < e and kind in kinds and (best is None or s >= best[0]):
-                best = (s, qname)
-        return best[1] if best else None
-
-    for kind, node in sorted(calls, key=lambda c: c[1].start_byte):
-        result.refs.append(Ref(kind, _text(node), enclosing(node.start_byte), node.start_point[0] + 1))
-    for node in sorted(bases, key=lambda n: n.start_byte):
-        result.refs.append(Ref("base", _text(node), enclosing(node.start_byte, ("class",)), node.start_point[0] + 1))
+    sorted_calls = sorted(calls, key=lambda c: c[1].start_byte)
+    callers = _innermost(spans, [node.start_byte for _, node in sorted_calls], ("function", "class"))
+    for (kind, node), caller in zip(sorted_calls, callers):
+        result.refs.append(Ref(kind, _text(node), caller, node.start_point[0] + 1))
+    sorted_bases = sorted(bases, key=lambda n: n.start_byte)
+    owners = _innermost(spans, [node.start_byte for node in sorted_bases], ("class",))
+    for node, owner in zip(sorted_bases, owners):
+        result.refs.append(Ref("base", _text(node), owner, node.start_point[0] + 1))
     for stmt, module in sorted(imports, key=lambda p: p[1].start_byte):
         names: tuple[str, ...] = ()
         if stmt.type == "import_from_statement":
