@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -171,25 +172,28 @@ class GraphReader:
     def _error(self, exc: sqlite3.Error) -> NervapackError:
         return read_error(exc, self.path, _LABEL, REBUILD_HINT)
 
-    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Inside the block, any SQLite failure on this graph becomes its clear error (locked:
+        try again; damaged: rebuild), for code that queries ``conn`` itself."""
         try:
-            return self.conn.execute(sql, tuple(args)).fetchall()
+            yield
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self.guard():
+            return self.conn.execute(sql, tuple(args)).fetchall()
+
     def one(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Row | None:
-        try:
+        with self.guard():
             return self.conn.execute(sql, tuple(args)).fetchone()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     def rows_in(self, sql: str, values: Iterable[Any], params: Sequence[Any] = (),
                 size: int = 400) -> list[sqlite3.Row]:
         """:func:`storage.in_chunks` with errors made clear."""
-        try:
+        with self.guard():
             return in_chunks(self.conn, sql, values, params, size)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     def meta(self, key: str, default: Any = None) -> Any:
         row = self.one("SELECT value FROM meta WHERE key=?", (key,))
@@ -198,10 +202,8 @@ class GraphReader:
     # -- counts and status ---------------------------------------------------------------
     def counts(self) -> dict:
         """Nodes, edges and files, with nodes and edges by kind."""
-        try:
+        with self.guard():
             return graph_counts(self.conn)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     def last_run(self) -> sqlite3.Row | None:
         return self.one("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1")
@@ -225,13 +227,11 @@ class GraphReader:
             data["changed_since_ingest"] = self.file_states()
         if detailed:
             conn = self.conn
-            try:
+            with self.guard():
                 data["health"] = analytics.health(conn, changes=data.get("changed_since_ingest")).as_dict()
                 data["languages"] = analytics.language_stats(conn)
                 data["top_files"] = analytics.top_files(conn)
                 data["doc_coverage"] = analytics.doc_coverage(conn)
-            except sqlite3.Error as exc:
-                raise self._error(exc) from None
             data["import_cycles"] = self.import_cycles()
             data["skipped"] = [dict(r) for r in self.rows("SELECT path, reason FROM skipped ORDER BY path")]
             data["parse_problems"] = [dict(r) for r in self.rows(
@@ -242,10 +242,8 @@ class GraphReader:
     def language_stats(self) -> list[dict]:
         from .analytics import language_stats
 
-        try:
+        with self.guard():
             return language_stats(self.conn)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     # -- nodes -----------------------------------------------------------------------------
     def node(self, node_id: str) -> sqlite3.Row | None:
@@ -408,38 +406,30 @@ class GraphReader:
         """The resolved file -> file import graph (networkx ``DiGraph``)."""
         from .analytics import import_graph
 
-        try:
+        with self.guard():
             return import_graph(self.conn)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     def import_cycles(self, graph=None) -> list[list[str]]:
         """Import cycles in import direction, each closed (``[a, b, c, a]``: a imports b, …),
         from the project's one cycle function (:func:`.dependencies.import_cycles`)."""
         from .dependencies import import_cycles
 
-        try:
+        with self.guard():
             return [c["example"] for c in import_cycles(graph if graph is not None else self.import_graph())]
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     def dependencies(self, file: str | None = None) -> dict:
         """``nervapack dependencies``: the whole report, or one file's imports and importers."""
         from .dependencies import dependency_report, file_dependencies
 
-        try:
+        with self.guard():
             return file_dependencies(self.conn, file) if file else dependency_report(self.conn)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     def explore(self, target: str, hops: int = 1, max_nodes: int = 300):
         """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``)."""
         from .explore import explore
 
-        try:
+        with self.guard():
             return explore(self.conn, target, hops=hops, max_nodes=max_nodes)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
 
     # -- files and freshness ---------------------------------------------------------------
     def stored_files(self, paths: Iterable[str]) -> dict[str, tuple[str | None, float | None]]:
@@ -453,7 +443,5 @@ class GraphReader:
         """The files table against the working tree: ``{modified, added, deleted, total}``."""
         from .analytics import changed_since_ingest
 
-        try:
+        with self.guard():
             return changed_since_ingest(self.conn, self.root)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..storage import read_error
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
@@ -56,7 +55,7 @@ from .ranking import (
 from .ranking import (
     scored_node as _scored,
 )
-from .reader import REBUILD_HINT, GraphReader
+from .reader import GraphReader
 from .source import SourceReader
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
@@ -390,10 +389,8 @@ def answer(retriever: Retriever, prompt: str, budget: int = 2000, hops: int = DE
     from .pack import check_budget
 
     budget = check_budget(budget)
-    try:
+    with retriever.graph.guard():
         return _answer(retriever, prompt, budget, hops, impact_of)
-    except sqlite3.Error as exc:
-        raise read_error(exc, retriever.db_path, "code graph", REBUILD_HINT) from None
 
 
 def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of: str | None) -> QueryResult:

@@ -135,9 +135,8 @@ def graph_reader(graph_db: Path, root: Path | None = None) -> Iterator[GraphRead
     except NervapackError as exc:
         raise GraphUnreadable(str(exc)) from None
     try:
-        yield reader
-    except sqlite3.DatabaseError as exc:
-        raise GraphUnreadable(str(reader._error(exc))) from None
+        with reader.guard():  # the page queries below run SQL on reader.conn themselves
+            yield reader
     except GraphUnreadable:
         raise
     except NervapackError as exc:
