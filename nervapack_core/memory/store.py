@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..storage import Database, applied_version, env_lock_timeout, open_reader, wait_reporter
+from ..storage import Database, applied_version, env_lock_timeout, open_reader, read_error, wait_reporter
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
@@ -166,8 +166,8 @@ class MemoryStore:
                     return fn(self._conn)
                 finally:
                     self._conn.execute("ROLLBACK")
-            except sqlite3.Error as exc:
-                raise NervapackError(f"memory database error ({self.path}): {exc}") from None
+            except sqlite3.Error as exc:  # locked (try again) or damaged: the shared reading rule
+                raise read_error(exc, self.path, "memory database") from None
 
     def _ns(self, namespace=None) -> str:
         return self.namespace if namespace is None else check_namespace(namespace)
