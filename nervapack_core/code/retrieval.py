@@ -95,11 +95,6 @@ class Retriever:
         self.token_counts = FileTokenCache(self.cache, self.root)
         self.source = SourceReader(self.graph, self.root)  # what the packer reads: lines, members, doc text
 
-    # -- freshness -------------------------------------------------------------------------
-    def changed(self) -> bool:
-        """Whether graph.db changed on disk since this retriever was opened."""
-        return self.graph.changed()
-
     def close(self) -> None:
         self.graph.close()
 
