@@ -1,21 +1,45 @@
 """Node ids and the cross-file edges of the code graph.
 
 :func:`node_id` is stable across ingests while a definition keeps its file, kind and
-name. :func:`resolve_edges` recomputes every IMPORTS, CALLS, INHERITS and EXPLAINS edge
-from the stored references and doc sections, inside the ingest's write transaction.
+name. The cross-file edges (IMPORTS, CALLS, INHERITS, EXPLAINS) are computed from the
+stored references and doc sections, inside the ingest's write transaction, in one of
+two ways that give the same edges:
+
+- :func:`resolve_edges` recomputes all of them (first ingest, rebuild);
+- :func:`resolve_changed` recomputes only what a set of replaced files can change
+  (``sync`` and every later ingest), so one edited file costs milliseconds on a graph
+  of 150,000 edges instead of seconds.
+
+Why the incremental way is exact: an edge from a reference depends only on the
+reference itself, its file's resolved imports and the definitions that carry the
+referenced *name*; a doc section's EXPLAINS edges depend only on its text and the
+definitions carrying the names it mentions (a qualified mention ``a.b.c`` can only
+match definitions whose last name part is ``c``). So after files change, only these
+need resolving again: the references and doc sections of the changed files; references
+and doc sections elsewhere that mention an *affected name* (one whose set of
+definitions differs before and after); and, when files were added or removed, the
+references of files whose imports now resolve differently. Every other edge into a
+changed file is kept as it was (its target id is stable and nothing it depends on
+moved). The property test in ``tests/code/test_sync_property.py`` holds this to a
+fresh ingest's graph after random edits, renames and deletions.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from ..storage import chunked, in_chunks
+from ..text import fts_quote
 from .binder import Definition, DefinitionIndex, bind_section
 from .imports import ImportResolver
 
-__all__ = ["node_id", "resolve_edges", "CROSS_FILE_EDGES"]
+__all__ = ["node_id", "resolve_edges", "resolve_changed", "CROSS_FILE_EDGES", "Before", "capture_before"]
 
 CROSS_FILE_EDGES = ("IMPORTS", "CALLS", "INHERITS", "EXPLAINS")
+_DEF_COLUMNS = "id, kind, name, qualified_name, file, subkind, parent_id"
 
 
 def node_id(file: str, kind: str, qualified_name: str) -> str:
@@ -23,14 +47,72 @@ def node_id(file: str, kind: str, qualified_name: str) -> str:
     return hashlib.sha1(f"{file}\0{kind}\0{qualified_name}".encode()).hexdigest()[:16]
 
 
+def _file_id(path: str) -> str:
+    return node_id(path, "file", path)
+
+
+def _best(edges: Iterable[tuple]) -> list[tuple]:
+    """The most confident edge per (source, target, kind); the first one on a tie."""
+    best: dict[tuple, tuple] = {}
+    for e in edges:
+        key = e[:3]
+        if key not in best or e[3] > best[key][3]:
+            best[key] = e
+    return list(best.values())
+
+
+# -- the three kinds of resolution, shared by both ways --------------------------------
+
+def _import_edges(refs, resolver: ImportResolver, languages: dict[str, str]) -> tuple[list, dict[str, set[str]]]:
+    """IMPORTS edges of the import ``refs`` (in rowid order) and the files each file imports."""
+    imports_of: dict[str, set[str]] = defaultdict(set)
+    edges = []
+    for r in refs:
+        names = tuple(r["names"].split(",")) if r["names"] else ()
+        for target in resolver.resolve(languages.get(r["file"], ""), r["file"], r["name"], names):
+            if target not in imports_of[r["file"]]:
+                imports_of[r["file"]].add(target)
+                edges.append((_file_id(r["file"]), _file_id(target), "IMPORTS", 1.0, r["name"]))
+    return edges, imports_of
+
+
+def _call_edges(refs, candidates, imports_of: dict[str, set[str]], qname_of) -> list:
+    """CALLS and INHERITS edges of the non-import ``refs``.
+
+    ``candidates(kind, name)`` gives the definitions a name may mean (classes for a base
+    class, classes and functions otherwise); ``qname_of(id)`` a source's qualified name.
+    """
+    edges = []
+    for r in refs:
+        cands = candidates(r["kind"], r["name"])
+        if not cands:
+            continue
+        target, conf = _pick(r, cands, imports_of.get(r["file"], set()), qname_of)
+        if target is None or target["id"] == r["source_id"]:
+            continue
+        edges.append((r["source_id"], target["id"], "INHERITS" if r["kind"] == "base" else "CALLS", conf,
+                      f"{r['name']}"))
+    return edges
+
+
+def _doc_edges(docs, index: DefinitionIndex) -> list:
+    return [(doc["id"], b.target, "EXPLAINS", b.confidence, b.evidence)
+            for doc in docs for b in bind_section(f"{doc['name']}\n{doc['text']}", index)]
+
+
+def _definition(d, file_ids: dict[str, str] | None = None) -> Definition:
+    top = d["parent_id"] == (file_ids[d["file"]] if file_ids is not None else _file_id(d["file"]))
+    return Definition(d["id"], d["name"], d["qualified_name"], d["file"], top)
+
+
+# -- all at once -----------------------------------------------------------------------
+
 def resolve_edges(conn) -> None:
     """Recompute every cross-file edge from the stored references and doc sections."""
     conn.execute(f"DELETE FROM edges WHERE kind IN ({','.join('?' * len(CROSS_FILE_EDGES))})", CROSS_FILE_EDGES)
     languages = dict(conn.execute("SELECT path, language FROM files"))
-    file_ids = {path: node_id(path, "file", path) for path in languages}
-    defs = conn.execute(
-        "SELECT id, kind, name, qualified_name, file, subkind, parent_id FROM nodes"
-        " WHERE kind IN ('class', 'function', 'variable')").fetchall()
+    file_ids = {path: _file_id(path) for path in languages}
+    defs = conn.execute(f"SELECT {_DEF_COLUMNS} FROM nodes WHERE kind IN ('class', 'function', 'variable')").fetchall()
     by_name: dict[str, list] = defaultdict(list)
     classes_by_name: dict[str, list] = defaultdict(list)
     for d in defs:
@@ -40,55 +122,225 @@ def resolve_edges(conn) -> None:
             classes_by_name[d["name"]].append(d)
     qname_of = {d["id"]: d["qualified_name"] for d in defs}
 
-    resolver = ImportResolver(list(languages))
-    imports_of: dict[str, set[str]] = defaultdict(set)
-    edges = []
-    refs = conn.execute("SELECT file, source_id, kind, name, names FROM refs").fetchall()
-    for r in refs:
-        if r["kind"] != "import":
-            continue
-        names = tuple(r["names"].split(",")) if r["names"] else ()
-        for target in resolver.resolve(languages.get(r["file"], ""), r["file"], r["name"], names):
-            if target not in imports_of[r["file"]]:
-                imports_of[r["file"]].add(target)
-                edges.append((file_ids[r["file"]], file_ids[target], "IMPORTS", 1.0, r["name"]))
-
-    for r in refs:
-        kind = r["kind"]
-        if kind == "import":
-            continue
-        pool = classes_by_name if kind == "base" else by_name
-        cands = pool.get(r["name"])
-        if not cands:
-            continue
-        target, conf = _pick(r, cands, imports_of[r["file"]], qname_of)
-        if target is None or target["id"] == r["source_id"]:
-            continue
-        edge_kind = "INHERITS" if kind == "base" else "CALLS"
-        edges.append((r["source_id"], target["id"], edge_kind, conf, f"{r['name']}"))
-
-    index = DefinitionIndex([
-        Definition(d["id"], d["name"], d["qualified_name"], d["file"], d["parent_id"] == file_ids.get(d["file"]))
-        for d in defs if d["kind"] in ("class", "function")
-    ])
-    for doc in conn.execute("SELECT id, name, text FROM nodes WHERE kind='doc'"):
-        for b in bind_section(f"{doc['name']}\n{doc['text']}", index):
-            edges.append((doc["id"], b.target, "EXPLAINS", b.confidence, b.evidence))
-    # keep the most confident edge per (source, target, kind)
-    best: dict[tuple, tuple] = {}
-    for e in edges:
-        key = e[:3]
-        if key not in best or e[3] > best[key][3]:
-            best[key] = e
-    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)", list(best.values()))
+    refs = conn.execute("SELECT file, source_id, kind, name, names FROM refs ORDER BY rowid").fetchall()
+    edges, imports_of = _import_edges([r for r in refs if r["kind"] == "import"], ImportResolver(list(languages)),
+                                      languages)
+    edges += _call_edges([r for r in refs if r["kind"] != "import"],
+                         lambda kind, name: (classes_by_name if kind == "base" else by_name).get(name),
+                         imports_of, qname_of.get)
+    index = DefinitionIndex([_definition(d, file_ids) for d in defs if d["kind"] in ("class", "function")])
+    edges += _doc_edges(conn.execute("SELECT id, name, text FROM nodes WHERE kind='doc'"), index)
+    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)", _best(edges))
 
 
-def _pick(ref, cands, imported_files: set[str], qname_of: dict[str, str]):
+# -- only what changed ---------------------------------------------------------------------
+
+def _def_keys(d) -> tuple[str, str]:
+    """The names under which a definition can be found: its name and the last part of its
+    qualified name (they differ for ``X#2`` redefinitions)."""
+    return d["name"], d["qualified_name"].rsplit(".", 1)[-1]
+
+
+@dataclass
+class Before:
+    """What :func:`resolve_changed` needs from the graph before changed files are replaced."""
+
+    paths: set[str]
+    definitions: set[tuple] = field(default_factory=set)  # (id, kind, name, qname, file, parent) of those files
+    incoming: list[tuple] = field(default_factory=list)  # cross-file edges from other files into them
+    shas: dict[str, str | None] = field(default_factory=dict)  # node id -> content hash, for every node of them
+
+
+def capture_before(conn, paths: Iterable[str]) -> Before:
+    """Read, before ``paths`` are deleted and inserted again, what they defined and which
+    edges from other files pointed into them."""
+    before = Before(set(paths))
+    for r in in_chunks(conn, f"SELECT {_DEF_COLUMNS}, sha FROM nodes WHERE file IN ({{marks}})", sorted(before.paths)):
+        before.shas[r["id"]] = r["sha"]
+        if r["kind"] in ("class", "function"):
+            before.definitions.add(tuple(r[c] for c in ("id", "kind", "name", "qualified_name", "file", "parent_id")))
+    before.incoming = [tuple(r) for r in in_chunks(
+        conn, "SELECT e.source, e.target, e.kind, e.confidence, e.evidence, s.file FROM edges e"
+        " JOIN nodes t ON t.id = e.target JOIN nodes s ON s.id = e.source"
+        " WHERE e.kind IN (?, ?, ?, ?) AND t.file IN ({marks})", sorted(before.paths), CROSS_FILE_EDGES)]
+    before.incoming = [e for e in before.incoming if e[5] not in before.paths]
+    return before
+
+
+class _Lookup:
+    """Definitions by name and by qualified name, read from SQL on demand (and cached):
+    an incremental resolve touches a few names, not the 50,000 definitions of a large graph."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self._by: dict[tuple[str, str], list] = {}
+        self._definitions: dict[tuple[str, str], list[Definition]] = {}
+
+    def _rows(self, column: str, value: str) -> list:
+        key = (column, value)
+        if key not in self._by:
+            self._by[key] = self.conn.execute(
+                # "+kind": look up through the name's index, never scan every definition by kind
+                f"SELECT {_DEF_COLUMNS} FROM nodes WHERE {column} = ? AND +kind IN ('class', 'function')",
+                (value,)).fetchall()
+        return self._by[key]
+
+    def definitions(self, column: str, value: str) -> list[Definition]:
+        key = (column, value)
+        if key not in self._definitions:
+            self._definitions[key] = [_definition(r) for r in self._rows(column, value)]
+        return self._definitions[key]
+
+    def candidates(self, kind: str, name: str) -> list:
+        rows = self._rows("name", name)
+        return [r for r in rows if r["kind"] == "class"] if kind == "base" else rows
+
+    def index(self) -> DefinitionIndex:
+        lookup = self
+
+        class _Lazy(dict):
+            def __init__(self, column: str):
+                super().__init__()
+                self.column = column
+
+            def get(self, key, default=None):
+                return lookup.definitions(self.column, key) or (default if default is not None else [])
+
+        index = DefinitionIndex([])
+        index.by_name, index.by_qname = _Lazy("name"), _Lazy("qualified_name")  # type: ignore[assignment]
+        return index
+
+
+def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
+    """Bring the cross-file edges up to date after the files of ``before`` were deleted and
+    those still present inserted again (inside the caller's transaction)."""
+    changed = before.paths
+    languages = dict(conn.execute("SELECT path, language FROM files"))
+    present = [p for p in changed if p in languages]
+    after = {tuple(r) for r in in_chunks(
+        conn, "SELECT id, kind, name, qualified_name, file, parent_id FROM nodes"
+        " WHERE kind IN ('class', 'function') AND file IN ({marks})", sorted(present))}
+    affected = {key for d in before.definitions ^ after for key in (d[2], d[3].rsplit(".", 1)[-1])}
+
+    # imports: the changed files' own; when files came or went, everyone's may differ
+    edges: list[tuple] = []
+    rebind_files = set(present)  # files all of whose references are resolved again
+    if file_set_changed:
+        old = defaultdict(set)
+        for s, t in conn.execute("SELECT source, target FROM edges WHERE kind='IMPORTS'"):
+            old[s].add(t)
+        for e in before.incoming:
+            if e[2] == "IMPORTS":
+                old[e[0]].add(e[1])
+        conn.execute("DELETE FROM edges WHERE kind='IMPORTS'")
+        refs = conn.execute("SELECT file, source_id, kind, name, names FROM refs WHERE kind='import'"
+                            " ORDER BY rowid").fetchall()
+        import_edges, imports_of = _import_edges(refs, ImportResolver(list(languages)), languages)
+        edges += import_edges
+        for path in languages:
+            if path not in changed and {_file_id(t) for t in imports_of.get(path, ())} != old.get(_file_id(path),
+                                                                                                    set()):
+                rebind_files.add(path)
+    else:
+        refs = _refs_of(conn, sorted(present), "kind = 'import'")
+        import_edges, imports_of = _import_edges(refs, ImportResolver(list(languages)), languages)
+        edges += import_edges
+        for path, targets in _stored_imports(conn, languages, exclude=changed).items():
+            imports_of[path] |= targets
+        path_of = {_file_id(p): p for p in languages}
+        for e in before.incoming:
+            if e[2] == "IMPORTS" and e[0] in path_of and e[1] in path_of:
+                imports_of[path_of[e[0]]].add(path_of[e[1]])
+
+    # the edges of references and doc sections that must be resolved again
+    again_unchanged = rebind_files - changed
+    in_chunks(conn, "DELETE FROM edges WHERE kind IN ('CALLS', 'INHERITS')"
+              " AND source IN (SELECT id FROM nodes WHERE file IN ({marks}))", sorted(rebind_files - changed))
+    in_chunks(conn, "DELETE FROM edges WHERE kind IN ('CALLS', 'INHERITS')"
+              " AND target IN (SELECT id FROM nodes WHERE name IN ({marks}))", sorted(affected))
+    refs = _refs_of(conn, sorted(rebind_files), "kind != 'import'")
+    refs += [r for r in in_chunks(conn, "SELECT file, source_id, kind, name, names, line FROM refs"
+                                  " WHERE kind != 'import' AND name IN ({marks}) ORDER BY rowid", sorted(affected))
+             if r["file"] not in rebind_files]
+    lookup = _Lookup(conn)
+    qnames: dict[str, str | None] = {}
+
+    def qname_of(node: str) -> str | None:
+        if node not in qnames:
+            row = conn.execute("SELECT qualified_name FROM nodes WHERE id = ?", (node,)).fetchone()
+            qnames[node] = row[0] if row else None
+        return qnames[node]
+
+    edges += _call_edges(refs, lookup.candidates, imports_of, qname_of)
+
+    docs = {r["id"]: r for r in _docs_in(conn, sorted(present))}
+    for r in _docs_mentioning(conn, affected):
+        docs.setdefault(r["id"], r)
+    in_chunks(conn, "DELETE FROM edges WHERE kind = 'EXPLAINS' AND source IN ({marks})", sorted(docs))
+    edges += _doc_edges(docs.values(), lookup.index())
+
+    # edges from elsewhere into the changed files that nothing above recomputes: kept
+    for source, target, kind, conf, evidence, source_file in before.incoming:
+        if kind == "IMPORTS":
+            keep = not file_set_changed
+        elif kind == "EXPLAINS":
+            keep = source not in docs
+        else:
+            keep = source_file not in rebind_files and evidence not in affected
+        if keep:
+            edges.append((source, target, kind, conf, evidence))
+    live = _existing(conn, {e[1] for e in edges} | {e[0] for e in edges})
+    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)",
+                     [e for e in _best(edges) if e[0] in live and e[1] in live])
+
+
+def _refs_of(conn, paths: list[str], condition: str) -> list:
+    return in_chunks(conn, "SELECT file, source_id, kind, name, names, line FROM refs"
+                           f" WHERE {condition} AND file IN ({{marks}}) ORDER BY rowid", paths)
+
+
+def _stored_imports(conn, languages: dict[str, str], exclude: set[str]) -> dict[str, set[str]]:
+    """The files each file imports, as the stored IMPORTS edges say (files not in ``exclude``)."""
+    path_of = {_file_id(p): p for p in languages}
+    imports: dict[str, set[str]] = defaultdict(set)
+    for s, t in conn.execute("SELECT source, target FROM edges WHERE kind = 'IMPORTS'"):
+        source, target = path_of.get(s), path_of.get(t)
+        if source and target and source not in exclude:
+            imports[source].add(target)
+    return imports
+
+
+def _docs_in(conn, paths: list[str]) -> list:
+    return in_chunks(conn, "SELECT id, name, text FROM nodes WHERE kind = 'doc' AND file IN ({marks})", paths)
+
+
+def _docs_mentioning(conn, names: set[str]) -> list:
+    """Doc sections whose text may mention one of ``names``: a superset found through the
+    full-text index (a name's tokens appear in the section's tokens whenever the binder
+    could read it there); names without a letter or digit are looked for literally."""
+    worded = sorted(n for n in names if any(ch.isalnum() for ch in n))
+    out = []
+    for chunk in chunked(worded, 200):
+        out += conn.execute(
+            # CROSS JOIN: the full-text match first, then its rows (not every doc tried against it)
+            "SELECT n.id, n.name, n.text FROM nodes_fts f CROSS JOIN nodes n ON n.rowid = f.rowid"
+            " WHERE nodes_fts MATCH ? AND n.kind = 'doc'", (" OR ".join(fts_quote(n) for n in chunk),)).fetchall()
+    for name in sorted(set(names) - set(worded)):
+        out += conn.execute("SELECT id, name, text FROM nodes WHERE kind = 'doc'"
+                            " AND (instr(text, ?) > 0 OR instr(name, ?) > 0)", (name, name)).fetchall()
+    return out
+
+
+def _existing(conn, ids: set[str]) -> set[str]:
+    return {r[0] for r in in_chunks(conn, "SELECT id FROM nodes WHERE id IN ({marks})", sorted(ids))}
+
+
+def _pick(ref, cands, imported_files: set[str], qname_of):
     """The definition a call or base name most likely means, with a confidence; or (None, 0)."""
     same_file = [c for c in cands if c["file"] == ref["file"]]
     if ref["kind"] == "method" and same_file:
         # self.helper(): prefer a method of the caller's own class
-        source_q = qname_of.get(ref["source_id"], "")
+        source_q = qname_of(ref["source_id"]) or ""
         owner = source_q.rsplit(".", 1)[0] if "." in source_q else None
         own = [c for c in same_file if owner and c["qualified_name"].rsplit(".", 1)[0] == owner]
         if len(own) == 1:
@@ -103,5 +355,3 @@ def _pick(ref, cands, imported_files: set[str], qname_of: dict[str, str]):
     if len(cands) == 1:
         return cands[0], 0.6 if ref["kind"] != "method" else 0.4
     return None, 0.0
-
-

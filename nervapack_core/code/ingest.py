@@ -50,8 +50,7 @@ from ..text import identifier_terms
 from ..workspace import Workspace
 from .discovery import Candidate, content_sha, discover, file_sha
 from .docs import chunk_doc
-from .edges import CROSS_FILE_EDGES, node_id
-from .edges import resolve_edges as _resolve
+from .edges import CROSS_FILE_EDGES, Before, capture_before, node_id, resolve_changed, resolve_edges
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
 from .faults import fault_point
 from .ingest_lock import ingest_lock
@@ -95,6 +94,18 @@ class IngestReport:
     embedder: str = ""
     warnings: list[str] = field(default_factory=list)
     phases: dict[str, PhaseTiming] = field(default_factory=dict)
+    # what changed, for ``sync``'s summary: paths, the graph's size before, and how the
+    # cross-file edges were brought up to date ("full", "incremental" or "none")
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    nodes_before: int = 0
+    edges_before: int = 0
+    resolve_mode: str = "none"
+    # node ids whose content hash changed / that are gone (for the memories touching them)
+    changed_nodes: list[str] = field(default_factory=list)
+    removed_nodes: list[str] = field(default_factory=list)
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -116,6 +127,13 @@ class ParsedFile:
     entities: list = field(default_factory=list)
     refs: list = field(default_factory=list)
     sections: list = field(default_factory=list)
+    shas: list[str] = field(default_factory=list)  # content hash of each entity, in order
+
+
+def span_sha(lines: list[bytes], start: int, end: int) -> str:
+    """The content hash of lines ``start``..``end`` (1-based, inclusive): what a node's
+    ``sha`` is, so moving a function down the file does not change it, editing it does."""
+    return hashlib.sha1(b"\n".join(lines[max(start - 1, 0):end])).hexdigest()[:16]
 
 
 def parse_file(root: str, cand: Candidate) -> ParsedFile:
@@ -135,6 +153,8 @@ def parse_file(root: str, cand: Candidate) -> ParsedFile:
         if cand.language in PARSED:
             parsed = parse_source(data, cand.language)
             result.entities, result.refs = parsed.entities, parsed.refs
+            lines = data.split(b"\n")
+            result.shas = [span_sha(lines, e.start_line, e.end_line) for e in parsed.entities]
             if parsed.has_errors:
                 result.status = "partial"
                 result.message = (result.message + "; " if result.message else "") + "syntax errors (partial parse)"
@@ -143,7 +163,7 @@ def parse_file(root: str, cand: Candidate) -> ParsedFile:
             result.sections = chunk_doc(text, cand.language)
     except Exception as exc:  # a grammar crash must not stop the ingest
         result.status, result.message = "error", f"parser failed: {type(exc).__name__}: {exc}"
-        result.entities, result.refs, result.sections = [], [], []
+        result.entities, result.refs, result.sections, result.shas = [], [], [], []
     return result
 
 
@@ -272,7 +292,7 @@ def ingest(
     return report
 
 
-PARSER_VERSION = 1  # bump when extraction changes in code (query files are hashed below)
+PARSER_VERSION = 2  # bump when extraction changes in code (query files are hashed below)
 
 
 def parser_fingerprint() -> str:
@@ -286,50 +306,84 @@ def parser_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at):
-    fingerprint = parser_fingerprint()
-    stored = store.files()
-    # another parser, or a rebuild: parse everything
-    known = stored if store.get_meta("parser") == fingerprint and not rebuild else {}
-    candidates = {c.path: c for c in found.files}
-    report.files = len(candidates)
-    report.languages = dict(Counter(c.language for c in found.files))
+@dataclass
+class Plan:
+    """What an update does: files to parse (new or changed content), files whose content
+    is the same under a new mtime, and files to remove. ``full``: everything is parsed
+    again (first ingest, another parser, ``--rebuild``)."""
 
+    parse: list[Candidate]
+    touched: list[Candidate]
+    deleted: list[str]
+    full: bool
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def plan_by_files(store: GraphStore, root: Path, found, rebuild: bool) -> Plan:
+    """The ingest's plan: a file is unchanged when its size and mtime, or else its content
+    hash, equal the stored ones."""
+    stored = store.files()
+    full = rebuild or store.get_meta("parser") != parser_fingerprint() or not stored
+    known = {} if full else stored
     to_parse: list[Candidate] = []
-    touched_only: list[Candidate] = []  # same content, new mtime
+    touched: list[Candidate] = []
     for cand in found.files:
         row = known.get(cand.path)
         if row and row["language"] == cand.language:
             if row["size"] == cand.size and row["mtime"] == cand.mtime:
                 continue
-            if row["size"] == cand.size and file_sha(workspace.root / cand.path) == row["sha"]:
-                touched_only.append(cand)  # same content, new mtime (a checkout, a touch)
+            if row["size"] == cand.size and file_sha(root / cand.path) == row["sha"]:
+                touched.append(cand)  # same content, new mtime (a checkout, a touch)
                 continue
         to_parse.append(cand)
-    deleted = sorted(set(stored) - set(candidates))
+    return Plan(to_parse, touched, sorted(set(stored) - {c.path for c in found.files}), full)
+
+
+# an update changing more files than this share resolves every edge again (faster then)
+INCREMENTAL_RESOLVE_MAX_SHARE = 0.2
+
+
+def _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
+         plan: Plan | None = None, trigger: str = "ingest"):
+    fingerprint = parser_fingerprint()
+    plan = plan or plan_by_files(store, workspace.root, found, rebuild)
+    stored_paths = set(store.files())
+    candidates = {c.path: c for c in found.files}
+    report.files = len(candidates)
+    report.languages = dict(Counter(c.language for c in found.files))
 
     with _timed(report, "parse"):
-        changed = _parse_all(str(workspace.root), to_parse, workers, progress)
+        changed = _parse_all(str(workspace.root), plan.parse, workers, progress)
     fault_point("parse")
+    deleted = plan.deleted
     report.changed, report.deleted = len(changed), len(deleted)
     report.unchanged = report.files - len(changed)
     report.parse_problems = [(pf.path, pf.message) for pf in changed if pf.status != "ok" or pf.message]
+    report.added = sorted(pf.path for pf in changed if pf.path not in stored_paths)
+    report.modified = sorted(pf.path for pf in changed if pf.path in stored_paths)
+    report.removed, report.renamed = list(deleted), list(plan.renamed)
 
     conn = store.conn
     nothing_changed = not changed and not deleted
     skipped_before = {r[0]: r[1] for r in conn.execute("SELECT path, reason FROM skipped")}
     embed_ids: set[str] = set()
     removed_ids: set[str] = set()
+    before_counts = store.counts()
+    report.nodes_before, report.edges_before = before_counts["nodes"], before_counts["edges"]
+    replaced = {pf.path for pf in changed} | set(deleted)
+    incremental = (not rebuild and not plan.full and bool(stored_paths)
+                   and len(replaced) <= max(50, INCREMENTAL_RESOLVE_MAX_SHARE * len(stored_paths)))
     with _timed(report, "write"), store.transaction():
+        before = capture_before(conn, replaced)
         if rebuild:
             # everything goes and comes back in this one transaction: readers keep the
             # old graph until the commit, and a killed rebuild leaves it untouched
             removed_ids.update(_delete_all(conn))
             fault_point("rebuild-delete")
-        for cand in touched_only:
+        for cand in plan.touched:
             conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
         if not nothing_changed:
-            for path in [pf.path for pf in changed] + deleted:
+            for path in sorted(replaced):
                 removed_ids.update(_delete_file(conn, path))
             for i, pf in enumerate(changed):
                 embed_ids.update(_insert_file(conn, pf))
@@ -343,8 +397,13 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         with _timed(report, "resolve"):
             if not nothing_changed:
                 progress("resolve", 0, 1)
-                _resolve(conn)
+                if incremental:
+                    resolve_changed(conn, before, file_set_changed=bool(report.added or deleted))
+                else:
+                    resolve_edges(conn)
+                report.resolve_mode = "incremental" if incremental else "full"
                 progress("resolve", 1, 1)
+        _node_changes(conn, before, report)
         record_pending(conn, embed_ids, removed_ids)
         counts = store.counts()
         report.nodes, report.edges = counts["nodes"], counts["edges"]
@@ -378,6 +437,16 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             embed_pending(store, workspace, report, embedder, progress)
+
+
+def _node_changes(conn, before: Before, report: IngestReport) -> None:
+    """The nodes of the replaced files whose content hash changed, and those now gone
+    (a node stored before hashes existed counts as changed only when it is gone)."""
+    now = {r[0]: r[1] for r in storage.in_chunks(conn, "SELECT id, sha FROM nodes WHERE id IN ({marks})",
+                                                 sorted(before.shas))}
+    report.removed_nodes = sorted(i for i in before.shas if i not in now)
+    report.changed_nodes = sorted(i for i, sha in before.shas.items()
+                                  if i in now and sha is not None and now[i] != sha)
 
 
 def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress: Progress) -> list[ParsedFile]:
@@ -440,8 +509,12 @@ def _delete_file(conn, path: str) -> list[str]:
 
 
 # a ``nodes`` row: id, kind, name, qualified_name, file, start_line, end_line, language,
-# signature, docstring, text, subkind, parent
-_NodeRow = tuple[str, str, str, str, str, int, int, str, str, str, str, str, str | None]
+# signature, docstring, text, subkind, parent, sha
+_NodeRow = tuple[str, str, str, str, str, int, int, str, str, str, str, str, str | None, str]
+
+
+def _text_sha(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _insert_file(conn, pf: ParsedFile) -> list[str]:
@@ -453,22 +526,22 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
     )
     file_id = node_id(pf.path, "file", pf.path)
     rows: list[_NodeRow] = [(file_id, "file", pf.path.rsplit("/", 1)[-1], pf.path, pf.path, 1, max(pf.lines, 1),
-                             pf.language, "", "", "", "", None)]
+                             pf.language, "", "", "", "", None, pf.sha)]
     edges = []
     by_qname: dict[str, str] = {}
-    for e in pf.entities:
+    for e, sha in zip(pf.entities, pf.shas or [""] * len(pf.entities)):
         nid = node_id(pf.path, e.kind, e.qualified_name)
         by_qname[e.qualified_name] = nid
         parent = by_qname.get(e.parent) if e.parent else None
         rows.append((nid, e.kind, e.name, e.qualified_name, pf.path, e.start_line, e.end_line, pf.language,
-                     e.signature, e.docstring, "", e.subkind, parent or file_id))
+                     e.signature, e.docstring, "", e.subkind, parent or file_id, sha))
         edges.append((parent or file_id, nid, "DEFINES", 1.0, None))
     for ref in pf.refs:
         if ref.kind == "import":
             qname = f"{ref.name}@{ref.line}"
             nid = node_id(pf.path, "import", qname)
             rows.append((nid, "import", ref.name, qname, pf.path, ref.line, ref.line, pf.language,
-                         "", "", "", "", file_id))
+                         "", "", "", "", file_id, _text_sha(ref.name)))
             edges.append((file_id, nid, "DEFINES", 1.0, None))
     doc_ids: set[str] = set()
     for s in pf.sections:
@@ -478,11 +551,11 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
             nid = node_id(pf.path, "doc", f"{qname}@{s.start_line}")
         doc_ids.add(nid)
         rows.append((nid, "doc", s.title, s.path, pf.path, s.start_line, s.end_line, pf.language,
-                     "", "", s.text, "section", file_id))
+                     "", "", s.text, "section", file_id, _text_sha(f"{s.title}\n{s.text}")))
         edges.append((file_id, nid, "DEFINES", 1.0, None))
     conn.executemany(
         "INSERT OR REPLACE INTO nodes (id, kind, name, qualified_name, file, start_line, end_line, language,"
-        " signature, docstring, text, subkind, parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        " signature, docstring, text, subkind, parent_id, sha) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
     conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
         "INSERT INTO refs (file, source_id, kind, name, line, names) VALUES (?, ?, ?, ?, ?, ?)",

@@ -89,6 +89,12 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
         action TEXT NOT NULL CHECK (action IN ('upsert', 'delete'))
     ) WITHOUT ROWID
     """)),
+    # sync: a content hash per node (a decision's function edited or not, line moves aside),
+    # and references found by name (the names a changed file defines are resolved again).
+    storage.Migration(3, "node hashes", _statements("""
+    ALTER TABLE nodes ADD COLUMN sha TEXT;
+    CREATE INDEX refs_name ON refs(name)
+    """)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

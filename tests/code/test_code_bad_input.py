@@ -198,10 +198,10 @@ def test_crash_mid_ingest_keeps_previous_graph(tmp_path, monkeypatch):
     (tmp_path / "b.py").write_text("def b():\n    a()\n")
     (tmp_path / "a.py").unlink()
 
-    def boom(conn):
+    def boom(*args, **kwargs):
         raise RuntimeError("simulated crash while resolving")
 
-    monkeypatch.setattr(ingest_module, "_resolve", boom)
+    monkeypatch.setattr(ingest_module, "resolve_changed", boom)
     with pytest.raises(RuntimeError):
         ingest_module.ingest(tmp_path, embed=False)
     after = GraphReader(db)
