@@ -42,7 +42,16 @@ class Workspace:
         return self.dir / "query_history.jsonl"
 
     def ensure(self) -> Workspace:
+        """Create ``.nervapack/``, with a ``.gitignore`` of ``*`` in it (as pytest and ruff do
+        for their caches): the graph and the vectors are derived data, never committed,
+        and a branch switch must not delete them."""
         self.dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.dir / ".gitignore"
+        if not ignore.exists():
+            try:
+                ignore.write_text("# written by NervaPack: this folder holds derived data\n*\n")
+            except OSError:
+                pass  # a read-only workspace is still usable for reading
         return self
 
 

@@ -1,4 +1,4 @@
-"""CLI commands of the code graph: ``ingest``, ``status``, ``export``.
+"""CLI commands of the code graph: ``ingest``, ``sync``, ``status``, ``export``.
 
 Thin: each command calls the library and hands the result to ``emit`` (rich for people,
 ``--json`` for machines); the options are the shared ones of ``cli.common``.
@@ -68,33 +68,101 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
     """
     from ..code.ingest import ingest as run_ingest
 
-    console = _console()
-    show_progress = not (as_json or quiet) and sys.stderr.isatty()
+    report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_ingest(
+        path, embed=not no_embed, embedder=embedder, rebuild=rebuild, workers=workers, progress=progress,
+        max_file_bytes=max_file_size, on_wait=on_wait))
+    emit(_ingest_json(report), lambda _: _print_ingest(_console(), report))
+
+
+def _with_progress(wanted: bool, run):
+    """Call ``run(progress, on_wait)`` with a rich progress bar on stderr when ``wanted``
+    and stderr is a terminal; waiting messages go to stderr either way."""
     err = _console_err()
+    if not (wanted and sys.stderr.isatty()):
+        return run(None, lambda message: err.print(f"[yellow]{message}[/]"))
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    def on_wait(message: str) -> None:
-        err.print(f"[yellow]{message}[/]")
+    bar = Progress(TextColumn("[bold]{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=err, transient=False)
+    tasks: dict[str, int] = {}
 
-    if show_progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    def progress(phase, done, total):
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(phase, total=max(total, 1))
+        bar.update(tasks[phase], completed=done, total=max(total, 1))
 
-        bar = Progress(TextColumn("[bold]{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
-                       TimeElapsedColumn(), console=_console_err(), transient=False)
-        tasks: dict[str, int] = {}
+    with bar:
+        return run(progress, lambda message: bar.console.print(f"[yellow]{message}[/]"))
 
-        def progress(phase, done, total):
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=max(total, 1))
-            bar.update(tasks[phase], completed=done, total=max(total, 1))
 
-        with bar:
-            report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild, workers=workers,
-                                progress=progress, max_file_bytes=max_file_size,
-                                on_wait=lambda message: bar.console.print(f"[yellow]{message}[/]"))
+@click.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option("--no-embed", is_flag=True, help="Leave the vectors as they are (they catch up at the next sync).")
+@click.option("--embedder", type=click.Choice(["minilm", "hashing"]), default="minilm", show_default=True,
+              help="Embedding model for the changed nodes.")
+@click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parser processes (default: all cores).")
+@json_option("Print the summary as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def sync(path, no_embed, embedder, workers, as_json, quiet):
+    """Bring the graph of PATH up to date with what changed since the last ingest or sync.
+
+    In a git repository the changed files come from git: the commits since the
+    graph's commit (renames included), the index and the working tree. After a branch
+    switch or a rebase, or in a folder without git, every file's content hash is
+    compared instead. Only changed files are parsed, their edges resolved again and
+    their nodes embedded; the result equals a fresh ingest. The summary lists the
+    memories whose code changed or vanished.
+    """
+    from ..code.sync import sync as run_sync
+
+    report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_sync(
+        path, embed=not no_embed, embedder=embedder, workers=workers, progress=progress, on_wait=on_wait))
+    emit(_sync_json(report), lambda _: _print_sync(_console(), report))
+
+
+def _sync_json(report) -> dict:
+    data = _ingest_json(report)
+    data["nodes_delta"] = report.nodes - report.nodes_before
+    data["edges_delta"] = report.edges - report.edges_before
+    return data
+
+
+def _print_sync(console, report) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    for w in report.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w)}")
+    if report.mode == "git":
+        commits = f"{(report.from_commit or '')[:10]}..{(report.to_commit or '')[:10]} ({report.commits} commit(s))"
+        source = f"git: {commits} + working tree" if report.commits else "git: working tree (no new commit)"
     else:
-        report = run_ingest(path, embed=not no_embed, embedder=embedder, rebuild=rebuild,
-                            workers=workers, max_file_bytes=max_file_size, on_wait=on_wait)
-    emit(_ingest_json(report), lambda _: _print_ingest(console, report))
+        source = f"content hashes ({report.reason})" if report.reason else "content hashes"
+    t = Table(title=escape(f"Synced {report.root}"), show_header=False, box=None)
+    t.add_row("changes from", source)
+    t.add_row("files", f"{len(report.added):,} added, {len(report.modified):,} modified, {len(report.removed):,} "
+                       f"removed, {len(report.renamed):,} renamed; {report.files:,} in the graph")
+    t.add_row("nodes", f"{report.nodes:,} ({report.nodes - report.nodes_before:+,})")
+    t.add_row("edges", f"{report.edges:,} ({report.edges - report.edges_before:+,}; resolved: {report.resolve_mode})")
+    if report.embedder:
+        t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
+    t.add_row("time", "  ".join(f"{k} {v.wall_s:.2f}s" for k, v in report.phases.items()))
+    console.print(t)
+    for old, new in report.renamed[:20]:
+        console.print(f"  renamed {old} -> {new}", markup=False, highlight=False)
+    if len(report.renamed) > 20:
+        console.print(f"  … and {len(report.renamed) - 20} more renamed (see --json)", style="dim")
+    if report.memory_note:
+        console.print(f"[yellow]{report.memory_note}[/]")
+    if report.memories:
+        mt = Table(title=f"{len(report.memories)} memory reference(s) to code that changed or vanished",
+                   title_justify="left")
+        for col in ("state", "namespace", "memory", "kind", "code", "content"):
+            mt.add_column(col)
+        for m in report.memories:
+            mt.add_row(m["state"], escape(m["namespace"]), m["node_id"][:12], m["kind"],
+                       escape(f"{m['qualified_name'] or m['name']} ({m['file']})"), escape(m["content"][:80]))
+        console.print(mt)
 
 
 def _ingest_json(report) -> dict:
@@ -256,5 +324,5 @@ def export(fmt, output, path):
 
 
 def register(cli: click.Group) -> None:
-    for command in (ingest, status, export):
+    for command in (ingest, sync, status, export):
         cli.add_command(command)

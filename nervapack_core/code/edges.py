@@ -207,7 +207,7 @@ class _Lookup:
                 return lookup.definitions(self.column, key) or (default if default is not None else [])
 
         index = DefinitionIndex([])
-        index.by_name, index.by_qname = _Lazy("name"), _Lazy("qualified_name")  # type: ignore[assignment]
+        index.by_name, index.by_qname = _Lazy("name"), _Lazy("qualified_name")
         return index
 
 
@@ -253,7 +253,6 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
                 imports_of[path_of[e[0]]].add(path_of[e[1]])
 
     # the edges of references and doc sections that must be resolved again
-    again_unchanged = rebind_files - changed
     in_chunks(conn, "DELETE FROM edges WHERE kind IN ('CALLS', 'INHERITS')"
               " AND source IN (SELECT id FROM nodes WHERE file IN ({marks}))", sorted(rebind_files - changed))
     in_chunks(conn, "DELETE FROM edges WHERE kind IN ('CALLS', 'INHERITS')"

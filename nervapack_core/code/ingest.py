@@ -34,7 +34,6 @@ import hashlib
 import os
 import resource
 import shutil
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -48,7 +47,8 @@ from ..errors import NervapackError
 from ..storage import env_lock_timeout
 from ..text import identifier_terms
 from ..workspace import Workspace
-from .discovery import Candidate, content_sha, discover, file_sha
+from .changes import GitState, git_state
+from .discovery import Candidate, Discovery, content_sha, discover, file_sha
 from .docs import chunk_doc
 from .edges import CROSS_FILE_EDGES, Before, capture_before, node_id, resolve_changed, resolve_edges
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
@@ -196,14 +196,6 @@ def _peak_rss_mb() -> float:
     return round(max(own, kids) / 1024, 1)
 
 
-def git_head(root: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def open_for_write(workspace: Workspace, warnings: list[str],
                    on_wait: Callable[[float], None] | None = None) -> GraphStore:
     """Open ``graph.db`` for writing, creating it when missing.
@@ -254,14 +246,44 @@ def ingest(
     database lock; ``$NERVAPACK_LOCK_TIMEOUT`` (seconds) bounds both waits, after which
     :class:`storage.DatabaseLockedError` is raised.
     """
+    return update(path, planner=None, trigger="rebuild" if rebuild else "ingest", embed=embed, embedder=embedder,
+                  rebuild=rebuild, workers=workers, progress=progress, max_file_bytes=max_file_bytes,
+                  on_wait=on_wait)
+
+
+Planner = Callable[[GraphStore, Path, Discovery, "GitState | None"], "Plan"]
+
+
+def checked_root(path: str | os.PathLike) -> Path:
+    """``path`` resolved, or a clear error when it is not an existing folder."""
     root = Path(path).expanduser()
     if not root.exists():
         raise NervapackError(f"{root} does not exist.")
     if not root.is_dir():
         raise NervapackError(f"{root} is not a folder.")
-    root = root.resolve()
+    return root.resolve()
+
+
+def update(
+    path: str | os.PathLike,
+    *,
+    planner: Planner | None,
+    trigger: str,
+    embed: bool = True,
+    embedder: str = "minilm",
+    rebuild: bool = False,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    max_file_bytes: int | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    report: IngestReport | None = None,
+) -> IngestReport:
+    """The one update pipeline behind ``ingest`` and ``sync``: they differ only in how
+    the files to parse are chosen (``planner``; ``None`` = by size, mtime and hash)."""
+    root = checked_root(path)
     progress = progress or (lambda phase, done, total: None)
-    report = IngestReport(root=str(root), is_git=False)
+    report = report or IngestReport(root=str(root), is_git=False)
+    report.root = str(root)
 
     with _timed(report, "discover"):
         progress("discover", 0, 1)
@@ -286,7 +308,10 @@ def ingest(
     with ingest_lock(workspace.dir, timeout=env_lock_timeout(INGEST_LOCK_WAIT), on_wait=on_wait):
         store = open_for_write(workspace, report.warnings, on_wait=db_wait)
         try:
-            _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at)
+            git_now = git_state(root) if report.is_git else None
+            plan = planner(store, root, found, git_now) if planner else None
+            _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
+                 plan=plan, git_now=git_now, trigger=trigger)
         finally:
             store.close()
     return report
@@ -344,7 +369,7 @@ INCREMENTAL_RESOLVE_MAX_SHARE = 0.2
 
 
 def _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
-         plan: Plan | None = None, trigger: str = "ingest"):
+         plan: Plan | None = None, git_now: GitState | None = None, trigger: str = "ingest"):
     fingerprint = parser_fingerprint()
     plan = plan or plan_by_files(store, workspace.root, found, rebuild)
     stored_paths = set(store.files())
@@ -413,14 +438,17 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
                 "INSERT INTO ingest_runs"
                 " (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (started_at, storage.utc_now(), git_head(workspace.root), report.files, report.nodes, report.edges,
-                 len(changed) + len(deleted), None),
+                (started_at, storage.utc_now(), git_now.commit if git_now else None, report.files, report.nodes,
+                 report.edges, len(changed) + len(deleted), None),
             )
         store.set_meta("root", str(workspace.root))
         store.set_meta("parser", fingerprint)
         if not nothing_changed:
             store.set_meta("embedder_requested", None)  # until the vectors catch up
         store.set_meta("is_git", report.is_git)
+        # what sync diffs from next time: the commit this graph reflects and what was dirty then
+        store.set_meta("git_commit", git_now.commit if git_now else None)
+        store.set_meta("git_dirty", git_now.dirty if git_now else [])
     fault_point("graph-commit")
 
     if not nothing_changed:

@@ -397,6 +397,11 @@ class MemoryStore:
         refs = self._read(lambda conn: views.code_refs(conn, ns))
         return views.stale_refs(refs, self.graph.file_states(sorted({r["file"] for r in refs if r["file"]})))
 
+    def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
+        """Live memories (every namespace) touching graph nodes whose content changed
+        (``changed``) or that are gone (``removed``): what ``nervapack sync`` lists."""
+        return self._read(lambda conn: views.touching_code(conn, list(changed), list(removed or [])))
+
     # ------------------------------------------------------------------ consolidation
     def consolidate(self, *, session_id=None, dry_run=False, namespace=None, threshold=0.9) -> dict:
         """Tombstone near-duplicates within sessions (see :mod:`.consolidate`); ``dry_run`` only reports."""

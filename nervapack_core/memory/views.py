@@ -12,6 +12,7 @@ import sqlite3
 from typing import Any
 
 from ..errors import NervapackError
+from ..storage import in_chunks
 from . import nodes, schema
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
@@ -21,7 +22,7 @@ from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
 
 __all__ = [
     "get_node", "search", "timeline", "about", "why", "namespaces", "stats", "data_version", "recall_log",
-    "list_decisions", "for_code", "to_code", "code_refs", "stale_refs", "active_session",
+    "list_decisions", "for_code", "to_code", "code_refs", "stale_refs", "touching_code", "active_session",
 ]
 
 active_session = nodes.active_session
@@ -345,6 +346,20 @@ def code_refs(conn: sqlite3.Connection, ns: str) -> list[dict]:
         "SELECT r.node_id, r.entity_id, r.graph_node_id, r.file, r.file_sha, r.file_mtime, n.kind, n.content "
         "FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
         "WHERE r.namespace = ? AND n.tombstoned = 0 ORDER BY r.file, r.node_id", (ns,))]
+
+
+def touching_code(conn: sqlite3.Connection, changed: list[str], removed: list[str]) -> list[dict]:
+    """Live, current memories of every namespace with a code reference to a graph node in
+    ``changed`` (its content hash differs) or ``removed`` (gone from the graph)."""
+    state = {**{i: "changed" for i in changed}, **{i: "missing" for i in removed}}
+    rows = in_chunks(
+        conn, "SELECT r.namespace, r.node_id, n.kind, n.content, r.graph_node_id, r.name, r.qualified_name, r.file,"
+        " r.start_line, r.end_line FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id"
+        " WHERE n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL"
+        " AND n.kind NOT IN ('entity', 'session')"
+        " AND r.graph_node_id IN ({marks})", sorted(state))
+    found = [dict(r, state=state[r["graph_node_id"]]) for r in rows]
+    return sorted(found, key=lambda r: (r["namespace"], r["file"] or "", r["start_line"] or 0, r["node_id"]))
 
 
 def stale_refs(refs: list[dict], states: dict | None) -> dict:
