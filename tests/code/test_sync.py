@@ -169,3 +169,15 @@ def test_cli_summary_and_errors(repo, tmp_path):
     result = CliRunner().invoke(cli, ["sync", str(tmp_path / "missing")])
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "sync" in run("--help").output and "--json" in run("sync", "--help").output
+
+
+def test_new_definition_of_a_called_name_in_the_changed_file(tmp_path):
+    """`load` gains a namesake in its own file: the call from another file becomes
+    ambiguous, so its kept-as-is incoming edge must go (a fresh ingest has none)."""
+    repo = new_repo(tmp_path / "r", {"app/a.py": "def load():\n    return 1\n",
+                                     "app/u.py": "from app.a import load\n\n\ndef user():\n    return load()\n"})
+    ingest(repo, embed=False, workers=1)
+    with (repo / "app/a.py").open("a") as out:
+        out.write("\n\nclass X:\n    def load(self):\n        return 2\n")
+    sync(repo, embed=False)
+    assert_same_graph(repo, tmp_path / "fresh")
