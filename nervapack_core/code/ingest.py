@@ -8,7 +8,8 @@ Phases:
 4. **resolve** — cross-file edges (IMPORTS, CALLS, INHERITS, EXPLAINS) recomputed from
    the stored references, inside the same transaction, so readers never see a graph
    half-way through;
-5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard;
+5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard,
+   then the git history's new commits and file complexity (:mod:`.history`);
 6. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted.
 
 Integrity rules:
@@ -54,6 +55,7 @@ from .edges import CROSS_FILE_EDGES, node_id
 from .edges import resolve_edges as _resolve
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
 from .faults import fault_point
+from .history import update_history
 from .ingest_lock import ingest_lock
 from .languages import DOC_LANGUAGES, PARSED
 from .parser import parse_source
@@ -95,6 +97,7 @@ class IngestReport:
     embedder: str = ""
     warnings: list[str] = field(default_factory=list)
     phases: dict[str, PhaseTiming] = field(default_factory=dict)
+    history: dict = field(default_factory=dict)  # .history.update_history's summary
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -373,6 +376,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
 
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
+    with _timed(report, "history"):  # new commits are read even when no file changed
+        report.history = update_history(store, workspace.root, progress)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
