@@ -13,7 +13,7 @@ The benchmark ingests the repository (no embeddings), then times the history ana
 the full read of every commit, an incremental read of ten new commits, and the reads
 (hotspots, coupling, knowledge, one file's history)::
 
-    python benchmarks/history.py [CORPUS_DIR] [--commits 1000]
+    python benchmarks/history.py [CORPUS_DIR ...] [--commits 1000]
 
 CORPUS_DIR defaults to /work/corpora/requests (generated modules when it is missing).
 Results go to stdout and ``benchmarks/results/history.md``.
@@ -284,14 +284,19 @@ def table(rows: list[tuple[str, float, str]]) -> str:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("corpus", nargs="?", default="/work/corpora/requests")
+    parser.add_argument("corpora", nargs="*", default=["/work/corpora/requests"],
+                        help="Corpus folders (each copied, never changed); a missing one: generated modules.")
     parser.add_argument("--commits", type=int, default=1000)
     args = parser.parse_args()
-    corpus = Path(args.corpus)
-    base = corpus if corpus.is_dir() else None
-    rows = bench(base, args.commits)
-    text = (f"Machine: {describe()}\n\nCorpus: {corpus.name if base else 'generated modules'}, "
-            f"{args.commits:,} scripted commits\n\n{table(rows)}\n")
+    parts = [f"Machine: {describe()}"]
+    for name in args.corpora:
+        corpus = Path(name)
+        base = corpus if corpus.is_dir() else None
+        rows = bench(base, args.commits)
+        parts.append(f"{corpus.name if base else 'generated modules'}, {args.commits:,} scripted commits:\n\n"
+                     f"{table(rows)}")
+        print(parts[-1], flush=True)
+    text = "\n\n".join(parts) + "\n"
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "history.md").write_text(text)
     print(text)
