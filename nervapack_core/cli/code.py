@@ -123,6 +123,12 @@ def _print_ingest(console, report) -> None:
     t.add_row("nodes", f"{report.nodes:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.node_kinds.items())))
     t.add_row("edges", f"{report.edges:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.edge_kinds.items())))
     t.add_row("languages", ", ".join(f"{k} {v:,}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1])))
+    h = report.history
+    if h:
+        from rich.text import Text
+
+        t.add_row("git history", Text(f"{h['new_commits']:,} new commits read ({h['mode']}), {h['commits']:,} in all"
+                                      if h.get("available") else f"none: {h.get('reason', '')}"))
     if report.embedder:
         t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
     skipped = report.skipped_by_reason

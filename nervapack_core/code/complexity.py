@@ -121,4 +121,6 @@ def refresh_complexity(conn: sqlite3.Connection, root: Path,
             progress("complexity", i, len(stale))
     conn.executemany("INSERT OR REPLACE INTO file_complexity (path, measured, complexity, functions, max_nesting)"
                      " VALUES (?, ?, ?, ?, ?)", rows)
+    if progress and rows:
+        progress("complexity", len(rows), len(rows))
     return len(rows)
