@@ -144,6 +144,7 @@ def _print_sync(console, report) -> None:
                        f"removed, {len(report.renamed):,} renamed; {report.files:,} in the graph")
     t.add_row("nodes", f"{report.nodes:,} ({report.nodes - report.nodes_before:+,})")
     t.add_row("edges", f"{report.edges:,} ({report.edges - report.edges_before:+,}; resolved: {report.resolve_mode})")
+    _history_row(t, report)
     if report.embedder:
         t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
     t.add_row("time", "  ".join(f"{k} {v.wall_s:.2f}s" for k, v in report.phases.items()))
@@ -178,6 +179,16 @@ def _console_err():
     return _rich_console(stderr=True)
 
 
+def _history_row(table, report) -> None:
+    """The summary's "git history" row: commits read by this run, or why there is none."""
+    from rich.text import Text
+
+    h = report.history
+    if h:
+        table.add_row("git history", Text(f"{h['new_commits']:,} new commits read ({h['mode']}), {h['commits']:,} "
+                                          "in all" if h.get("available") else f"none: {h.get('reason', '')}"))
+
+
 def _print_ingest(console, report) -> None:
     from rich.table import Table
 
@@ -191,6 +202,7 @@ def _print_ingest(console, report) -> None:
     t.add_row("nodes", f"{report.nodes:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.node_kinds.items())))
     t.add_row("edges", f"{report.edges:,}  " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.edge_kinds.items())))
     t.add_row("languages", ", ".join(f"{k} {v:,}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1])))
+    _history_row(t, report)
     if report.embedder:
         t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
     skipped = report.skipped_by_reason

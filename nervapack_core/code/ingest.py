@@ -8,7 +8,8 @@ Phases:
 4. **resolve** — cross-file edges (IMPORTS, CALLS, INHERITS, EXPLAINS) recomputed from
    the stored references, inside the same transaction, so readers never see a graph
    half-way through;
-5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard;
+5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard,
+   then the git history's new commits and file complexity (:mod:`.history`);
 6. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted.
 
 Integrity rules:
@@ -53,6 +54,7 @@ from .docs import chunk_doc
 from .edges import CROSS_FILE_EDGES, Before, capture_before, node_id, resolve_changed, resolve_edges
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
 from .faults import fault_point
+from .history import update_history
 from .ingest_lock import ingest_lock
 from .languages import DOC_LANGUAGES, PARSED
 from .parser import parse_source
@@ -106,6 +108,7 @@ class IngestReport:
     # node ids whose content hash changed / that are gone (for the memories touching them)
     changed_nodes: list[str] = field(default_factory=list)
     removed_nodes: list[str] = field(default_factory=list)
+    history: dict = field(default_factory=dict)  # .history.update_history's summary
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -460,6 +463,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
 
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
+    with _timed(report, "history"):  # new commits are read even when no file changed
+        report.history = update_history(store, workspace.root, progress)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load

@@ -14,7 +14,10 @@ search, lookups and freshness the same way:
 - a locked or damaged file raises :class:`DatabaseLockedError` /
   :class:`CorruptDatabaseError` from any query — never "no results";
 - long-lived users (MCP server, retriever) call :meth:`GraphReader.refresh`, which
-  reopens the connection when ``graph.db`` was replaced or an ingest committed.
+  reopens the connection when ``graph.db`` was replaced or an ingest committed;
+- the git history (:mod:`.history`: hotspots, coupling, per-file history, knowledge) is read
+  here too; a workspace without one answers :meth:`GraphReader.history_state` with
+  ``available: False`` and a reason, never an error.
 """
 
 from __future__ import annotations
@@ -445,3 +448,40 @@ class GraphReader:
 
         with self.guard():
             return changed_since_ingest(self.conn, self.root)
+
+    # -- git history (computed by ingest/sync, see .history) --------------------------------
+    def history_state(self) -> dict:
+        """``{available, reason, commits, authors, first, last, head}`` of the stored git history."""
+        from .history import history_state
+
+        with self.guard():
+            return history_state(self.conn)
+
+    def hotspots(self, since: Any = None, limit: int | None = None) -> list[dict]:
+        """Files by ``commits × complexity`` (``file, commits, lines_added, lines_removed, authors,
+        complexity, score``, …), counting the commits since ``since`` (an ISO date) when given."""
+        from .history import hotspots
+
+        with self.guard():
+            return hotspots(self.conn, since=since, limit=limit)
+
+    def coupling(self, min_shared: int = 3, limit: int | None = None) -> list[dict]:
+        """File pairs that change together (``file_a, file_b, shared, ratio, static_link``, …)."""
+        from .history import coupling
+
+        with self.guard():
+            return coupling(self.conn, min_shared=min_shared, limit=limit)
+
+    def file_history(self, path: str, limit: int | None = 20) -> dict:
+        """One file's commits, lines, authors with shares, first and last change, recent commits."""
+        from .history import file_history, relative_path
+
+        with self.guard():
+            return file_history(self.conn, relative_path(path, self.root), limit=limit)
+
+    def knowledge(self, threshold: float | None = None) -> dict:
+        """Main author and share per file and per community, and the knowledge islands."""
+        from .history import ISLAND_SHARE, knowledge
+
+        with self.guard():
+            return knowledge(self.conn, ISLAND_SHARE if threshold is None else threshold)

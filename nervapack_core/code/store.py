@@ -9,7 +9,8 @@ per ingest, with per-phase timings), ``communities`` and ``meta``, plus ``nodes_
 (FTS5 over identifiers split on case and underscores, signatures, docstrings and doc
 text), and ``pending_embeddings`` (nodes whose vectors must still be written to or
 deleted from Chroma, recorded in the same transaction as the graph change so a crash
-between the two is caught up by the next ingest).
+between the two is caught up by the next ingest), and the git history read by
+:mod:`.history` (``git_commits``, ``git_changes``, ``file_complexity``).
 
 The file is opened through :class:`nervapack_core.storage.Database`: busy retry with
 progress, ``BEGIN IMMEDIATE`` transactions, and the numbered migrations of
@@ -94,6 +95,29 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
     storage.Migration(3, "node hashes", _statements("""
     ALTER TABLE nodes ADD COLUMN sha TEXT;
     CREATE INDEX refs_name ON refs(name)
+    """)),
+    # Git history (nervapack_core.code.history): the non-merge commits read so far (ids in
+    # history order, oldest first), their per-path numstat rows (binary files: 0 lines), and the
+    # complexity of each graph file for hotspots, keyed on the content hash and function spans
+    # it was measured on.
+    storage.Migration(4, "git history", _statements("""
+    CREATE TABLE git_commits (
+        id INTEGER PRIMARY KEY,
+        sha TEXT NOT NULL UNIQUE, author TEXT NOT NULL, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+        authored_at TEXT NOT NULL, summary TEXT NOT NULL DEFAULT '',
+        files INTEGER NOT NULL, lines_added INTEGER NOT NULL, lines_removed INTEGER NOT NULL
+    );
+    CREATE INDEX git_commits_authored ON git_commits(authored_at);
+    CREATE TABLE git_changes (
+        path TEXT NOT NULL, commit_id INTEGER NOT NULL, added INTEGER NOT NULL, removed INTEGER NOT NULL,
+        binary INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (path, commit_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX git_changes_commit ON git_changes(commit_id, path);
+    CREATE TABLE file_complexity (
+        path TEXT PRIMARY KEY, measured TEXT, complexity INTEGER NOT NULL, functions INTEGER NOT NULL,
+        max_nesting INTEGER NOT NULL
+    ) WITHOUT ROWID
     """)),
 )
 

@@ -7,7 +7,11 @@ Run it in a workspace (or set ``NERVAPACK_HOME``). Tools:
 - ``graph_status()`` — counts by kind, languages, last ingest, files changed since;
 - ``list_entities(entity_type=None, file_path=None, name_contains=None, limit=100)``;
 - ``impact_analysis(target, max_hops=2, budget=2000)`` — what calls, subclasses, imports or
-  documents ``target``: the code that may break when it changes.
+  documents ``target``: the code that may break when it changes;
+- ``hotspots(limit=20, since=None)`` — files by change frequency × complexity (git history);
+- ``file_history(path, limit=20)`` — one file's commits, authors with their shares, recent commits.
+
+A workspace without git history answers the last two with ``{"available": false, "reason": …}``.
 
 The graph (SQLite connection, vector index, file caches) is opened once per process and
 reopened only when ``graph.db`` changes on disk (``scaffold.ReloadOnChange``). Every
@@ -102,7 +106,8 @@ def build_server(root: Path | None = None):
         "nervapack",
         instructions=("NervaPack code graph of the current repository. Call query_codebase before reading whole "
                       "files: it returns the relevant functions, classes and doc sections under a token budget. "
-                      "Use impact_analysis before changing a function or class."),
+                      "Use impact_analysis before changing a function or class; hotspots and file_history tell "
+                      "which files change often and who knows them."),
     )
     # for tests and introspection; MCPServer declares no such attribute, hence the instance dict
     vars(server)["holder"] = holder
@@ -166,6 +171,34 @@ def build_server(root: Path | None = None):
                     f"entity_type must be one of {', '.join(ENTITY_KINDS)} (or {', '.join(ENTITY_ALIASES)}), "
                     f"not {entity_type!r}")
         return holder.get().graph.entities(entity_type, file_path, name_contains, limit, subkind=subkind)
+
+    @tool
+    def hotspots(limit: int = 20, since: str | None = None) -> dict:
+        """Files that change often and are complex, highest `score = commits × complexity` first: commits
+        are the non-merge commits touching the file (since the ISO date `since`, when given), complexity
+        the lines of its functions weighted by their nesting. Each with lines added/removed and authors.
+        At most `limit` (<= 500) files; `total` says how many have commits. Without git history:
+        `available: false` and the reason."""
+        graph = holder.get().graph
+        state = graph.history_state()
+        if not state["available"]:
+            return {"available": False, "reason": state["reason"]}
+        rows = graph.hotspots(since=since)
+        shown = rows[:max(1, min(int(limit), 500))]
+        return {"available": True, "since": since, "total": len(rows), "returned": len(shown), "hotspots": shown}
+
+    @tool
+    def file_history(path: str, limit: int = 20) -> dict:
+        """The git history of one file (`path` from the repository root): non-merge commits, lines added
+        and removed, authors with their share of the lines, first and last change, and its `limit`
+        (<= 200) most recent commits. Without git history: `available: false` and the reason."""
+        if not (path or "").strip():
+            raise NervapackError("Give the path of a file, relative to the repository root.")
+        graph = holder.get().graph
+        state = graph.history_state()
+        if not state["available"]:
+            return {"available": False, "reason": state["reason"]}
+        return {"available": True, **graph.file_history(path, limit=max(0, min(int(limit), 200)))}
 
     return server
 

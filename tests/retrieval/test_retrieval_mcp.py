@@ -57,6 +57,9 @@ def test_every_tool_round_trips(workspace):
                                                                    "file_path": "shop", "name_contains": "discount"})
             out["bad_budget"] = await client.call_tool("query_codebase", {"prompt": "tax", "budget": 0})
             out["bad_kind"] = await client.call_tool("list_entities", {"entity_type": "planet"})
+            # not a git repository: the history tools say so, they do not fail
+            out["hotspots"] = await client.call_tool("hotspots", {"limit": 5})
+            out["file_history"] = await client.call_tool("file_history", {"path": "shop/cart.py"})
             # the graph changes on disk: the server reloads it (and only then)
             (workspace / "shop" / "gift.py").write_text(
                 'def wrap_gift_box(item):\n    """Wrap an item as a present."""\n    return item\n')
@@ -68,7 +71,8 @@ def test_every_tool_round_trips(workspace):
         return out
 
     out = anyio.run(session)
-    assert out["tools"] == ["graph_status", "impact_analysis", "list_entities", "query_codebase"]
+    assert out["tools"] == ["file_history", "graph_status", "hotspots", "impact_analysis", "list_entities",
+                            "query_codebase"]
 
     q = _text(out["query"])
     assert not out["query"].is_error
@@ -89,6 +93,10 @@ def test_every_tool_round_trips(workspace):
 
     assert out["bad_budget"].is_error and "at least 1 token" in _text(out["bad_budget"])
     assert out["bad_kind"].is_error and "entity_type" in _text(out["bad_kind"])
+
+    for name in ("hotspots", "file_history"):
+        answer = json.loads(_text(out[name]))
+        assert not out[name].is_error and answer["available"] is False and "not in a git repository" in answer["reason"]
 
     after = json.loads(_text(out["after"]))
     assert [e["qualified_name"] for e in after["entities"]] == ["wrap_gift_box"]
