@@ -8,7 +8,8 @@ Phases:
 4. **resolve** — cross-file edges (IMPORTS, CALLS, INHERITS, EXPLAINS) recomputed from
    the stored references, inside the same transaction, so readers never see a graph
    half-way through;
-5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard;
+5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard,
+   then one row of the graph's evolution (:mod:`.evolution`) when the graph changed;
 6. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted.
 
 Integrity rules:
@@ -53,6 +54,7 @@ from .docs import chunk_doc
 from .edges import CROSS_FILE_EDGES, node_id
 from .edges import resolve_edges as _resolve
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
+from .evolution import file_changes, record_snapshot, snapshot_missing
 from .faults import fault_point
 from .ingest_lock import ingest_lock
 from .languages import DOC_LANGUAGES, PARSED
@@ -373,6 +375,9 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
 
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
+    if not nothing_changed or snapshot_missing(conn):
+        # one point of the graph's evolution (Overview trend, "changed since"), after the analyse step
+        record_snapshot(store, "rebuild" if rebuild else "ingest", changes=file_changes(stored, changed, deleted))
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
