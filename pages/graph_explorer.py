@@ -178,11 +178,11 @@ else:
         if not found["decisions"]:
             st.caption("None. A decision is linked to code when an entity it is about names a class, function or "
                        "file of the graph.")
-        for d in found["decisions"]:
+        for i, d in enumerate(found["decisions"]):
             status = "current" if d["current"] else "superseded"
             state = {"changed": "code changed since", "gone": "file gone", "unchanged": ""}[d["code_state"]]
             label = " · ".join(x for x in (d["valid_from"][:10], status, state, ui.md_escape(d["content"])) if x)
-            with st.expander(label, icon=":material/gavel:"):
+            with st.expander(label, icon=":material/gavel:", expanded=i == 0):
                 if d["code_state"] == "changed":
                     st.warning("The file's content changed since this decision was linked to it (content hash "
                                "differs): check that it still holds.", icon=":material/update:")

@@ -143,7 +143,8 @@ else:
              else f"{len(snaps):,} snapshot(s)")
     fig.update_layout(title=f"Nodes, edges and health over {shown} (labels: git commit)",
                       xaxis=dict(title="snapshot", type="category"), yaxis=dict(title="nodes, edges"),
-                      yaxis2=dict(title="health score", overlaying="y", side="right", range=[0, 105]),
+                      yaxis2=dict(title="health score", overlaying="y", side="right", range=[0, 108],
+                                  tickvals=[0, 20, 40, 60, 80, 100], showgrid=False),
                       legend=dict(orientation="h"))
     ui.chart(fig, key="evolution", height=360)
     if len(snaps) == 1:
@@ -196,9 +197,13 @@ else:
         table = pd.DataFrame(changed["files"])
         table["open"] = [f"./explorer?node={quote(i, safe='')}" if i else None for i in table["node_id"]]
         table["last"] = [f"#{i}" for i in table["last_snapshot"]]
+        table["last_at"] = table["last_at"].str.slice(0, 16).str.replace("T", " ")
+        columns = ["path", "change", "old_path", "times", "last", "last_at", "open"]
+        if not changed["counts"]["renamed"]:
+            columns.remove("old_path")
         st.caption(f"{changed['total']:,} file(s), most recently changed first; page {changed['page'] + 1} of "
                    f"{changed['pages']:,}.")
-        st.dataframe(table[["path", "change", "old_path", "times", "last", "last_at", "open"]], hide_index=True,
+        st.dataframe(table[columns], hide_index=True,
                      column_config={"path": "File", "change": "Change", "old_path": "Renamed from",
                                     "times": st.column_config.NumberColumn("Snapshots", help="Snapshots that "
                                                                            "recorded a change to it"),
