@@ -114,18 +114,20 @@ def snapshot_missing(conn: sqlite3.Connection) -> bool:
 
 
 def record_snapshot(store, trigger: str, *, changes: FileChanges | None = None, git_commit: str | None = None,
-                    run_id: int | None = None) -> int:
+                    run_id: int | None = None, counts: Mapping[str, Any] | None = None) -> int:
     """Append one snapshot of the graph as ``store`` (a :class:`~.store.GraphStore`) holds it
     now, in its own write transaction; returns its id.
 
-    Call it after the analyse step (``refresh_snapshots``), whose stored health score and
-    components it copies. ``git_commit`` and ``run_id`` default to the newest ``ingest_runs``
-    row's; ``changes`` are the files this ingest or sync changed (listed per path unless
-    this is the graph's first snapshot).
+    Call it after the analyse step (``refresh_snapshots``), whose stored health score,
+    components and documentation coverage it copies. ``git_commit`` and ``run_id`` default
+    to the newest ``ingest_runs`` row's; ``changes`` are the files this ingest or sync
+    changed (listed per path unless this is the graph's first snapshot); ``counts`` is
+    :func:`~.reader.graph_counts` of the graph as it is now when the caller has it already
+    (0.13 s on Django otherwise).
     """
     if trigger not in TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
-    from .analytics import doc_coverage, health
+    from .analytics import health
     from .reader import graph_counts
 
     changes = changes or FileChanges()
@@ -134,14 +136,18 @@ def record_snapshot(store, trigger: str, *, changes: FileChanges | None = None, 
     if run is not None:
         run_id = run["id"] if run_id is None else run_id
         git_commit = run["git_commit"] if git_commit is None else git_commit
-    counts = graph_counts(conn)
+    counts = counts if counts is not None else graph_counts(conn)
     stored = store.get_meta("health_snapshot")
     finished = conn.execute("SELECT max(finished_at) FROM ingest_runs").fetchone()[0]
     if stored and "score" in stored and (finished is None or stored.get("at", "") >= finished):
         score = stored
     else:  # the analyse step of the newest run never finished (killed): what it would have stored
-        score = health(conn, root=None).as_dict()
-    coverage = doc_coverage(conn)
+        report = health(conn, root=None)
+        score = {**report.as_dict(), "doc_coverage": report.doc_coverage}
+    coverage = score.get("doc_coverage") or {
+        # a snapshot stored before the counts were kept with it: the documentation component's ratio
+        "ratio": next((c["score"] for c in score["components"] if c["name"] == "Documentation coverage"), None),
+        "documented": None, "public": None}
     communities = conn.execute("SELECT count(DISTINCT community) FROM communities").fetchone()[0]
     with store.transaction():
         first = conn.execute("SELECT 1 FROM graph_snapshots LIMIT 1").fetchone() is None

@@ -377,7 +377,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
             progress("analyse", 1, 1)
     if not nothing_changed or snapshot_missing(conn):
         # one point of the graph's evolution (Overview trend, "changed since"), after the analyse step
-        record_snapshot(store, "rebuild" if rebuild else "ingest", changes=file_changes(stored, changed, deleted))
+        record_snapshot(store, "rebuild" if rebuild else "ingest", changes=file_changes(stored, changed, deleted),
+                        counts=counts)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
