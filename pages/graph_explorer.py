@@ -1,4 +1,5 @@
-"""Graph Explorer: search the graph, read a node's code, walk its neighbourhood."""
+"""Graph Explorer: search the graph, read a node's code, walk its neighbourhood, see the
+decisions touching it and its file's recent commits."""
 
 import math
 
@@ -10,6 +11,8 @@ from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import GraphUnreadable, read_code
 
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
+DECISIONS_PAGE = 10
+HISTORY_COMMITS = 10
 EDGE_COLORS = {"CALLS": "#1d4ed8", "DEFINES": "#94a3b8", "IMPORTS": "#10b981", "INHERITS": "#a855f7",
                "REFERENCES": "#f59e0b", "EXPLAINS": "#ef4444"}
 
@@ -100,49 +103,104 @@ nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
                            "start_line"])
 if nb.empty:
     st.caption("No edges in or out of this node.")
-    st.stop()
-shown = nb.head(60)
-n = len(shown)
-fig = go.Figure()
-xs, ys = [], []
-for i in range(n):
-    a = 2 * math.pi * i / max(1, n)
-    xs.append(math.cos(a))
-    ys.append(math.sin(a))
-for kind, color in EDGE_COLORS.items():
-    idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
-    if not idx:
-        continue
-    ex, ey = [], []
-    for i in idx:
-        ex += [0, xs[i], None]
-        ey += [0, ys[i], None]
-    fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color=color, width=1.5), name=kind, hoverinfo="skip")
-fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=12, color="#0f172a"),
-                text=[q.rsplit(".", 1)[-1][:24] for q in shown["qualified_name"]], textposition="top center",
-                customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
-                hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
-                              "<extra></extra>",
-                showlegend=False)
-fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
-                text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
-fig.update_layout(title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else ""),
-                  xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"), legend=dict(orientation="h"))
-left, right = st.columns([2, 3])
-with left:
-    ui.chart(fig, key="neighbourhood", height=460)
-with right:
-    st.dataframe(nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
-                 hide_index=True, height=380,
-                 column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
-                                "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
-    options = list(dict.fromkeys(nb["id"]))
-    names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
-    target = st.selectbox("Go to a neighbour", [None] + options, format_func=lambda i: "—" if i is None else names[i],
-                          key="goto")
-    if target:
-        st.query_params["node"] = target
-        st.query_params.pop("q", None)
-        for k in ("q", "result", "goto"):
-            st.session_state.pop(k, None)
-        st.rerun()
+else:
+    shown = nb.head(60)
+    n = len(shown)
+    fig = go.Figure()
+    xs, ys = [], []
+    for i in range(n):
+        a = 2 * math.pi * i / max(1, n)
+        xs.append(math.cos(a))
+        ys.append(math.sin(a))
+    for kind, color in EDGE_COLORS.items():
+        idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
+        if not idx:
+            continue
+        ex, ey = [], []
+        for i in idx:
+            ex += [0, xs[i], None]
+            ey += [0, ys[i], None]
+        fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color=color, width=1.5), name=kind, hoverinfo="skip")
+    fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=12, color="#0f172a"),
+                    text=[q.rsplit(".", 1)[-1][:24] for q in shown["qualified_name"]], textposition="top center",
+                    customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
+                    hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
+                                  "<extra></extra>",
+                    showlegend=False)
+    fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
+                    text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
+    fig.update_layout(title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else ""),
+                      xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
+                      legend=dict(orientation="h"))
+    left, right = st.columns([2, 3])
+    with left:
+        ui.chart(fig, key="neighbourhood", height=460)
+    with right:
+        st.dataframe(nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
+                     hide_index=True, height=380,
+                     column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
+                                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
+        options = list(dict.fromkeys(nb["id"]))
+        names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
+        target = st.selectbox("Go to a neighbour", [None] + options,
+                              format_func=lambda i: "—" if i is None else names[i], key="goto")
+        if target:
+            st.query_params["node"] = target
+            st.query_params.pop("q", None)
+            for k in ("q", "result", "goto"):
+                st.session_state.pop(k, None)
+            st.rerun()
+
+# ---------------------------------------------------------------- decisions
+st.subheader("Decisions touching it", anchor="decisions")
+what = "code in this file" if node["kind"] == "file" else "this definition or one inside it"
+if not src.has_memory:
+    st.caption("No decision memory in this workspace yet: decisions stored with `nervapack memory store … "
+               "--kind decision` about a name in the code (an entity) are linked to it and show here.")
+else:
+    spaces = [n["namespace"] for n in cache.namespaces(src)]
+    top = st.columns([2, 2, 3])
+    with top[0]:
+        ns = ui.namespace_picker(src, spaces) if spaces else None
+    with_history = top[1].toggle("Include superseded versions", key="decisions_history")
+    if ns is None:
+        st.caption("The memory holds no namespace yet.")
+    else:
+        args = (ns, node["kind"], node["file"], node["qualified_name"])
+        first = cache.decisions_touching(src, *args, include_history=with_history, page=0, page_size=DECISIONS_PAGE)
+        page = ui.page_controls(first["total"], DECISIONS_PAGE, key="decisions_page")
+        found = first if page == 0 else cache.decisions_touching(src, *args, include_history=with_history, page=page,
+                                                                 page_size=DECISIONS_PAGE)
+        kind_word = "decision(s)" if with_history else "current decision(s)"
+        top[2].caption(f"{found['total']:,} {kind_word} in namespace {ui.md_escape(ns)} touch {what}"
+                       + (f"; page {found['page'] + 1} of {found['pages']:,}, newest first." if found["pages"] > 1
+                          else ", newest first."))
+        if not found["decisions"]:
+            st.caption("None. A decision is linked to code when an entity it is about names a class, function or "
+                       "file of the graph.")
+        for i, d in enumerate(found["decisions"]):
+            status = "current" if d["current"] else "superseded"
+            state = {"changed": "code changed since", "gone": "file gone", "unchanged": ""}[d["code_state"]]
+            label = " · ".join(x for x in (d["valid_from"][:10], status, state, ui.md_escape(d["content"])) if x)
+            with st.expander(label, icon=":material/gavel:", expanded=i == 0):
+                if d["code_state"] == "changed":
+                    st.warning("The file's content changed since this decision was linked to it (content hash "
+                               "differs): check that it still holds.", icon=":material/update:")
+                elif d["code_state"] == "gone":
+                    st.warning("The file is no longer in the code graph.", icon=":material/link_off:")
+                if d.get("rationale"):
+                    st.caption("Rationale")
+                    st.text(d["rationale"])
+                if d.get("alternatives_rejected"):
+                    st.caption("Rejected alternatives")
+                    st.text("\n".join(f"- {a}" for a in d["alternatives_rejected"]))
+                refs = pd.DataFrame(d["code"], columns=["qualified_name", "kind", "start_line", "end_line", "entity"])
+                st.dataframe(refs, hide_index=True, column_config={
+                    "qualified_name": "Touches", "kind": "Kind", "start_line": "From line", "end_line": "To line",
+                    "entity": "Through entity"})
+                st.page_link("pages/decisions.py", label="Open in Decisions", icon=":material/open_in_new:",
+                             query_params={"decision": d["id"], "namespace": ns})
+
+# ---------------------------------------------------------------- history
+st.subheader("Recent commits and authors", anchor="history")
+ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])

@@ -1,10 +1,12 @@
 """Overview: health score with its components, languages, most connected files, graph evolution."""
 
+from urllib.parse import quote
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.dashboard import cache, ui
+from nervapack_core.dashboard import cache, data, ui
 from nervapack_core.dashboard.data import GraphUnreadable
 
 src = cache.sources()
@@ -13,27 +15,35 @@ ui.require_graph(src)
 try:
     ov = cache.overview(src)
     health = cache.health_now(src)
+    evo = cache.evolution(src)
 except GraphUnreadable as exc:
     ui.graph_error(exc)
 
-runs = ov["runs"]
-prev = runs[-2] if len(runs) >= 2 else None
+snaps = evo["snapshots"]
+prev = snaps[-2] if len(snaps) >= 2 else None
 
 
 def _delta(key):
-    if prev is None or runs[-1][key] is None or prev[key] is None:
+    if prev is None or snaps[-1][key] is None or prev[key] is None:
         return None
-    return int(runs[-1][key]) - int(prev[key])
+    return int(snaps[-1][key]) - int(prev[key])
 
 
+def _snapshot_label(s) -> str:
+    """``#12 (2026-01-31 10:02 UTC, commit abc1234)``"""
+    commit = f", commit {s['git_commit'][:7]}" if s["git_commit"] else ""
+    return f"#{s['id']} ({s['taken_at'][:16].replace('T', ' ')} UTC{commit})"
+
+
+since_prev = f"Delta: against the previous snapshot, {_snapshot_label(prev)}." if prev else \
+    "One snapshot so far: no delta."
 cols = st.columns(5)
 cols[0].metric("Health score", f"{health['score']}/100", _delta("health"), border=True,
                help="Weighted sum of the components below, computed now (freshness against the working tree). "
-                    "Delta: the score stored at the last ingest against the one before.")
-cols[1].metric("Files", ui.fmt_int(ov["files"]), _delta("files"), border=True,
-               help="Delta: change since the previous ingest." if prev else "One ingest so far.")
-cols[2].metric("Nodes", ui.fmt_int(ov["nodes"]), _delta("nodes"), border=True)
-cols[3].metric("Edges", ui.fmt_int(ov["edges"]), _delta("edges"), border=True)
+                    "Delta: the score stored with the newest snapshot against the one before.")
+cols[1].metric("Files", ui.fmt_int(ov["files"]), _delta("files"), border=True, help=since_prev)
+cols[2].metric("Nodes", ui.fmt_int(ov["nodes"]), _delta("nodes"), border=True, help=since_prev)
+cols[3].metric("Edges", ui.fmt_int(ov["edges"]), _delta("edges"), border=True, help=since_prev)
 cols[4].metric("Lines", ui.fmt_int(ov["lines"]), border=True,
                help=f"{ov['skipped']:,} file(s) skipped at ingest (binary, too large, minified…).")
 
@@ -103,20 +113,99 @@ else:
 
 # ---------------------------------------------------------------- evolution
 st.subheader("Graph evolution", anchor="evolution")
-if not runs:
-    st.caption("No ingest runs recorded.")
+if not snaps:
+    st.caption("No snapshots yet: this graph was built before NervaPack recorded them. Run `nervapack ingest .` "
+               "once; every ingest or sync that changes the graph adds one.")
 else:
-    ev = pd.DataFrame(runs)
-    ev["finished_at"] = pd.to_datetime(ev["finished_at"], utc=True, errors="coerce")
+    ev = pd.DataFrame(snaps)
+    ev["point"] = [f"#{i}" for i in ev["id"]]
+    ev["commit"] = [(c or "")[:7] for c in ev["git_commit"]]
+    # a commit label where the commit changes (consecutive snapshots often share one)
+    ev["label"] = [c if c and c != p else "" for c, p in zip(ev["commit"], [None, *ev["commit"][:-1]])]
+    ev["changes"] = [
+        "baseline" if s["files_added"] is None else
+        f"+{s['files_added']} ~{s['files_modified']} -{s['files_removed']}"
+        + (f" ↷{s['files_renamed']}" if s["files_renamed"] else "") + " files"
+        for s in snaps]
+    hover = ("%{x} · %{customdata[0]} · %{customdata[1]}<br>commit %{customdata[2]}<br>%{customdata[3]}"
+             "<br>%{fullData.name}: %{y:,}<extra></extra>")
+    custom = list(zip(ev["taken_at"].str.slice(0, 16).str.replace("T", " "), ev["trigger"],
+                      [c or "none" for c in ev["commit"]], ev["changes"]))
     fig = go.Figure()
-    for col, color in (("nodes", "#1d4ed8"), ("edges", "#f59e0b"), ("files", "#10b981")):
-        fig.add_scatter(x=ev["finished_at"], y=ev[col], mode="lines+markers", name=col, line_color=color,
-                        yaxis="y2" if col == "files" else "y")
-    fig.add_bar(x=ev["finished_at"], y=ev["changed_files"], name="files changed in the run", marker_color="#94a3b8",
-                yaxis="y2", opacity=0.5)
-    fig.update_layout(title=f"{len(runs)} ingest run(s)", yaxis=dict(title="nodes, edges"),
-                      yaxis2=dict(title="files", overlaying="y", side="right", rangemode="tozero"),
+    for col, color in (("nodes", "#1d4ed8"), ("edges", "#f59e0b")):
+        fig.add_scatter(x=ev["point"], y=ev[col], mode="lines+markers", name=col, line_color=color,
+                        customdata=custom, hovertemplate=hover)
+    fig.add_scatter(x=ev["point"], y=ev["health"], mode="lines+markers+text" if len(ev) <= 40 else "lines+markers",
+                    name="health score", yaxis="y2", line=dict(color="#10b981", dash="dot"), text=ev["label"],
+                    textposition="top center", textfont=dict(size=11, color="#334155"), customdata=custom,
+                    hovertemplate=hover)
+    shown = (f"the newest {len(snaps):,} of {evo['total']:,} snapshots" if evo["total"] > len(snaps)
+             else f"{len(snaps):,} snapshot(s)")
+    fig.update_layout(title=f"Nodes, edges and health over {shown} (labels: git commit)",
+                      xaxis=dict(title="snapshot", type="category"), yaxis=dict(title="nodes, edges"),
+                      yaxis2=dict(title="health score", overlaying="y", side="right", range=[0, 108],
+                                  tickvals=[0, 20, 40, 60, 80, 100], showgrid=False),
                       legend=dict(orientation="h"))
-    ui.chart(fig, key="evolution", height=340)
-    if len(runs) == 1:
-        st.caption("One ingest so far: re-run `nervapack ingest .` after changes to see the trend.")
+    ui.chart(fig, key="evolution", height=360)
+    if len(snaps) == 1:
+        st.caption("One snapshot so far: run `nervapack ingest .` again after changes to see the trend.")
+    with st.expander(f"All snapshots ({evo['total']:,})", icon=":material/history:"):
+        page = ui.page_controls(evo["total"], 25, key="snapshot_page")
+        rows = cache.snapshot_page(src, page, 25)
+        st.caption(f"Newest first; page {rows['page'] + 1} of {rows['pages']:,}.")
+        table = pd.DataFrame(rows["rows"], columns=list(snaps[0]))
+        table["git_commit"] = table["git_commit"].fillna("").str.slice(0, 10)
+        st.dataframe(table[["id", "taken_at", "trigger", "git_commit", "files", "nodes", "edges", "health",
+                            "doc_coverage", "communities", "files_added", "files_modified", "files_removed",
+                            "files_renamed"]], hide_index=True, column_config={
+            "id": "#", "taken_at": "Taken (UTC)", "trigger": "By", "git_commit": "Commit", "files": "Files",
+            "nodes": "Nodes", "edges": "Edges", "health": "Health",
+            "doc_coverage": st.column_config.NumberColumn("Doc coverage", format="percent"),
+            "communities": "Communities", "files_added": "Added", "files_modified": "Modified",
+            "files_removed": "Removed", "files_renamed": "Renamed"})
+
+# ---------------------------------------------------------------- changed since
+st.subheader("Changed since", anchor="changed-since")
+if len(snaps) < 2:
+    st.caption("Files changed between snapshots show here from the second snapshot on (the first one is the "
+               "baseline). Files changed in the working tree since the last ingest are listed under the health "
+               "score.")
+else:
+    older = list(reversed(snaps[:-1]))  # the snapshots drawn above, newest first
+    choices = list(data.SINCE_CHOICES) + [f"snapshot {_snapshot_label(s)}" for s in older]
+    left, right = st.columns([2, 3])
+    choice = left.selectbox("Changed since", choices, key="since")
+    if choice in data.SINCE_CHOICES:
+        days = data.SINCE_CHOICES[choice]
+        since = None
+    else:
+        days, since = None, older[choices.index(choice) - len(data.SINCE_CHOICES)]["id"]
+    first = cache.changed_since(src, since, days, 0, 25)
+    page = ui.page_controls(first["total"], 25, key="changed_page")
+    changed = first if page == 0 else cache.changed_since(src, since, days, page, 25)
+    base, latest = changed["baseline"], changed["latest"]
+    described = f"snapshot {_snapshot_label(base)}" if base else "the first snapshot"
+    right.caption(f"Net change of each file from {described} to snapshot #{latest['id']} "
+                  f"({changed['snapshots']:,} snapshot(s) later), counted over all files; a file added and "
+                  "removed in between is not listed.")
+    m = st.columns(4)
+    for col, key in zip(m, ("added", "modified", "removed", "renamed")):
+        col.metric(key.capitalize(), ui.fmt_int(changed["counts"][key]), border=True)
+    if not changed["total"]:
+        st.caption("No file changed in that span.")
+    else:
+        table = pd.DataFrame(changed["files"])
+        table["open"] = [f"./explorer?node={quote(i, safe='')}" if i else None for i in table["node_id"]]
+        table["last"] = [f"#{i}" for i in table["last_snapshot"]]
+        table["last_at"] = table["last_at"].str.slice(0, 16).str.replace("T", " ")
+        columns = ["path", "change", "old_path", "times", "last", "last_at", "open"]
+        if not changed["counts"]["renamed"]:
+            columns.remove("old_path")
+        st.caption(f"{changed['total']:,} file(s), most recently changed first; page {changed['page'] + 1} of "
+                   f"{changed['pages']:,}.")
+        st.dataframe(table[columns], hide_index=True,
+                     column_config={"path": "File", "change": "Change", "old_path": "Renamed from",
+                                    "times": st.column_config.NumberColumn("Snapshots", help="Snapshots that "
+                                                                           "recorded a change to it"),
+                                    "last": "Last changed in", "last_at": "At (UTC)",
+                                    "open": st.column_config.LinkColumn("Explore", display_text="open")})

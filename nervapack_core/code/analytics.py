@@ -40,6 +40,7 @@ class Component:
 class HealthReport:
     score: int
     components: list[Component] = field(default_factory=list)
+    doc_coverage: dict | None = None  # the counts behind the documentation component (kept with snapshots)
 
     def as_dict(self) -> dict:
         return {"score": self.score, "components": [dict(asdict(c), points=c.points) for c in self.components]}
@@ -188,7 +189,7 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
             "Share of files taking part in imports that are not caught in an import cycle."))
     total_weight = sum(c.weight for c in components)
     score = round(100 * sum(c.score * c.weight for c in components) / total_weight) if total_weight else 0
-    return HealthReport(score, components)
+    return HealthReport(score, components, doc_coverage=cov)
 
 
 def communities(conn) -> dict[str, int]:
@@ -219,8 +220,8 @@ def refresh_snapshots(store, changed_share: float | None = None) -> None:
     try:
         conn.execute("DELETE FROM communities")
         conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(assignment.items()))
-        store.set_meta("health_snapshot", {"at": utc_now(),
-                                           **snapshot.as_dict()})
+        store.set_meta("health_snapshot", {"at": utc_now(), **snapshot.as_dict(),
+                                           "doc_coverage": snapshot.doc_coverage})
         # kept per ingest too, so the score's trend (and a delta) can be shown
         conn.execute("UPDATE ingest_runs SET summary = ? WHERE id = (SELECT max(id) FROM ingest_runs)",
                      (json.dumps({"health": snapshot.score}),))

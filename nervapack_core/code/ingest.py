@@ -9,6 +9,7 @@ Phases:
    the stored references, inside the same transaction, so readers never see a graph
    half-way through;
 5. **analyse** — Louvain communities and the health snapshot, stored for the dashboard,
+   then one row of the graph's evolution (:mod:`.evolution`) when the graph changed,
    then the git history's new commits and file complexity (:mod:`.history`);
 6. **embed** — vectors for new and changed nodes into ChromaDB; removed nodes deleted.
 
@@ -53,6 +54,7 @@ from .discovery import Candidate, Discovery, content_sha, discover, file_sha
 from .docs import chunk_doc
 from .edges import CROSS_FILE_EDGES, Before, capture_before, node_id, resolve_changed, resolve_edges
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
+from .evolution import FileChanges, file_changes, record_snapshot, snapshot_missing
 from .faults import fault_point
 from .history import update_history
 from .ingest_lock import ingest_lock
@@ -375,7 +377,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
          plan: Plan | None = None, git_now: GitState | None = None, trigger: str = "ingest"):
     fingerprint = parser_fingerprint()
     plan = plan or plan_by_files(store, workspace.root, found, rebuild)
-    stored_paths = set(store.files())
+    stored_rows = store.files()
+    stored_paths = set(stored_rows)
     candidates = {c.path: c for c in found.files}
     report.files = len(candidates)
     report.languages = dict(Counter(c.language for c in found.files))
@@ -387,8 +390,9 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     report.changed, report.deleted = len(changed), len(deleted)
     report.unchanged = report.files - len(changed)
     report.parse_problems = [(pf.path, pf.message) for pf in changed if pf.status != "ok" or pf.message]
-    report.added = sorted(pf.path for pf in changed if pf.path not in stored_paths)
-    report.modified = sorted(pf.path for pf in changed if pf.path in stored_paths)
+    # modified = another content hash: a file parsed again as it was (--rebuild) is no change
+    changes = file_changes(stored_rows, changed, deleted)
+    report.added, report.modified = changes.added, changes.modified
     report.removed, report.renamed = list(deleted), list(plan.renamed)
 
     conn = store.conn
@@ -463,6 +467,12 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
 
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
+    if not nothing_changed or snapshot_missing(conn):
+        # one point of the graph's evolution (Overview trend, "changed since"), after the analyse step
+        moved_to, moved_from = {n for _, n in plan.renamed}, {o for o, _ in plan.renamed}
+        record_snapshot(store, trigger, counts=counts, git_commit=git_now.commit if git_now else None,
+                        changes=FileChanges([p for p in report.added if p not in moved_to], report.modified,
+                                            [p for p in report.removed if p not in moved_from], plan.renamed))
     with _timed(report, "history"):  # new commits are read even when no file changed
         report.history = update_history(store, workspace.root, progress)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]

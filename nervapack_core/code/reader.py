@@ -434,6 +434,31 @@ class GraphReader:
         with self.guard():
             return explore(self.conn, target, hops=hops, max_nodes=max_nodes)
 
+    # -- evolution -------------------------------------------------------------------------
+    def snapshots(self, limit: int | None = None, *, offset: int = 0) -> list[dict]:
+        """The graph's snapshots (one per ingest or sync that changed it), oldest first: all
+        of them, or the ``limit`` newest after skipping the ``offset`` newest. A graph written
+        before snapshots existed has none. See :mod:`.evolution`."""
+        from . import evolution
+
+        with self.guard():
+            return evolution.snapshots(self.conn, limit, offset)
+
+    def snapshot_count(self) -> int:
+        from . import evolution
+
+        with self.guard():
+            return evolution.snapshot_count(self.conn)
+
+    def changed_since(self, since: Any = None, *, limit: int = 100, offset: int = 0) -> dict:
+        """Files changed after a baseline snapshot, by net change, counted in SQL over all of
+        them, one page listed: ``since`` is a snapshot id, an ISO date or date-time, a git
+        commit prefix, or None (what the newest snapshot changed). See :mod:`.evolution`."""
+        from . import evolution
+
+        with self.guard():
+            return evolution.changed_since(self.conn, since, limit=limit, offset=offset)
+
     # -- files and freshness ---------------------------------------------------------------
     def stored_files(self, paths: Iterable[str]) -> dict[str, tuple[str | None, float | None]]:
         """The ``(sha, mtime)`` the last ingest recorded per path; ``(None, None)`` if not indexed."""

@@ -9,8 +9,10 @@ per ingest, with per-phase timings), ``communities`` and ``meta``, plus ``nodes_
 (FTS5 over identifiers split on case and underscores, signatures, docstrings and doc
 text), and ``pending_embeddings`` (nodes whose vectors must still be written to or
 deleted from Chroma, recorded in the same transaction as the graph change so a crash
-between the two is caught up by the next ingest), and the git history read by
-:mod:`.history` (``git_commits``, ``git_changes``, ``file_complexity``).
+between the two is caught up by the next ingest), the git history read by
+:mod:`.history` (``git_commits``, ``git_changes``, ``file_complexity``), and
+``graph_snapshots`` with ``snapshot_files`` (the graph's evolution: one row per ingest
+or sync that changed it, see :mod:`.evolution`).
 
 The file is opened through :class:`nervapack_core.storage.Database`: busy retry with
 progress, ``BEGIN IMMEDIATE`` transactions, and the numbered migrations of
@@ -118,6 +120,47 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
         path TEXT PRIMARY KEY, measured TEXT, complexity INTEGER NOT NULL, functions INTEGER NOT NULL,
         max_nesting INTEGER NOT NULL
     ) WITHOUT ROWID
+    """)),
+    # One row per ingest/sync that changed the graph (code/evolution.py writes them), and the
+    # files each one added, modified, removed or renamed ("changed since"). An existing
+    # graph gets one backfilled row per finished ingest run: what ingest_runs kept (counts,
+    # commit, health score, files changed in total); the newest of them is completed from
+    # the graph itself (kinds, health components, communities), which is what it describes.
+    storage.Migration(5, "graph snapshots", _statements("""
+    CREATE TABLE graph_snapshots (
+        id INTEGER PRIMARY KEY,
+        taken_at TEXT NOT NULL,
+        trigger TEXT NOT NULL CHECK (trigger IN ('ingest', 'rebuild', 'sync')),
+        run_id INTEGER,
+        git_commit TEXT,
+        files INTEGER NOT NULL, nodes INTEGER NOT NULL, edges INTEGER NOT NULL,
+        node_kinds TEXT, edge_kinds TEXT,
+        health INTEGER, health_components TEXT,
+        doc_coverage REAL, documented INTEGER, public INTEGER,
+        communities INTEGER,
+        changed_files INTEGER,
+        files_added INTEGER, files_modified INTEGER, files_removed INTEGER, files_renamed INTEGER,
+        backfilled INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE snapshot_files (
+        snapshot_id INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        change TEXT NOT NULL CHECK (change IN ('added', 'modified', 'removed', 'renamed')),
+        old_path TEXT,
+        PRIMARY KEY (snapshot_id, path)
+    ) WITHOUT ROWID;
+    INSERT INTO graph_snapshots (taken_at, trigger, run_id, git_commit, files, nodes, edges, health,
+                                 changed_files, backfilled)
+        SELECT finished_at, 'ingest', id, git_commit, coalesce(files, 0), coalesce(nodes, 0), coalesce(edges, 0),
+               CASE WHEN json_valid(summary) THEN json_extract(summary, '$.health') END, changed_files, 1
+        FROM ingest_runs WHERE finished_at IS NOT NULL ORDER BY id;
+    UPDATE graph_snapshots SET
+        node_kinds = (SELECT json_group_object(kind, c) FROM (SELECT kind, count(*) AS c FROM nodes GROUP BY kind)),
+        edge_kinds = (SELECT json_group_object(kind, c) FROM (SELECT kind, count(*) AS c FROM edges GROUP BY kind)),
+        health_components = (SELECT json_extract(value, '$.components') FROM meta
+                             WHERE key = 'health_snapshot' AND json_valid(value)),
+        communities = (SELECT count(DISTINCT community) FROM communities)
+        WHERE id = (SELECT max(id) FROM graph_snapshots)
     """)),
 )
 

@@ -28,7 +28,11 @@ __all__ = [
     "cached_on",
     "communities_overview",
     "community_detail",
+    "changed_since",
     "decisions",
+    "decisions_touching",
+    "evolution",
+    "file_history",
     "graph_marker",
     "health_now",
     "history",
@@ -36,6 +40,7 @@ __all__ = [
     "memory",
     "memory_entities",
     "memory_file_marker",
+    "memory_and_graph_marker",
     "memory_marker",
     "namespace_activity",
     "namespace_page",
@@ -47,6 +52,7 @@ __all__ = [
     "recall_log",
     "search_nodes",
     "sessions",
+    "snapshot_page",
     "sources",
     "timeline",
     "why",
@@ -143,6 +149,26 @@ def health_now(src: data.Sources):
 
 
 @cached_on(graph_marker, max_entries=8)
+def evolution(src: data.Sources, limit: int = data.EVOLUTION_POINTS):
+    return data.evolution(_graph_db(src), limit)
+
+
+@cached_on(graph_marker, max_entries=32)
+def snapshot_page(src: data.Sources, page: int = 0, page_size: int = 25):
+    return data.snapshot_page(_graph_db(src), page, page_size)
+
+
+@cached_on(graph_marker, max_entries=64, ttl=3600)  # "N days ago" moves with the clock
+def changed_since(src: data.Sources, since=None, days=None, page: int = 0, page_size: int = 25):
+    return data.changed_since(_graph_db(src), since, days=days, page=page, page_size=page_size)
+
+
+@cached_on(graph_marker, max_entries=256)
+def file_history(src: data.Sources, path: str, limit: int = 10):
+    return data.file_history(_graph_db(src), path, limit)
+
+
+@cached_on(graph_marker, max_entries=8)
 def analytics(src: data.Sources):
     return data.analytics(_graph_db(src))
 
@@ -222,6 +248,20 @@ def why(src: data.Sources, namespace: str, node_id: str) -> dict:
 @cached_on(memory_marker, shared=True, max_entries=32)  # shared, not copied: read-only
 def timeline(src: data.Sources, namespace: str, topic: str, limit: int = 20_000) -> list[dict]:
     return memory(src).timeline(topic, namespace=namespace, limit=limit)
+
+
+def memory_and_graph_marker(src: data.Sources):
+    """Moves when the memory or the code graph changes (decisions shown with their code's state)."""
+    return memory_marker(src), graph_marker(src)
+
+
+@cached_on(memory_and_graph_marker, max_entries=128)
+def decisions_touching(src: data.Sources, namespace: str, kind: str, file: str, qualified_name: str, *,
+                       include_history: bool = False, page: int = 0, page_size: int = 10) -> dict:
+    """Decisions touching one graph node (its kind, file and qualified name), one page."""
+    return data.decisions_touching(memory(src), src.graph_db, namespace,
+                                   {"kind": kind, "file": file, "qualified_name": qualified_name},
+                                   include_history=include_history, page=page, page_size=page_size)
 
 
 @cached_on(memory_marker, max_entries=32)

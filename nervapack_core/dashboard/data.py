@@ -27,7 +27,8 @@ from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
 __all__ = [
     "Sources", "resolve_sources", "graph_marker", "history_marker", "memory_file_marker",
-    "overview", "health_now", "analytics", "search_nodes", "node_detail", "neighbours", "read_code",
+    "overview", "health_now", "evolution", "snapshot_page", "changed_since", "analytics", "search_nodes",
+    "node_detail", "neighbours", "decisions_touching", "file_history", "read_code",
     "load_history", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
     "version_window", "md_escape",
@@ -96,7 +97,8 @@ def _stat_key(path: Path) -> tuple:
 
 
 def graph_marker(graph_db: Path | None) -> tuple | None:
-    """Changes when an ingest commits or its snapshots (communities, health) are refreshed."""
+    """Changes when an ingest commits, its analytics (communities, health) are refreshed,
+    its evolution snapshot is recorded or new commits of the git history are read."""
     if not graph_db or not graph_db.is_file():
         return None
     try:
@@ -104,7 +106,13 @@ def graph_marker(graph_db: Path | None) -> tuple | None:
             run = conn.execute("SELECT max(id), max(finished_at) FROM ingest_runs").fetchone()
             snap = conn.execute(
                 "SELECT json_extract(value, '$.at') FROM meta WHERE key='health_snapshot'").fetchone()
-            return (*_stat_key(graph_db), run[0], run[1], snap[0] if snap else None)
+            # the evolution snapshot is written after the analyse step, in its own transaction
+            evolution = conn.execute("SELECT max(id) FROM graph_snapshots").fetchone()[0] if conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='graph_snapshots'").fetchone() else None
+            # the git history moves with HEAD, even when no file of the graph changed
+            history = conn.execute("SELECT value FROM meta WHERE key='history'").fetchone()
+            return (*_stat_key(graph_db), run[0], run[1], snap[0] if snap else None, evolution,
+                    history[0] if history else None)
     except (sqlite3.DatabaseError, NervapackError) as exc:
         return ("error", str(exc))
 
@@ -198,6 +206,51 @@ def health_now(graph_db: Path, root: Path | None) -> dict:
         return out
 
 
+# ---------------------------------------------------------------------------- evolution
+EVOLUTION_POINTS = 200  # snapshots drawn in the trend: the newest ones, the chart says how many of all
+
+
+def evolution(graph_db: Path, limit: int = EVOLUTION_POINTS) -> dict:
+    """The newest ``limit`` snapshots, oldest first, and how many there are in all:
+    ``{total, snapshots}`` (see :mod:`nervapack_core.code.evolution`)."""
+    with graph_reader(graph_db) as reader:
+        return {"total": reader.snapshot_count(), "snapshots": reader.snapshots(max(1, int(limit)))}
+
+
+def snapshot_page(graph_db: Path, page: int = 0, page_size: int = 25) -> dict:
+    """One page of the snapshots, newest first: ``{total, page, pages, page_size, rows}``."""
+    page_size = max(1, min(int(page_size), 500))
+    with graph_reader(graph_db) as reader:
+        total = reader.snapshot_count()
+        pages = max(1, math.ceil(total / page_size))
+        page = max(0, min(int(page), pages - 1))
+        rows = reader.snapshots(page_size, offset=page * page_size)[::-1]
+    return {"total": total, "page": page, "pages": pages, "page_size": page_size, "rows": rows}
+
+
+# "changed since" baselines the Overview offers: label -> ``GraphReader.changed_since`` argument
+SINCE_CHOICES = {"the previous snapshot": None, "1 day ago": 1, "7 days ago": 7, "30 days ago": 30}
+
+
+def changed_since(graph_db: Path, since: int | str | None = None, *, days: float | None = None, page: int = 0,
+                  page_size: int = 25) -> dict:
+    """Files changed after a baseline snapshot (``since``: a snapshot id, date or commit;
+    ``days``: the last snapshot taken that many days ago; neither: the one before the
+    newest), by net change, counted over all of them; one page listed, most recent first.
+    Adds ``page``, ``pages`` and ``page_size`` to :meth:`GraphReader.changed_since`'s answer."""
+    from ..code.evolution import since_days
+
+    page_size = max(1, min(int(page_size), 500))
+    baseline = since_days(days) if days is not None else since
+    with graph_reader(graph_db) as reader:
+        first = reader.changed_since(baseline, limit=page_size, offset=max(0, int(page)) * page_size)
+        pages = max(1, math.ceil(first["total"] / page_size))
+        page = max(0, min(int(page), pages - 1))
+        out = first if first["offset"] == page * page_size else reader.changed_since(
+            baseline, limit=page_size, offset=page * page_size)
+    return {**out, "page": page, "pages": pages, "page_size": page_size}
+
+
 # ---------------------------------------------------------------------------- analytics
 def analytics(graph_db: Path, top: int = 20) -> dict:
     from ..code.analytics import import_graph
@@ -274,6 +327,56 @@ def neighbours(graph_db: Path, node_id: str, limit: int = 200) -> list[dict]:
     """Edges in and out of one node with the other end described, strongest first."""
     with graph_reader(graph_db) as reader:
         return reader.edges_of(node_id, limit)
+
+
+def decisions_touching(store, graph_db: Path | None, namespace: str, node: dict, *, include_history: bool = False,
+                       page: int = 0, page_size: int = 10) -> dict:
+    """The decisions of ``namespace`` that touch a graph node, one page newest first, with
+    their total: a file node gathers every decision linked to code in the file; a class or
+    function, the ones linked to it or to a definition inside it (``MemoryStore.touching``
+    over the memory's TOUCHES links). ``store`` is the dashboard's read-only ``MemoryStore``.
+
+    Each decision gets ``code_state``: ``"unchanged"``, ``"changed"`` (the file's content
+    in the code graph differs from when the decision was linked to it) or ``"gone"`` (the
+    file left the graph). ``{total, page, pages, page_size, decisions, file}``.
+    """
+    page_size = max(1, min(int(page_size), 100))
+    qualified = None if node["kind"] == "file" else node["qualified_name"]
+
+    def fetch(p: int) -> dict:
+        return store.touching(node["file"], qualified, namespace=namespace, include_history=include_history,
+                              limit=page_size, offset=p * page_size)
+
+    found = fetch(max(0, int(page)))
+    pages = max(1, math.ceil(found["total"] / page_size))
+    page = max(0, min(int(page), pages - 1))
+    if found["offset"] != page * page_size:
+        found = fetch(page)
+    sha: str | None = None
+    if graph_db is not None and graph_db.is_file() and found["memories"]:
+        with graph_reader(graph_db) as reader:
+            sha = reader.stored_files([node["file"]])[node["file"]][0]
+    for d in found["memories"]:
+        linked = {r["file_sha"] for r in d["code"] if r.get("file_sha")}
+        d["code_state"] = "gone" if sha is None else "changed" if linked and sha not in linked else "unchanged"
+    return {"total": found["total"], "page": page, "pages": pages, "page_size": page_size,
+            "decisions": found["memories"], "file": node["file"]}
+
+
+def file_history(graph_db: Path, path: str, limit: int = 10) -> dict:
+    """Recent commits and authors of one file, for the Graph Explorer's node panel.
+
+    Returns ``{"available": False, "reason": ...}`` when there is no git history to show,
+    else ``{"available": True, file, commits, lines_added, lines_removed, authors: [{name,
+    commits, lines_added, share}], first, last, recent: [{sha, date, author, summary,
+    added, removed}]}`` (at most ``limit`` recent commits; ``commits`` counts them all).
+
+    """
+    with graph_reader(graph_db) as reader:
+        state = reader.history_state()
+        if not state["available"]:
+            return state
+        return {"available": True, **reader.file_history(path, limit)}
 
 
 def read_code(root: Path | None, file: str, start: int | None, end: int | None,

@@ -1,6 +1,7 @@
 """The demo workspace ``nervapack serve --demo`` shows (and ``serve`` falls back to when
-there is no workspace): NervaPack Core's own source, ingested offline (no embeddings),
-plus a small decision memory in two namespaces with supersessions, outcomes and sessions.
+there is no workspace): NervaPack Core's own source, committed and ingested offline in
+three steps (no embeddings; so the graph's evolution has three snapshots), plus a small
+decision memory in two namespaces with supersessions, outcomes and sessions.
 
 Built once per version under the user's data folder
 (``$XDG_DATA_HOME/nervapack/demo-<version>``, default ``~/.local/share``), in a temporary
@@ -17,7 +18,8 @@ from pathlib import Path
 
 from .. import __version__
 
-__all__ = ["demo_home", "demo_root", "ensure_demo", "seed_demo_memory", "run_demo_queries"]
+__all__ = ["demo_home", "demo_root", "ensure_demo", "build_demo_history", "seed_demo_memory",
+           "run_demo_queries"]
 
 README = """# NervaPack Core (demo copy)
 
@@ -60,14 +62,8 @@ def ensure_demo(progress=None) -> Path:
     started = time.perf_counter()
     try:
         root = tmp / "nervapack-core"
-        package = Path(__file__).resolve().parents[1]
         say(f"Building the demo workspace in {home} (once)…")
-        shutil.copytree(package, root / "nervapack_core",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "data", "*.egg-info"))
-        (root / "README.md").write_text(README, encoding="utf-8")
-        from ..code.ingest import ingest
-
-        ingest(root, embed=False, workers=1)
+        build_demo_history(root)
         seed_demo_memory(root / ".nervapack" / "memory.db")
         run_demo_queries(root)
         (tmp / "READY").write_text(json.dumps({"version": __version__, "built_in_s": round(
@@ -83,6 +79,63 @@ def ensure_demo(progress=None) -> Path:
         raise
     say(f"Demo workspace ready ({time.perf_counter() - started:.1f} s).")
     return home / "nervapack-core"
+
+
+# The demo's history: the package arrives in three steps, each committed (when git is there)
+# and ingested, so the Overview's evolution trend has several points with commit labels.
+# (date, commit message, sub-packages it adds; the first step adds all the others, the last the README)
+DEMO_STEPS = (
+    ("2026-01-12T10:00:00Z", "Code graph, memory and CLI", ()),
+    ("2026-02-16T10:00:00Z", "Dashboard", ("dashboard",)),
+    ("2026-03-02T10:00:00Z", "README: where the graph, the snapshots and the memory live", ()),
+)
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "data", "*.egg-info")
+
+
+def build_demo_history(root: Path) -> int:
+    """Copy the package into ``root`` in :data:`DEMO_STEPS`, committing and ingesting after
+    each (no embeddings); returns the number of ingests. Without a working ``git`` the
+    steps are ingested all the same, only without commits."""
+    from ..code.ingest import ingest
+
+    package = Path(__file__).resolve().parents[1]
+    later = {sub for _, _, subs in DEMO_STEPS[1:] for sub in subs}
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".gitignore").write_text(".nervapack/\n", encoding="utf-8")
+    use_git = _git(root, "init", "-q")
+
+    def first_step(folder: str, names: list[str]) -> set[str]:
+        skip = set(_IGNORED(folder, names))
+        return skip | (later & set(names)) if Path(folder) == package else skip
+
+    for step, (when, message, subs) in enumerate(DEMO_STEPS):
+        if step == 0:
+            shutil.copytree(package, root / "nervapack_core", ignore=first_step)
+        elif subs:
+            for sub in subs:
+                shutil.copytree(package / sub, root / "nervapack_core" / sub, ignore=_IGNORED)
+        else:
+            (root / "README.md").write_text(README, encoding="utf-8")
+        if use_git:
+            use_git = _git(root, "add", "-A", when=when) and _git(root, "commit", "-qm", message, when=when)
+        ingest(root, embed=False, workers=1)
+    return len(DEMO_STEPS)
+
+
+def _git(root: Path, *args: str, when: str | None = None) -> bool:
+    """Run git in ``root`` apart from the user's configuration; False when it cannot."""
+    import subprocess
+
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "NervaPack demo", "GIT_AUTHOR_EMAIL": "demo@nervapack.invalid",
+           "GIT_COMMITTER_NAME": "NervaPack demo", "GIT_COMMITTER_EMAIL": "demo@nervapack.invalid"}
+    if when:
+        env.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
+    try:
+        done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def seed_demo_memory(db: Path) -> None:

@@ -8,7 +8,7 @@ from . import data
 from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int", "page_controls", "param"]
+           "md_escape", "fmt_int", "page_controls", "param", "history_panel"]
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
@@ -93,6 +93,38 @@ def page_controls(total: int, page_size: int, key: str) -> int:
         return 0
     page = st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1, step=1, key=key)
     return int(page) - 1
+
+
+def history_panel(hist: dict, file: str) -> None:
+    """A file's git history (the contract of ``data.file_history``): totals, authors with
+    their share, and the most recent commits; or why there is none."""
+    import pandas as pd
+
+    if not hist.get("available"):
+        st.caption(f"No git history for {md_escape(file)}: {md_escape(hist.get('reason') or 'not available')}")
+        return
+    c = st.columns(5)
+    c[0].metric("Commits", fmt_int(hist["commits"]), border=True, help="Non-merge commits that touched the file.")
+    c[1].metric("Lines added", fmt_int(hist["lines_added"]), border=True)
+    c[2].metric("Lines removed", fmt_int(hist["lines_removed"]), border=True)
+    c[3].metric("First change", str(hist.get("first") or "")[:10] or "—", border=True)
+    c[4].metric("Last change", str(hist.get("last") or "")[:10] or "—", border=True)
+    left, right = st.columns([2, 3])
+    with left:
+        authors = pd.DataFrame(hist.get("authors") or [], columns=["name", "commits", "lines_added", "share"])
+        st.caption(f"Authors ({len(authors):,}), by share of the lines added")
+        st.dataframe(authors.assign(share=authors["share"] * 100), hide_index=True, column_config={
+            "name": "Author", "commits": "Commits", "lines_added": "Lines added",
+            "share": st.column_config.NumberColumn("Share", format="%.1f%%")})
+    with right:
+        recent = pd.DataFrame(hist.get("recent") or [], columns=["date", "sha", "author", "summary", "added",
+                                                                  "removed"])
+        recent["sha"] = recent["sha"].astype(str).str.slice(0, 10)
+        recent["date"] = recent["date"].astype(str).str.slice(0, 10)
+        st.caption(f"The {len(recent):,} most recent of {hist['commits']:,} commit(s)")
+        st.dataframe(recent, hide_index=True, column_config={
+            "date": "Date", "sha": "Commit", "author": "Author", "summary": "Summary", "added": "+",
+            "removed": "−"})
 
 
 def favicon_png(size: int = 32) -> bytes:

@@ -386,6 +386,15 @@ class MemoryStore:
         path = self.graph.relative(str(file))
         return self._read(lambda conn: views.for_code(conn, ns, path, line, include_history=include_history))
 
+    def touching(self, file, qualified_name=None, *, namespace=None, kinds=("decision",), include_history=False,
+                 limit=20, offset=0) -> dict:
+        """Decisions (or ``kinds``) that TOUCH a file, or a definition and what it contains,
+        one page newest first with the total: ``{total, offset, limit, memories}``."""
+        ns = self._ns(namespace)
+        path = self.graph.relative(str(file))
+        return self._read(lambda conn: views.touching(conn, ns, path, qualified_name, kinds=kinds,
+                                                      include_history=include_history, limit=limit, offset=offset))
+
     def to_code(self, node_id, *, namespace=None) -> list[dict]:
         """Code locations a memory node TOUCHES: file, line range, kind."""
         ns = self._ns(namespace)

@@ -22,7 +22,8 @@ from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
 
 __all__ = [
     "get_node", "search", "timeline", "about", "why", "namespaces", "stats", "data_version", "recall_log",
-    "list_decisions", "for_code", "to_code", "code_refs", "stale_refs", "touching_code", "active_session",
+    "list_decisions", "for_code", "touching", "to_code", "code_refs", "stale_refs", "touching_code",
+    "active_session",
 ]
 
 active_session = nodes.active_session
@@ -329,6 +330,53 @@ def for_code(conn: sqlite3.Connection, ns: str, path: str, line=None, *, include
         n["code"] = {"file": r[1], "start_line": r[2], "end_line": r[3], "qualified_name": r[4], "kind": r[5]}
         out.append(n)
     return out
+
+
+def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str | None = None, *,
+             kinds=("decision",), include_history: bool = False, limit: int = 20, offset: int = 0) -> dict:
+    """Memories of ``kinds`` that TOUCH code in ``file`` — with ``qualified_name``, that
+    definition or one inside it (``Cart`` covers ``Cart.total``), matched by name so a
+    definition that moved within its file still counts — newest first, one page
+    (``limit``/``offset``) and the number of them all: ``{total, offset, limit, memories}``.
+
+    Each memory has ``current`` and ``code``: the references that matched (definition,
+    lines and the file's sha when the link was made, and the entity it went through).
+    Live memories only (not forgotten, superseded or closed) unless ``include_history``.
+    """
+    kind_list = [check_kind(k) for k in str_list(kinds, "kinds")] or ["decision"]
+    limit = max(1, min(int(limit), 1000))
+    offset = max(0, int(offset))
+    ref_where, ref_args = "r.namespace = ? AND r.file = ?", [ns, file]
+    if qualified_name:
+        like = qualified_name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
+        ref_where += " AND (r.qualified_name = ? OR r.qualified_name LIKE ? ESCAPE '\\')"
+        ref_args += [qualified_name, like]
+    live = "" if include_history else " AND n.superseded_by IS NULL AND n.valid_until IS NULL"
+    matched = (f"FROM (SELECT DISTINCT r.node_id FROM mem_code_refs r WHERE {ref_where}) h "
+               f"JOIN mem_nodes n ON n.id = h.node_id WHERE +n.namespace = ? AND n.tombstoned = 0{live} "
+               f"AND n.kind IN ({','.join('?' * len(kind_list))})")
+    args = (*ref_args, ns, *kind_list)
+    total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
+    ids = [r[0] for r in conn.execute(
+        f"SELECT n.id {matched} ORDER BY n.valid_from DESC, n.rid DESC LIMIT ? OFFSET ?", (*args, limit, offset))]
+    found = nodes.nodes(conn, ids, ns)
+    refs: dict[str, list[dict]] = {}
+    if ids:
+        for r in conn.execute(
+                "SELECT r.node_id, r.graph_node_id, r.code_kind AS kind, r.name, r.qualified_name, r.start_line, "
+                "r.end_line, r.file_sha, r.file_mtime, e.content AS entity FROM mem_code_refs r "
+                f"LEFT JOIN mem_nodes e ON e.id = r.entity_id WHERE {ref_where} "
+                f"AND r.node_id IN ({','.join('?' * len(ids))}) ORDER BY r.start_line, r.qualified_name",
+                (*ref_args, *ids)):
+            ref = dict(r)
+            refs.setdefault(ref.pop("node_id"), []).append(ref)
+    memories = []
+    for nid in ids:
+        n = found[nid]
+        n["current"] = n["valid_until"] is None and n["superseded_by"] is None
+        n["code"] = refs.get(nid, [])
+        memories.append(n)
+    return {"total": total, "offset": offset, "limit": limit, "memories": memories}
 
 
 def to_code(conn: sqlite3.Connection, ns: str, node_id) -> list[dict]:

@@ -24,11 +24,13 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 # url path, title, subheadings that must be present, minimum number of Plotly charts
 PAGES = [
-    ("", "overview", "Overview", ["Health score", "Languages", "Most connected files", "Graph evolution"], 4),
+    ("", "overview", "Overview", ["Health score", "Languages", "Most connected files", "Graph evolution",
+                                  "Changed since"], 4),
     ("analytics", "analytics", "Analytics", ["Node and edge kinds", "Degree distribution", "Dependencies",
                                              "Import cycles"], 5),
     ("queries", "query_history", "Query History", ["Trends", "Recent queries", "Memory recalls"], 4),
-    ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood"], 1),
+    ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood", "Decisions touching it",
+                                                                         "Recent commits and authors"], 1),
     ("communities", "communities", "Communities", ["Community map", "Drill down"], 3),
     ("decisions", "decisions", "Decisions", [], 1),
     ("timeline?topic=Embeddings", "memory_timeline", "Memory Timeline", ["Compare two versions", "All versions"], 1),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -82,6 +83,100 @@ def test_dashboard_graph_marker_changes_with_an_ingest(tmp_path):
     assert data.graph_marker(tmp_path / "missing.db") is None
 
 
+def test_dashboard_graph_marker_moves_when_a_snapshot_is_recorded(tmp_path):
+    """The snapshot is written after the ingest's commit, in its own transaction: the cache
+    key must see it (else the Overview would keep a trend without the newest point)."""
+    from nervapack_core.code.evolution import record_snapshot
+    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.store import GraphStore
+
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    ingest(tmp_path, embed=False, workers=1)
+    db = tmp_path / ".nervapack" / "graph.db"
+    before = data.graph_marker(db)
+    store = GraphStore(db)
+    try:
+        record_snapshot(store, "sync")
+    finally:
+        store.close()
+    assert data.graph_marker(db) != before
+
+
+def _ingested(root: Path, steps: list[dict[str, str | None]]) -> Path:
+    """Ingest ``root`` once per step (files to write; ``None`` deletes); returns graph.db."""
+    from nervapack_core.code.ingest import ingest
+
+    for files in steps:
+        for rel, text in files.items():
+            path = root / rel
+            if text is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+        ingest(root, embed=False, workers=1)
+    return root / ".nervapack" / "graph.db"
+
+
+def test_dashboard_evolution_draws_the_newest_snapshots_and_pages_them_all(tmp_path):
+    db = _ingested(tmp_path, [{"a.py": "A = 1\n"}, {"b.py": "B = 1\n"}, {"c.py": "C = 1\n"}])
+    evo = data.evolution(db, limit=2)
+    assert evo["total"] == 3 and [s["id"] for s in evo["snapshots"]] == [2, 3]  # oldest first
+    assert [s["files"] for s in evo["snapshots"]] == [2, 3]
+    first = data.snapshot_page(db, page=0, page_size=2)
+    assert (first["total"], first["pages"], [r["id"] for r in first["rows"]]) == (3, 2, [3, 2])  # newest first
+    last = data.snapshot_page(db, page=7, page_size=2)  # past the end: the last page
+    assert (last["page"], [r["id"] for r in last["rows"]]) == (1, [1])
+
+
+def test_dashboard_changed_since_counts_all_pages_some_and_takes_days(tmp_path):
+    db = _ingested(tmp_path, [{"keep.py": "K = 1\n", "drop.py": "D = 1\n"},
+                              {**{f"gen/m{i:02d}.py": f"V = {i}\n" for i in range(30)}, "drop.py": None,
+                               "keep.py": "K = 2\n"}])
+    page = data.changed_since(db, page=1, page_size=25)
+    assert page["total"] == 32 and page["counts"] == {"added": 30, "modified": 1, "removed": 1, "renamed": 0}
+    assert (page["page"], page["pages"], len(page["files"])) == (1, 2, 7)
+    assert data.changed_since(db, page=9, page_size=25)["page"] == 1  # clamped to the last page
+    assert data.changed_since(db, since=2)["total"] == 0
+    recent = data.changed_since(db, days=1)  # both snapshots are from today: since the first
+    assert recent["baseline"] is None and recent["total"] == 32
+
+
+def test_dashboard_decisions_touching_a_node_say_when_its_code_changed(tmp_path):
+    from nervapack_core.memory import MemoryStore
+
+    db = _ingested(tmp_path, [{"svc.py": "class Billing:\n    def charge(self):\n        return 1\n"}])
+    with MemoryStore(db_path=tmp_path / ".nervapack" / "memory.db") as m:
+        m.store("Charge in cents", kind="decision", entities=["Billing.charge"], valid_from="2026-01-01")
+        m.store("Billing is idempotent", kind="decision", entities=["Billing"], valid_from="2026-02-01")
+        m.store("Not a decision", kind="fact", entities=["Billing"])
+    store = MemoryStore(db_path=tmp_path / ".nervapack" / "memory.db", read_only=True)  # as the dashboard opens it
+    try:
+        cls = {"kind": "class", "file": "svc.py", "qualified_name": "Billing"}
+        found = data.decisions_touching(store, db, "default", cls)
+        assert found["total"] == 2 and [d["content"] for d in found["decisions"]] == [
+            "Billing is idempotent", "Charge in cents"]
+        assert {d["code_state"] for d in found["decisions"]} == {"unchanged"}
+        one = data.decisions_touching(store, db, "default", cls, page=5, page_size=1)
+        assert (one["page"], one["pages"], [d["content"] for d in one["decisions"]]) == (1, 2, ["Charge in cents"])
+        method = {"kind": "function", "file": "svc.py", "qualified_name": "Billing.charge"}
+        assert [d["content"] for d in data.decisions_touching(store, db, "default", method)["decisions"]] == [
+            "Charge in cents"]
+        _ingested(tmp_path, [{"svc.py": "class Billing:\n    def charge(self):\n        return 100\n"}])
+        assert {d["code_state"] for d in data.decisions_touching(store, db, "default", cls)["decisions"]} == {
+            "changed"}
+        _ingested(tmp_path, [{"other.py": "X = 1\n", "svc.py": None}])
+        assert {d["code_state"] for d in data.decisions_touching(store, db, "default", cls)["decisions"]} == {"gone"}
+    finally:
+        store.close()
+
+
+def test_dashboard_file_history_is_the_no_history_state_until_wired(tmp_path):
+    db = _ingested(tmp_path, [{"a.py": "A = 1\n"}])
+    hist = data.file_history(db, "a.py")
+    assert hist["available"] is False and hist["reason"]
+
+
 def test_dashboard_history_marker_and_loader(tmp_path):
     path = tmp_path / "h.jsonl"
     assert data.history_marker(path) is None
@@ -149,6 +244,12 @@ def test_dashboard_demo_builds_once(tmp_path, monkeypatch):
     mtime = (root / ".nervapack" / "graph.db").stat().st_mtime_ns
     assert demo.ensure_demo() == root
     assert (root / ".nervapack" / "graph.db").stat().st_mtime_ns == mtime  # cached, not rebuilt
+    # the demo was built in steps, so the Overview's evolution trend has points (with commits when git is there)
+    evo = data.evolution(root / ".nervapack" / "graph.db")
+    assert evo["total"] >= 2 and evo["snapshots"][-1]["nodes"] > evo["snapshots"][0]["nodes"]
+    if shutil.which("git"):
+        assert all(s["git_commit"] for s in evo["snapshots"])
+    assert data.changed_since(root / ".nervapack" / "graph.db")["counts"]["added"] >= 1
     from nervapack_core.memory import MemoryStore
 
     with MemoryStore(db_path=root / ".nervapack" / "memory.db") as m:

@@ -44,19 +44,18 @@ def test_dashboard_overview_numbers(on_seeded, app):
     files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
-    runs = conn.execute("SELECT files, nodes, edges, json_extract(summary, '$.health') AS health"
-                        " FROM ingest_runs ORDER BY id").fetchall()
+    runs = conn.execute("SELECT files, nodes, edges, health FROM graph_snapshots ORDER BY id").fetchall()
     expected = health(conn, changes=changed_since_ingest(conn, root)).score
     m = metrics(at)
     assert m["Health score"] == f"{expected}/100"
     assert m["Files"] == str(files) == "6"
     assert m["Nodes"] == f"{nodes:,}"
     assert m["Edges"] == f"{edges:,}"
-    # deltas against the previous ingest run (the second run added pkg/extra.py)
+    # deltas against the previous snapshot (the second ingest added pkg/extra.py)
     d = metric_deltas(at)
     assert d["Files"] == f"{runs[-1]['files'] - runs[-2]['files']}" == "1"
     assert d["Nodes"] == f"{runs[-1]['nodes'] - runs[-2]['nodes']}"
-    # each ingest stores its health score, so the score has a delta too
+    # each snapshot stores the health score, so the score has a delta too
     assert runs[-1]["health"] is not None and runs[-2]["health"] is not None
     assert d["Health score"] == f"{runs[-1]['health'] - runs[-2]['health']}"
     health_table, langs, top = (df.value for df in at.dataframe[:3])
@@ -65,7 +64,75 @@ def test_dashboard_overview_numbers(on_seeded, app):
     assert dict(zip(langs["language"], langs["files"])) == {"python": 5, "markdown": 1}
     assert top["file"].iloc[0] == "pkg/auth.py"  # a path relative to the root, not a basename
     assert all("/" in f or f == "README.md" for f in top["file"])
-    assert [s.value for s in at.subheader] == ["Health score", "Languages", "Most connected files", "Graph evolution"]
+    assert [s.value for s in at.subheader] == ["Health score", "Languages", "Most connected files", "Graph evolution",
+                                               "Changed since"]
+
+
+def plotly_traces(at, title_part: str) -> dict[str, dict]:
+    """``{name: trace}`` of the one Plotly chart whose title contains ``title_part``, with
+    Plotly's typed arrays (``{"dtype", "bdata"}``) decoded to lists."""
+    import base64
+    import json
+
+    import numpy as np
+
+    def plain(v):
+        if isinstance(v, dict) and set(v) >= {"dtype", "bdata"}:
+            return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+        return v
+
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    [spec] = [s for s in specs if title_part in s["layout"].get("title", {}).get("text", "")]
+    return {t.get("name"): {k: plain(v) for k, v in t.items()} for t in spec["data"]}
+
+
+def test_dashboard_overview_evolution_trend_and_changed_since(on_seeded, app):
+    root, _ = on_seeded
+    conn = sqlite3.connect(root / ".nervapack" / "graph.db")
+    snaps = conn.execute("SELECT id, nodes, edges, health FROM graph_snapshots ORDER BY id").fetchall()
+    assert len(snaps) == 2  # two ingests, each changing the graph
+    at = app()
+    traces = plotly_traces(at, "Nodes, edges and health over 2 snapshot(s)")
+    assert traces["nodes"]["x"] == ["#1", "#2"]
+    assert traces["nodes"]["y"] == [s[1] for s in snaps] and traces["edges"]["y"] == [s[2] for s in snaps]
+    assert traces["health score"]["y"] == [s[3] for s in snaps] and traces["health score"]["yaxis"] == "y2"
+    # changed since the previous snapshot: the second ingest added pkg/extra.py
+    m = metrics(at)
+    assert (m["Added"], m["Modified"], m["Removed"], m["Renamed"]) == ("1", "0", "0", "0")
+    changed = at.dataframe[-1].value
+    assert list(changed["path"]) == ["pkg/extra.py"] and list(changed["change"]) == ["added"]
+    assert changed["open"].iloc[0].startswith("./explorer?node=")
+    assert "from snapshot #1" in texts(at)
+    snapshots_table = at.dataframe[-2].value
+    assert list(snapshots_table["id"]) == [2, 1]  # newest first
+    # since a window of days: here every snapshot is recent, so from the first one
+    at.selectbox(key="since").set_value("30 days ago").run()
+    assert "from the first snapshot" in texts(at) and metrics(at)["Added"] == "1"
+
+
+def test_dashboard_overview_trend_labels_commits(tmp_path, use_root, app):
+    """In a git repository each point of the trend is labelled with its commit."""
+    import os
+    import subprocess
+
+    from nervapack_core.code.ingest import ingest
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x"}
+    heads = []
+    for i, (name, body) in enumerate([("a.py", "def a():\n    return 1\n"), ("b.py", "def b():\n    return 2\n")]):
+        (tmp_path / name).write_text(body)
+        for cmd in ([["git", "init", "-q"]] if i == 0 else []) + [["git", "add", "-A"], ["git", "commit", "-qm", name]]:
+            subprocess.run(cmd, cwd=tmp_path, env=env, check=True, capture_output=True)
+        heads.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True,
+                                    check=True).stdout.strip())
+        ingest(tmp_path, embed=False, workers=1)
+    use_root(tmp_path)
+    at = app()
+    health_trace = plotly_traces(at, "Nodes, edges and health")["health score"]
+    assert health_trace["text"] == [h[:7] for h in heads]
+    assert [row[2] for row in health_trace["customdata"]] == [h[:7] for h in heads]  # the commit in the hover
+    assert f"commit {heads[0][:7]}" in texts(at)  # "changed since snapshot #1 (…, commit …)"
 
 
 def test_dashboard_analytics_numbers(on_seeded, app):
@@ -113,6 +180,76 @@ def test_dashboard_graph_explorer_deep_link(on_seeded, app):
     # a stale link says so instead of failing
     at = app("graph_explorer", {"node": "no-such-node"})
     assert "not in the graph any more" in texts(at)
+
+
+def _node_id(root, qualified_name: str) -> str:
+    conn = sqlite3.connect(root / ".nervapack" / "graph.db")
+    try:
+        return conn.execute("SELECT id FROM nodes WHERE qualified_name=?", (qualified_name,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
+    root, ids = on_seeded
+    at = app("graph_explorer", {"node": _node_id(root, "AuthService")})
+    assert "Decisions touching it" in [s.value for s in at.subheader]
+    # the live decision about AuthService; its superseded predecessor only on request
+    assert [e.label.replace("\\", "") for e in at.expander] == ["2026-06-01 · current · Chose JWT for auth"]
+    body = texts(at)
+    assert "1 current decision(s) in namespace default touch this definition or one inside it" in body
+    # user text stays text: the HTML and the Markdown link are shown literally
+    assert any(t.value == "Mobile clients need stateless tokens <b>bold</b> [x](http://example.com)"
+               for t in at.text)
+    refs = at.dataframe[-1].value
+    assert list(refs["qualified_name"]) == ["AuthService"] and list(refs["entity"]) == ["AuthService"]
+    at.toggle(key="decisions_history").set_value(True).run()
+    assert [e.label.replace("\\", "") for e in at.expander] == [
+        "2026-06-01 · current · Chose JWT for auth", "2026-01-01 · superseded · Chose session cookies for auth"]
+    # the file node gathers the decisions on everything in the file
+    at = app("graph_explorer", {"node": _node_id(root, "pkg/auth.py")})
+    assert "touch code in this file" in texts(at) and len(at.expander) == 1
+    # another namespace has its own decisions (none on this code)
+    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing"})
+    assert at.selectbox(key="namespace").value == "billing"
+    assert "0 current decision(s) in namespace billing" in texts(at) and not at.expander
+    # a function no decision touches
+    at = app("graph_explorer", {"node": _node_id(root, "retry")})
+    assert "0 current decision(s)" in texts(at)
+
+
+def test_dashboard_graph_explorer_history_panel_says_when_there_is_none(on_seeded, app):
+    root, _ = on_seeded
+    at = app("graph_explorer", {"node": _node_id(root, "check_token")})
+    assert "Recent commits and authors" in [s.value for s in at.subheader]
+    assert "No git history for pkg/auth\\.py" in texts(at)
+
+
+def test_dashboard_history_panel_renders_the_file_history_contract():
+    """The panel the history branch's ``GraphReader.file_history`` fills (its documented shape)."""
+    from streamlit.testing.v1 import AppTest
+
+    def panel():
+        from nervapack_core.dashboard import ui
+
+        ui.history_panel({
+            "available": True, "file": "pkg/auth.py", "commits": 12, "lines_added": 340, "lines_removed": 120,
+            "authors": [{"name": "Ada <b>", "commits": 9, "lines_added": 300, "share": 300 / 340},
+                        {"name": "Bob", "commits": 3, "lines_added": 40, "share": 40 / 340}],
+            "first": "2025-01-02T10:00:00Z", "last": "2026-03-04T11:00:00Z",
+            "recent": [{"sha": "0123456789abcdef", "date": "2026-03-04T11:00:00Z", "author": "Ada <b>",
+                        "summary": "Fix [login](http://x) *now*", "added": 5, "removed": 2}],
+        }, "pkg/auth.py")
+
+    at = AppTest.from_function(panel).run()
+    assert not at.exception
+    m = metrics(at)
+    assert (m["Commits"], m["Lines added"], m["Lines removed"], m["First change"], m["Last change"]) == (
+        "12", "340", "120", "2025-01-02", "2026-03-04")
+    authors, recent = (df.value for df in at.dataframe)
+    assert list(authors["name"]) == ["Ada <b>", "Bob"] and round(authors["share"].iloc[0], 1) == 88.2
+    assert list(recent["sha"]) == ["0123456789"] and list(recent["summary"]) == ["Fix [login](http://x) *now*"]
+    assert "The 1 most recent of 12 commit(s)" in texts(at)
 
 
 def test_dashboard_communities_numbers(on_seeded, app):

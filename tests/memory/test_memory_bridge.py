@@ -87,3 +87,39 @@ def test_interrupted_first_ingest_is_no_graph(tmp_path):
     assert m.to_code(n) == []
     assert m.verify_staleness()["available"] is False
     m.close()
+
+
+def test_touching_pages_decisions_on_a_definition_and_what_it_contains(tmp_path):
+    """``touching``: decisions linked to a class or to a method inside it, by name, newest
+    first, one page with the total; superseded ones only with the history; per namespace."""
+    repo, ws = _workspace(tmp_path)
+    m = MemoryStore(ws / "memory.db")
+    on_class = m.store("AuthService must stay stateless", kind="decision", entities=["AuthService"],
+                       valid_from="2026-01-01")
+    on_login = [m.store(f"login rule {i}", kind="decision", entities=["login"], valid_from=f"2026-02-{i + 1:02d}")
+                for i in range(5)]
+    newer = m.store("login rule 4, revised", kind="decision", entities=["login"], supersedes=on_login[4],
+                    valid_from="2026-03-01")
+    m.store("login retries three times", kind="fact", entities=["login"])  # a fact: not a decision
+    m.store("Payments decided elsewhere", kind="decision", entities=["AuthService"], namespace="other")
+
+    whole = m.touching("src/auth/service.py", "AuthService")  # the class and its methods
+    assert whole["total"] == 6  # the class decision, four live login rules, the revision
+    assert [d["id"] for d in whole["memories"]] == [newer, *on_login[3::-1], on_class]
+    assert all(d["current"] for d in whole["memories"])
+    assert {r["qualified_name"] for r in whole["memories"][0]["code"]} == {"AuthService.login"}
+    assert whole["memories"][0]["code"][0]["entity"] == "login"
+    assert whole["memories"][-1]["code"][0]["file_sha"]  # the file as it was when linked
+
+    page = m.touching("src/auth/service.py", "AuthService", limit=2, offset=4)
+    assert page["total"] == 6 and [d["id"] for d in page["memories"]] == [on_login[0], on_class]
+    only_login = m.touching("src/auth/service.py", "AuthService.login")
+    assert on_class not in {d["id"] for d in only_login["memories"]} and only_login["total"] == 5
+    history = m.touching("src/auth/service.py", "AuthService.login", include_history=True)
+    assert history["total"] == 6 and not next(d for d in history["memories"] if d["id"] == on_login[4])["current"]
+    assert m.touching("src/auth/service.py", kinds=["fact"])["total"] == 1
+    assert m.touching("src/auth/service.py", namespace="other")["total"] == 1
+    assert m.touching("src/payments.py")["total"] == 0
+    # a qualified name is matched literally, never as a LIKE pattern
+    assert m.touching("src/auth/service.py", "Auth%")["total"] == 0
+    m.close()
