@@ -58,6 +58,7 @@ from .ingest_lock import ingest_lock
 from .languages import DOC_LANGUAGES, PARSED
 from .parser import parse_source
 from .store import CorruptGraphError, GraphStore
+from .vectors import vector_store
 
 __all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",
            "CROSS_FILE_EDGES"]
@@ -93,6 +94,7 @@ class IngestReport:
     unrecognised: int = 0
     embedded: int = 0
     embedder: str = ""
+    vectors_at: str = ""  # where the vectors were written: "local" or "<server url>#<collection>"
     warnings: list[str] = field(default_factory=list)
     phases: dict[str, PhaseTiming] = field(default_factory=dict)
 
@@ -242,6 +244,8 @@ def ingest(
     root = root.resolve()
     progress = progress or (lambda phase, done, total: None)
     report = IngestReport(root=str(root), is_git=False)
+    if embed:  # a vector server that is down or misnamed fails the ingest now, not after the parse
+        vector_store(Workspace(root)).check_reachable()
 
     with _timed(report, "discover"):
         progress("discover", 0, 1)
@@ -374,7 +378,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
             refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
             progress("analyse", 1, 1)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
-    if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
+    vectors_known = vector_store(workspace).filled(store.get_meta("vectors_at"))
+    if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             embed_pending(store, workspace, report, embedder, progress)
