@@ -62,11 +62,6 @@ from .source import SourceReader
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
 
-
-def _store_name(key: str) -> str:
-    """A ``vectors_at`` value in words."""
-    return "the embedded store (.nervapack/chroma/)" if key == "local" else f"the Chroma server {key.split('#')[0]}"
-
 @dataclass
 class Retrieval:
     prompt: str
@@ -121,12 +116,12 @@ class Retriever:
             return None
         kind = _EMBEDDER_KIND.get(embedder, "minilm")
         try:
-            from .vectors import LOCAL, VectorIndex, vector_store
+            from .vectors import LOCAL, VectorIndex, store_name, vector_store
 
             where = vector_store(Workspace(self.root))
             written_to = self.graph.meta("vectors_at") or LOCAL
             if written_to != where.key:
-                self._vector_warning = (f"the graph's vectors were written to {_store_name(written_to)}, but "
+                self._vector_warning = (f"the graph's vectors were written to {store_name(written_to)}, but "
                                         f"{where.describe()} is configured now; vector search is off until "
                                         "`nervapack ingest` fills it")
                 return None

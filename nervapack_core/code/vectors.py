@@ -26,7 +26,6 @@ import fcntl
 import hashlib
 import os
 import socket
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -40,7 +39,7 @@ from ..settings import setting
 from ..workspace import Workspace
 
 __all__ = ["VectorIndex", "VectorStore", "VectorServerError", "vector_store", "open_index", "server_collection",
-           "COLLECTION", "CHROMA_URL_ENV", "LOCAL"]
+           "store_name", "COLLECTION", "CHROMA_URL_ENV", "LOCAL"]
 
 COLLECTION = "nervapack_code"  # Chroma needs >= 3 characters
 CHROMA_URL_ENV = "NERVAPACK_CHROMA_URL"
@@ -93,9 +92,15 @@ class VectorStore:
     def unreachable(self, reason) -> VectorServerError:
         return VectorServerError(
             f"Cannot reach the Chroma server at {self.url} (set by {self.origin}): {str(reason).rstrip('.')}. "
-            "Start one "
-            f"(`chroma run --path DIR --host 127.0.0.1 --port 8000`), correct the URL, or unset it to keep "
-            "the vectors in .nervapack/chroma/.")
+            "Start one (`chroma run --path DIR --host 127.0.0.1 --port 8000`), correct the URL, "
+            "or unset it to keep the vectors in .nervapack/chroma/.")
+
+
+def store_name(key: str) -> str:
+    """A ``VectorStore.key`` (as recorded in a graph's ``vectors_at``) in words."""
+    if key == LOCAL:
+        return "the embedded store (.nervapack/chroma/)"
+    return f"the Chroma server {key.split('#')[0]}"
 
 
 def server_collection(root: Path) -> str:
