@@ -91,15 +91,17 @@ def machine() -> dict:
 def ensure_ingested(root: Path) -> str:
     """Ingest with MiniLM embeddings unless the workspace already has them; returns the embedder."""
     from nervapack_core.code.reader import GraphReader, NoGraphError
+    from nervapack_core.code.vectors import vector_store
+    from nervapack_core.workspace import Workspace
 
     db = root / ".nervapack" / "graph.db"
     if db.exists():
         try:
             with GraphReader(db, root=root) as graph:
-                embedder = graph.meta("embedder")
+                embedder, written_to = graph.meta("embedder"), graph.meta("vectors_at")
         except NoGraphError:  # an interrupted ingest: build it again below
-            embedder = None
-        if embedder and (root / ".nervapack" / "chroma").exists():
+            embedder = written_to = None
+        if embedder and vector_store(Workspace(root)).filled(written_to):
             return embedder
     from nervapack_core.code.ingest import ingest
 

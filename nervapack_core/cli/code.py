@@ -204,7 +204,10 @@ def _print_ingest(console, report) -> None:
     t.add_row("languages", ", ".join(f"{k} {v:,}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1])))
     _history_row(t, report)
     if report.embedder:
-        t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
+        from ..code.vectors import LOCAL, store_name
+
+        where = "" if report.vectors_at in ("", LOCAL) else f", {store_name(report.vectors_at)}"
+        t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder}{where})")
     skipped = report.skipped_by_reason
     t.add_row("skipped", ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())) or "none")
     if report.unrecognised:

@@ -5,8 +5,9 @@ What the retriever keeps between processes lives here and nowhere else:
 - ``file_tokens.json`` — cl100k token counts of whole files (the naive baseline of
   ``nervapack query``), keyed by path + size + mtime, like Aider's repo-map cache;
 - ``vectors_snapshot.npz`` — a numpy copy of the Chroma collection, keyed by the
-  embedder, the graph's change marker and the Chroma files, so a cold query needs no
-  ``import chromadb``.
+  embedder, the graph's change marker and the state of the vector store (the Chroma
+  files, or for a Chroma server the graph's record of its last vector write), so a cold
+  query needs no ``import chromadb`` nor a round trip to the server.
 
 Bumping :data:`CACHE_VERSION` moves every cache to a new folder, so an old format is
 never misread. Writes are best effort: on a read-only ``.nervapack/`` they are skipped
@@ -147,10 +148,9 @@ class VectorSnapshot:
         ids: list[str] = []
         parts = []
         total = index.count()
-        for offset in range(0, total, 5000):  # paged: bounded memory on big collections
-            got = index.collection.get(include=["embeddings"], limit=5000, offset=offset)
-            ids.extend(got["ids"])
-            parts.append(np.asarray(got["embeddings"], dtype=np.float16).reshape(len(got["ids"]), -1))
+        for page_ids, embeddings in index.pages():  # paged: bounded memory on big collections
+            ids.extend(page_ids)
+            parts.append(np.asarray(embeddings, dtype=np.float16).reshape(len(page_ids), -1))
         if len(ids) != total:
             raise RuntimeError("the collection changed while it was copied")
         matrix = np.concatenate(parts) if parts else np.zeros((0, 384), np.float16)

@@ -2,27 +2,28 @@
 
 In a git repository the file list comes from git itself (tracked plus untracked,
 minus what ``.gitignore`` excludes), so ignore rules behave exactly as the user
-expects. A plain folder is walked, honouring a root ``.gitignore`` with the same
-pattern rules. ``.nervapackignore`` applies in both cases; its ``!`` rules bring back
-build output (``build/``, ``dist/``, compiled copies next to their sources), skipped
-otherwise. Symlinked folders are not followed (no loops); symlinked files pointing
-outside the root are skipped.
+expects. A plain folder is walked, honouring the ``.gitignore`` files at its root and
+in its subfolders as git would (``ignore.walk_unignored``, pathspec patterns; tests
+compare it with ``git ls-files`` on the same tree). ``.nervapackignore`` (at the root)
+applies in both cases, to whole paths; its ``!`` rules bring back build output
+(``build/``, ``dist/``, compiled copies next to their sources), skipped otherwise.
+Symlinked folders are not followed (no loops); symlinked files pointing outside the
+root are skipped.
 Nothing is skipped silently: every skip is returned with its reason.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .ignore import ignore_file_spec, walk_unignored
 from .languages import language_for_path
 
-__all__ = ["Candidate", "Discovery", "discover", "list_files", "content_sha", "file_sha", "IgnoreRules",
+__all__ = ["Candidate", "Discovery", "discover", "list_files", "content_sha", "file_sha",
            "classify_content", "build_output_reason"]
 
 MAX_FILE_BYTES = 1_000_000  # larger source files are almost always generated or data
@@ -53,78 +54,6 @@ class Discovery:
     unrecognised: int = 0  # files of no known language: not indexed, only counted
 
 
-class IgnoreRules:
-    """A minimal ``.gitignore`` matcher: globs, ``**``, ``/`` anchoring, trailing ``/``, ``!``."""
-
-    def __init__(self, lines: list[str]):
-        self.rules: list[tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
-        for raw in lines:
-            line = raw.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
-                continue
-            negated = line.startswith("!")
-            line = line[1:] if negated else line
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            line = line.lstrip("/")
-            regex = self._translate(line)
-            prefix = "" if anchored else r"(?:.*/)?"
-            self.rules.append((re.compile(rf"^{prefix}{regex}(?:/.*)?$"), negated, dir_only))
-
-    @staticmethod
-    def _translate(glob: str) -> str:
-        out, i = [], 0
-        while i < len(glob):
-            if glob.startswith("**/", i):
-                out.append(r"(?:.*/)?")
-                i += 3
-            elif glob.startswith("**", i):
-                out.append(r".*")
-                i += 2
-            elif glob[i] == "*":
-                out.append(r"[^/]*")
-                i += 1
-            elif glob[i] == "?":
-                out.append(r"[^/]")
-                i += 1
-            else:
-                j = glob.find("]", i) if glob[i] == "[" else -1
-                if j > i:
-                    out.append(fnmatch.translate(glob[i: j + 1])[4:-3])
-                    i = j + 1
-                else:
-                    out.append(re.escape(glob[i]))
-                    i += 1
-        return "".join(out)
-
-    @classmethod
-    def from_file(cls, path: Path) -> IgnoreRules:
-        try:
-            return cls(path.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            return cls([])
-
-    def ignored(self, rel: str, is_dir: bool = False) -> bool:
-        return self.verdict(rel, is_dir) is True
-
-    def verdict(self, rel: str, is_dir: bool = False) -> bool | None:
-        """True when ignored, False when a ``!`` rule includes it (last match wins), None when no rule matches."""
-        result = None
-        for regex, negated, dir_only in self.rules:
-            hit = bool(regex.match(rel))
-            if hit and dir_only and not is_dir:
-                hit = _matches_parent(regex, rel)  # "build/" ignores what is inside a build folder
-            if hit:
-                result = not negated
-        return result
-
-
-def _matches_parent(regex: re.Pattern, rel: str) -> bool:
-    parts = rel.split("/")
-    return any(regex.match("/".join(parts[:i])) for i in range(1, len(parts)))
-
-
 def _git_files(root: Path) -> list[str] | None:
     """Files git would show (tracked + untracked, not ignored), or None if not a repo."""
     try:
@@ -144,20 +73,6 @@ def _git_files(root: Path) -> list[str] | None:
     return sorted(set(names))
 
 
-def _walk_files(root: Path, rules: IgnoreRules) -> list[str]:
-    found: list[str] = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        rel_folder = os.path.relpath(folder, root).replace(os.sep, "/")
-        rel_folder = "" if rel_folder == "." else rel_folder + "/"
-        dirs[:] = sorted(
-            d for d in dirs
-            if d not in ALWAYS_SKIPPED_DIRS and not os.path.islink(os.path.join(folder, d))
-            and not rules.ignored(rel_folder + d, is_dir=True)
-        )
-        found.extend(rel_folder + f for f in files if not rules.ignored(rel_folder + f))
-    return sorted(found)
-
-
 def list_files(root: Path) -> tuple[list[str], bool]:
     """Every file name under ``root`` that ignore rules keep, and whether git listed them.
 
@@ -168,7 +83,7 @@ def list_files(root: Path) -> tuple[list[str], bool]:
     names = _git_files(root)
     if names is not None:
         return [n for n in names if not _in_skipped_dir(n)], True
-    return _walk_files(root, IgnoreRules.from_file(root / ".gitignore")), False
+    return sorted(walk_unignored(root, ALWAYS_SKIPPED_DIRS)), False
 
 
 def _in_skipped_dir(rel: str) -> bool:
@@ -230,11 +145,11 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
     root = root.resolve()
     names, is_git = list_files(root)
     result = Discovery(root=root, is_git=is_git)
-    own_rules = IgnoreRules.from_file(root / ".nervapackignore")
+    own_rules = ignore_file_spec(root / ".nervapackignore")
     all_names = set(names)
     for rel in names:
         parts = rel.split("/")
-        verdict = own_rules.verdict(rel)
+        verdict = own_rules.check_file(rel).include  # True: ignored, False: brought back by a `!` rule
         if verdict:
             result.skipped.append((rel, "ignored by .nervapackignore"))
             continue

@@ -1,4 +1,4 @@
-"""The embedding step of an ingest: bring the Chroma collection in line with the graph.
+"""The embedding step of an ingest: bring the vector collection in line with the graph.
 
 What must change is recorded in ``pending_embeddings`` by :func:`record_pending` in the
 graph's own write transaction; :func:`embed_pending` works through it (and reconciles by
@@ -7,6 +7,8 @@ caught up by the next ingest.
 """
 
 from __future__ import annotations
+
+import time
 
 from .. import storage
 from ..text import identifier_terms
@@ -53,32 +55,41 @@ def record_pending(conn, embed_ids: set[str], removed_ids: set[str]) -> None:
 
 
 def embed_pending(store, workspace, report, embedder, progress) -> None:
-    """Bring the Chroma collection in line with the graph.
+    """Bring the workspace's vector collection (``vectors.open_index``) in line with the graph.
 
     Works from ``pending_embeddings`` (written with the graph change) and reconciles by id
     as well: nodes missing from the collection (a first run, another model) are embedded,
     pending nodes are embedded again when their text changed, and vectors of nodes gone
     from the graph are deleted. Pending entries are cleared as their vectors are stored,
-    so a kill part-way leaves the rest for the next ingest.
+    so a kill part-way leaves the rest for the next ingest. When the graph's vectors were
+    last written to another store (the embedded one before a server was configured, or
+    back), every text is compared, since changes made meanwhile went to the other store.
     """
-    from .vectors import VectorIndex
+    from .vectors import LOCAL, VectorIndex, vector_store
 
-    index = VectorIndex(workspace.chroma_dir, embedder)
+    where = vector_store(workspace)
+    index = VectorIndex(where, embedder)
     if index.warning:
         report.warnings.append(index.warning)
     report.embedder = index.embedder_name
+    report.vectors_at = where.key
     conn = store.conn
     pending: dict[str, str] = dict(conn.execute("SELECT node_id, action FROM pending_embeddings"))
     present = index.ids()
+    moved = (store.get_meta("vectors_at") or LOCAL) != where.key
     if store.get_meta("embedder") != index.embedder_name and present:
         index.delete(sorted(present))  # vectors of another model are not comparable
+        _note_vectors_written(store)
         present = set()
     expected = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {EMBEDDED_WHERE}")}
     stale = sorted(present - expected)
     if stale:
         index.delete(stale)
+        _note_vectors_written(store)
     clear_pending(store, [i for i, action in pending.items() if action == "delete" or i not in expected])
     changed_ids = {i for i, action in pending.items() if action == "upsert"} & expected
+    if moved:
+        changed_ids = expected
     ids = sorted((expected - present) | changed_ids)
     rows = []
     for chunk in storage.chunked(ids):
@@ -92,14 +103,14 @@ def embed_pending(store, workspace, report, embedder, progress) -> None:
         stored = index.documents(kept)
         unchanged = {r["id"] for r in rows if stored.get(r["id"]) == embedding_text(r)}
         rows = [r for r in rows if r["id"] not in unchanged]
-        clear_pending(store, sorted(unchanged))
+        clear_pending(store, sorted(unchanged & set(pending)))
     total, step = len(rows), 512
     progress("embed", 0, total)
     for start in range(0, total, step):
         part = rows[start: start + step]
         index.upsert([r["id"] for r in part], [embedding_text(r) for r in part],
                      [{"kind": r["kind"], "file": r["file"]} for r in part])
-        clear_pending(store, [r["id"] for r in part])
+        clear_pending(store, [r["id"] for r in part], vectors_written=True)
         fault_point("embed-batch")
         if (start // step) % 4 == 3:
             release_freed_memory(collect=False)
@@ -107,14 +118,29 @@ def embed_pending(store, workspace, report, embedder, progress) -> None:
     report.embedded = total
     with store.transaction():
         store.set_meta("embedder", index.embedder_name)
+        store.set_meta("vectors_at", where.key)  # where the graph's vectors are, for query and the next ingest
         store.set_meta("embedder_requested", embedder)  # lets a no-change re-ingest skip loading Chroma
 
 
-def clear_pending(store, ids: list[str]) -> None:
-    """Forget the pending entries of vectors now stored (or no longer needed)."""
+def _note_vectors_written(store) -> None:
+    with store.transaction():
+        _bump_vectors_version(store)
+
+
+def _bump_vectors_version(store) -> None:
+    """Changes with every write to the vector store: part of the key of the retriever's local
+    copy of a server's vectors (an embedded store's files show the change by themselves)."""
+    store.set_meta("vectors_version", str(time.time_ns()))
+
+
+def clear_pending(store, ids: list[str], *, vectors_written: bool = False) -> None:
+    """Forget the pending entries of vectors now stored (or no longer needed); with
+    ``vectors_written``, note in the same transaction that the vector store changed."""
     if not ids:
         return
     with store.transaction() as conn:
+        if vectors_written:
+            _bump_vectors_version(store)
         for chunk in storage.chunked(ids):
             conn.execute(f"DELETE FROM pending_embeddings WHERE node_id IN ({','.join('?' * len(chunk))})", chunk)
 

@@ -61,6 +61,7 @@ from .ingest_lock import ingest_lock
 from .languages import DOC_LANGUAGES, PARSED
 from .parser import parse_source
 from .store import CorruptGraphError, GraphStore
+from .vectors import vector_store
 
 __all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",
            "CROSS_FILE_EDGES"]
@@ -96,6 +97,7 @@ class IngestReport:
     unrecognised: int = 0
     embedded: int = 0
     embedder: str = ""
+    vectors_at: str = ""  # where the vectors were written: "local" or "<server url>#<collection>"
     warnings: list[str] = field(default_factory=list)
     phases: dict[str, PhaseTiming] = field(default_factory=dict)
     # what changed, for ``sync``'s summary: paths, the graph's size before, and how the
@@ -289,6 +291,8 @@ def update(
     progress = progress or (lambda phase, done, total: None)
     report = report or IngestReport(root=str(root), is_git=False)
     report.root = str(root)
+    if embed:  # a vector server that is down or misnamed fails the ingest now, not after the parse
+        vector_store(Workspace(root)).check_reachable()
 
     with _timed(report, "discover"):
         progress("discover", 0, 1)
@@ -476,7 +480,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     with _timed(report, "history"):  # new commits are read even when no file changed
         report.history = update_history(store, workspace.root, progress)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
-    if embed and (pending or not workspace.chroma_dir.is_dir() or store.get_meta("embedder_requested") != embedder):
+    vectors_known = vector_store(workspace).filled(store.get_meta("vectors_at"))
+    if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             embed_pending(store, workspace, report, embedder, progress)

@@ -8,8 +8,9 @@ Pipeline (every step deterministic for a given graph and question):
      FTS5 as syntax: it is cut into words, each word becomes a double-quoted string
      (plus a quoted prefix of its stem and a few common developer abbreviations), and
      the strings are joined with ``OR``. No prompt can raise an FTS5 error.
-   - Chroma vector search with the embedder the graph was ingested with (skipped when
-     the workspace has no vectors).
+   - Chroma vector search with the embedder the graph was ingested with, in the store the
+     settings name (``vectors.vector_store``: embedded, or a Chroma server); skipped when
+     the workspace has no vectors.
    - Identifiers written in the prompt (``Session.send``, ``merge_setting``, ``QueryCache``)
      that name definitions exactly form a third list.
    The lists are fused by reciprocal rank (``sum w / (k + rank)``).
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NervapackError
+from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
@@ -82,7 +84,6 @@ class Retriever:
     def __init__(self, root: str | os.PathLike, *, use_vectors: bool = True):
         self.root = Path(root).resolve()
         self.db_path = self.root / ".nervapack" / "graph.db"
-        self.chroma_dir = self.root / ".nervapack" / "chroma"
         self.use_vectors = use_vectors
         self._lock = threading.RLock()
         self._vectors = None
@@ -100,26 +101,38 @@ class Retriever:
 
     # -- vectors ---------------------------------------------------------------------------
     def vectors(self):
-        """The vector index: a numpy snapshot of the Chroma collection when it is current (no
-        chromadb import: a cold ``nervapack query`` stays fast), else Chroma itself, which then
-        refreshes the snapshot. ``None`` when the workspace has no vectors."""
+        """The vector index: a numpy snapshot of the collection when it is current (no chromadb
+        import nor server round trip: a cold ``nervapack query`` stays fast), else the collection
+        itself (``vectors.open_index``: embedded or on a Chroma server), which then refreshes the
+        snapshot. ``None`` when the workspace has no vectors, or they are not where the settings
+        now point (a warning says so)."""
         if not self.use_vectors:
             return None
         if self._vectors_tried:
             return self._vectors
         self._vectors_tried = True
         embedder = self.graph.meta("embedder")
-        if not embedder or not self.chroma_dir.exists():
+        if not embedder:
             return None
         kind = _EMBEDDER_KIND.get(embedder, "minilm")
         try:
-            snap = VectorSnapshot.load(self.cache, self._snapshot_key(embedder), kind)
+            from .vectors import LOCAL, VectorIndex, store_name, vector_store
+
+            where = vector_store(Workspace(self.root))
+            written_to = self.graph.meta("vectors_at") or LOCAL
+            if written_to != where.key:
+                self._vector_warning = (f"the graph's vectors were written to {store_name(written_to)}, but "
+                                        f"{where.describe()} is configured now; vector search is off until "
+                                        "`nervapack ingest` fills it")
+                return None
+            if where.path is not None and not where.path.exists():
+                return None
+            key = self._snapshot_key(embedder, where)
+            snap = VectorSnapshot.load(self.cache, key, kind)
             if snap is not None:
                 self._vectors = snap
                 return snap
-            from .vectors import VectorIndex
-
-            index = VectorIndex(self.chroma_dir, kind)
+            index = VectorIndex(where, kind)
             if index.embedder_name != embedder:
                 self._vector_warning = (f"the graph was embedded with {embedder} but {index.embedder_name} is "
                                         "loaded; vector search is off")
@@ -128,18 +141,22 @@ class Retriever:
                 self._vector_warning = index.warning
             self._vectors = index
             try:
-                VectorSnapshot.save(self.cache, self._snapshot_key(embedder), index)
+                VectorSnapshot.save(self.cache, key, index)
             except Exception:  # a cache: never fail a query over it
                 pass
-        except Exception as exc:  # a broken chroma dir must not break FTS retrieval
-            self._vector_warning = f"vector search unavailable ({type(exc).__name__}: {exc})"
+        except Exception as exc:  # a broken store or a server that is down must not break FTS retrieval
+            reason = str(exc) if isinstance(exc, NervapackError) else f"{type(exc).__name__}: {exc}"
+            self._vector_warning = f"vector search unavailable ({reason})"
         return self._vectors
 
-    def _snapshot_key(self, embedder: str) -> str:
-        parts = [embedder, repr(self.graph.change_marker())]
-        for f in sorted(self.chroma_dir.glob("*.sqlite3")):
-            st = f.stat()
-            parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+    def _snapshot_key(self, embedder: str, where) -> str:
+        parts = [embedder, repr(self.graph.change_marker()), where.key]
+        if where.path is None:  # a server: the graph notes each write to it
+            parts.append(self.graph.meta("vectors_version") or "")
+        else:
+            for f in sorted(where.path.glob("*.sqlite3")):
+                st = f.stat()
+                parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
         return "|".join(parts)
 
     # -- SQL helpers -----------------------------------------------------------------------

@@ -1,29 +1,148 @@
-"""The workspace's ChromaDB collection of node embeddings (``.nervapack/chroma/``).
+"""The workspace's ChromaDB collection of node embeddings, embedded or on a Chroma server.
+
+Where the vectors live is decided in one place, :func:`vector_store` (no chromadb import),
+and opened in one place, :func:`open_index`; ingest, sync and query all go through them:
+
+- by default, Chroma's embedded store (``PersistentClient``) at ``.nervapack/chroma/``,
+  collection ``nervapack_code``;
+- when ``$NERVAPACK_CHROMA_URL`` or ``[vectors] url`` in ``.nervapack/config.toml`` names a
+  server (``http://127.0.0.1:8000``; the variable wins), a Chroma server (``HttpClient``),
+  collection ``nervapack_code_<16 hex digits of sha1("<host name>:<workspace root>")>``, so
+  that the workspaces of many people and machines can share one server without meeting.
+
+The layout is the same in both: one record per embedded node, id = node id, document =
+the text it was embedded from, metadata ``{kind, file}``, cosine space. Which store holds
+a graph's vectors is recorded in its ``meta`` (``vectors_at``), so moving from one to the
+other is noticed and caught up by the next ingest.
 
 Our embedder is registered with Chroma under its own name (``@register_embedding_function``)
 so that any process opening the collection gets it back instead of Chroma's default,
-which would download a model. Telemetry is off.
+which would download a model. Telemetry is off in both modes.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import socket
+import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-from .embeddings import load_embedder
+from ..errors import NervapackError
+from ..settings import setting
+from ..workspace import Workspace
 
-__all__ = ["VectorIndex", "COLLECTION"]
+__all__ = ["VectorIndex", "VectorStore", "VectorServerError", "vector_store", "open_index", "server_collection",
+           "store_name", "COLLECTION", "CHROMA_URL_ENV", "LOCAL"]
 
 COLLECTION = "nervapack_code"  # Chroma needs >= 3 characters
+CHROMA_URL_ENV = "NERVAPACK_CHROMA_URL"
+LOCAL = "local"  # VectorStore.key of the embedded store (and what a graph without ``vectors_at`` used)
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+class VectorServerError(NervapackError):
+    """The Chroma server named by the settings cannot be reached or failed."""
+
+
+@dataclass(frozen=True)
+class VectorStore:
+    """Where a workspace's vectors live: ``path`` (embedded) or ``url`` (server), and the collection."""
+
+    path: Path | None = None
+    url: str | None = None
+    collection: str = COLLECTION
+    origin: str = ""  # what chose the server, for messages
+
+    @property
+    def key(self) -> str:
+        """Names this store in the graph's ``meta`` (``vectors_at``)."""
+        return LOCAL if self.url is None else f"{self.url}#{self.collection}"
+
+    def describe(self) -> str:
+        if self.url is None:
+            return f"the embedded store {self.path}"
+        return f"the Chroma server at {self.url} (collection {self.collection}, set by {self.origin})"
+
+    def filled(self, recorded_at: str | None) -> bool:
+        """Whether, without connecting to anything, the vectors are known to be here: the graph
+        records this store as the one its vectors were written to, and (embedded) its folder
+        exists. A server is never known without asking it, so an ingest reconciles with it."""
+        if self.url is not None:
+            return False
+        return (recorded_at or LOCAL) == LOCAL and self.path is not None and self.path.is_dir()
+
+    def check_reachable(self, timeout: float = 10.0) -> None:
+        """Raise :class:`VectorServerError` unless the server answers its heartbeat (before an
+        ingest parses anything; no chromadb import). The embedded store is always reachable."""
+        if self.url is None:
+            return
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=timeout) as response:
+                response.read()
+        except (OSError, ValueError) as exc:  # URLError, HTTPError, refused, timed out
+            raise self.unreachable(getattr(exc, "reason", None) or exc) from None
+
+    def unreachable(self, reason) -> VectorServerError:
+        return VectorServerError(
+            f"Cannot reach the Chroma server at {self.url} (set by {self.origin}): {str(reason).rstrip('.')}. "
+            "Start one (`chroma run --path DIR --host 127.0.0.1 --port 8000`), correct the URL, "
+            "or unset it to keep the vectors in .nervapack/chroma/.")
+
+
+def store_name(key: str) -> str:
+    """A ``VectorStore.key`` (as recorded in a graph's ``vectors_at``) in words."""
+    if key == LOCAL:
+        return "the embedded store (.nervapack/chroma/)"
+    return f"the Chroma server {key.split('#')[0]}"
+
+
+def server_collection(root: Path) -> str:
+    """The collection of the workspace at ``root`` on a shared server: one per machine and folder."""
+    digest = hashlib.sha1(f"{socket.gethostname()}:{Path(root).resolve()}".encode()).hexdigest()
+    return f"{COLLECTION}_{digest[:16]}"
+
+
+def _server_url(value, origin: str) -> str:
+    """``value`` as ``scheme://host:port`` (the port of the scheme when none is given)."""
+    parts = urlsplit(value.strip()) if isinstance(value, str) else None
+    try:
+        port = parts.port if parts else None
+    except ValueError:  # a port that is not a number
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
+            or parts.path not in ("", "/") or parts.query or parts.fragment):
+        raise NervapackError(f"{origin} must be the URL of a Chroma server, such as http://127.0.0.1:8000 "
+                             f"(got {value!r}).")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}:{port or (443 if parts.scheme == 'https' else 80)}"
+
+
+def vector_store(workspace: Workspace) -> VectorStore:
+    """Where ``workspace``'s vectors live, from ``$NERVAPACK_CHROMA_URL`` or ``[vectors] url``."""
+    url = setting(workspace, "vectors", "url", CHROMA_URL_ENV)
+    if url is None:
+        return VectorStore(path=workspace.chroma_dir)
+    return VectorStore(url=_server_url(url.value, url.origin), collection=server_collection(workspace.root),
+                       origin=url.origin)
+
+
+def open_index(workspace: Workspace, embedder: str = "minilm") -> VectorIndex:
+    """The workspace's vector index, wherever its settings put it."""
+    return VectorIndex(vector_store(workspace), embedder)
 
 
 def _embedding_function_class():
     from chromadb.api.types import EmbeddingFunction
     from chromadb.utils.embedding_functions import register_embedding_function
+
+    from .embeddings import load_embedder
 
     @register_embedding_function
     class NervapackEmbeddingFunction(EmbeddingFunction):
@@ -70,64 +189,106 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
 
 
 class VectorIndex:
-    def __init__(self, path: str | os.PathLike, embedder: str = "minilm"):
+    """One workspace's collection: ``VectorIndex(vector_store(ws))``, or a folder for the embedded store."""
+
+    collection: Any  # a chromadb Collection; its type hints reject the plain lists and dicts we pass
+
+    def __init__(self, where: str | os.PathLike | VectorStore, embedder: str = "minilm"):
         global _EF_CLASS
         import chromadb
         from chromadb.config import Settings
 
         if _EF_CLASS is None:
             _EF_CLASS = _embedding_function_class()
-        self.path = Path(path)
+        self.store = where if isinstance(where, VectorStore) else VectorStore(path=Path(where))
         self.ef = _EF_CLASS(embedder)
         self.warning = self.ef.warning
-        # Two processes creating the store at once make Chroma's own migrations collide
-        # ("table collections already exists"): opening is serialised on a lock file
-        # beside the store. A read-only workspace cannot hold the lock, and needs none.
-        with _exclusive(self.path.with_name(self.path.name + ".lock")):
-            self._open(chromadb, Settings)
+        settings = Settings(anonymized_telemetry=False, allow_reset=self.store.url is None)
+        if self.store.url is None:
+            path = Path(self.store.path or ".")
+            # Two processes creating the store at once make Chroma's own migrations collide
+            # ("table collections already exists"): opening is serialised on a lock file
+            # beside the store. A read-only workspace cannot hold the lock, and needs none.
+            with _exclusive(path.with_name(path.name + ".lock")):
+                self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+                self._open_collection()
+        else:
+            url = urlsplit(self.store.url)
+            try:
+                self.client = chromadb.HttpClient(host=url.hostname or "", port=url.port or 80,
+                                                  ssl=url.scheme == "https", settings=settings)
+            except Exception as exc:  # chromadb raises ValueError, httpx its own errors
+                raise self.store.unreachable(exc) from None
+            with self._server():
+                self._open_collection()
 
-    def _open(self, chromadb, Settings) -> None:
-        self.client = chromadb.PersistentClient(
-            path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
-        )
+    def _open_collection(self) -> None:
         self.collection = self.client.get_or_create_collection(
-            COLLECTION, embedding_function=self.ef, metadata={"hnsw:space": "cosine"}
+            self.store.collection, embedding_function=self.ef, metadata={"hnsw:space": "cosine"}
         )
+
+    def _server(self):
+        """Turns a failing server into a clear error naming it (the embedded store raises as it is)."""
+        return nullcontext() if self.store.url is None else _server_errors(self.store)
 
     @property
     def embedder_name(self) -> str:
         return self.ef.embedder.name
 
     def count(self) -> int:
-        return self.collection.count()
+        with self._server():
+            return self.collection.count()
 
     def ids(self) -> set[str]:
-        return set(self.collection.get(include=[])["ids"])
+        with self._server():
+            return set(self.collection.get(include=[])["ids"])
 
     def documents(self, ids: list[str], batch: int = 5000) -> dict[str, str]:
         """The text each id was embedded from."""
         out: dict[str, str] = {}
-        for start in range(0, len(ids), batch):
-            got = self.collection.get(ids=ids[start: start + batch], include=["documents"])
-            out.update(zip(got["ids"], got["documents"]))
+        with self._server():
+            for start in range(0, len(ids), batch):
+                got = self.collection.get(ids=ids[start: start + batch], include=["documents"])
+                out.update(zip(got["ids"], got["documents"]))
         return out
 
     def upsert(self, ids: list[str], texts: list[str], metadatas: list[dict], batch: int = 2000) -> None:
         for start in range(0, len(ids), batch):
             chunk = slice(start, start + batch)
             vectors = self.ef.embedder.embed(texts[chunk])
-            self.collection.upsert(ids=ids[chunk], embeddings=vectors, documents=texts[chunk],
-                                   metadatas=metadatas[chunk])
+            with self._server():
+                self.collection.upsert(ids=ids[chunk], embeddings=vectors, documents=texts[chunk],
+                                       metadatas=metadatas[chunk])
 
     def delete(self, ids: list[str], batch: int = 5000) -> None:
-        for start in range(0, len(ids), batch):
-            self.collection.delete(ids=ids[start: start + batch])
+        with self._server():
+            for start in range(0, len(ids), batch):
+                self.collection.delete(ids=ids[start: start + batch])
 
     def query(self, text: str, n: int = 20) -> list[tuple[str, float]]:
         """``[(node id, cosine distance)]`` nearest first."""
-        total = self.collection.count()
+        total = self.count()
         if not total or not text.strip():
             return []
         vector = self.ef.embedder.embed([text])
-        res = self.collection.query(query_embeddings=vector, n_results=min(n, total), include=["distances"])
+        with self._server():
+            res = self.collection.query(query_embeddings=vector, n_results=min(n, total), include=["distances"])
         return list(zip(res["ids"][0], res["distances"][0]))
+
+    def pages(self, size: int = 5000) -> Iterator[tuple[list[str], list]]:
+        """``(ids, embeddings)`` of the whole collection, a page at a time (bounded memory)."""
+        total = self.count()
+        for offset in range(0, total, size):
+            with self._server():
+                got = self.collection.get(include=["embeddings"], limit=size, offset=offset)
+            yield got["ids"], got["embeddings"]
+
+
+@contextmanager
+def _server_errors(store: VectorStore) -> Iterator[None]:
+    try:
+        yield
+    except NervapackError:
+        raise
+    except Exception as exc:  # httpx and chromadb errors: the user needs the server named, not a traceback
+        raise VectorServerError(f"The Chroma server at {store.url} failed ({type(exc).__name__}: {exc}).") from None

@@ -46,7 +46,8 @@ def test_fused_answer_with_minilm(minilm_retriever):
 def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever):
     from nervapack_core.code.cache import VectorSnapshot
     from nervapack_core.code.retrieval import Retriever
-    from nervapack_core.code.vectors import VectorIndex
+    from nervapack_core.code.vectors import open_index
+    from nervapack_core.workspace import Workspace
 
     minilm_retriever.vectors()  # opened Chroma once and wrote the snapshot
     snap_path = minilm_retriever.cache.path("vectors_snapshot.npz")  # the versioned cache folder
@@ -55,7 +56,7 @@ def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever
     try:
         assert isinstance(fresh.vectors(), VectorSnapshot)
         prompt = "apply a coupon code to lower the price"
-        chroma = VectorIndex(minilm_retriever.chroma_dir, "minilm").query(prompt, 5)
+        chroma = open_index(Workspace(minilm_retriever.root), "minilm").query(prompt, 5)
         snap = fresh.vectors().query(prompt, 5)
         assert [i for i, _ in snap][:3] == [i for i, _ in chroma][:3]
         assert abs(snap[0][1] - chroma[0][1]) < 0.01
