@@ -91,20 +91,37 @@ def file_complexity(text: str, spans: Iterable[tuple[int, int]], line_count: int
 
 
 def refresh_complexity(conn: sqlite3.Connection, root: Path,
-                       progress: Callable[[str, int, int], None] | None = None) -> int:
+                       progress: Callable[[str, int, int], None] | None = None,
+                       paths: list[str] | None = None) -> int:
     """Bring ``file_complexity`` up to date with the graph inside the caller's transaction:
     measure the files whose content hash or function spans changed since they were measured
-    (a new parser can move spans without changing the file), drop the ones gone. Returns how
-    many files were measured."""
-    conn.execute("DELETE FROM file_complexity WHERE path NOT IN (SELECT path FROM files)")
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for file, start, end in conn.execute(
+    (a new parser can move spans without changing the file), drop the ones gone. ``paths``
+    limits the look to those files (the ones an update replaced; every other file keeps
+    its hash and spans). Returns how many files were measured."""
+    from ..storage import in_chunks
+
+    if paths is None:
+        conn.execute("DELETE FROM file_complexity WHERE path NOT IN (SELECT path FROM files)")
+        span_rows = conn.execute(
             "SELECT file, start_line, end_line FROM nodes WHERE kind='function' AND start_line IS NOT NULL"
-            " ORDER BY file, start_line, end_line"):
+            " ORDER BY file, start_line, end_line").fetchall()
+        files = conn.execute("SELECT path, sha, lines FROM files ORDER BY path").fetchall()
+        measured = dict(conn.execute("SELECT path, measured FROM file_complexity").fetchall())
+    else:
+        in_chunks(conn, "DELETE FROM file_complexity WHERE path IN ({marks})"
+                        " AND path NOT IN (SELECT path FROM files)", paths)
+        span_rows = in_chunks(conn, "SELECT file, start_line, end_line FROM nodes WHERE kind='function'"
+                                    " AND start_line IS NOT NULL AND file IN ({marks})", paths)
+        span_rows.sort(key=lambda r: (r[0], r[1], r[2] if r[2] is not None else r[1]))
+        files = sorted((tuple(r) for r in in_chunks(
+            conn, "SELECT path, sha, lines FROM files WHERE path IN ({marks})", paths)), key=lambda r: r[0])
+        measured = {r[0]: r[1] for r in in_chunks(
+            conn, "SELECT path, measured FROM file_complexity WHERE path IN ({marks})", paths)}
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for file, start, end in span_rows:
         spans.setdefault(file, []).append((start, end if end is not None else start))
-    measured = dict(conn.execute("SELECT path, measured FROM file_complexity").fetchall())
     stale = []
-    for path, sha, lines in conn.execute("SELECT path, sha, lines FROM files ORDER BY path").fetchall():
+    for path, sha, lines in files:
         key = hashlib.sha1(f"{sha}\0{spans.get(path)}".encode()).hexdigest()[:16]
         if measured.get(path) != key:
             stale.append((path, key, lines))

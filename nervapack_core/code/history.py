@@ -176,8 +176,9 @@ def _is_ancestor(repo, old: str, new: str) -> bool:
 
 # -- writing -------------------------------------------------------------------------------
 
-def update_history(store, root: Path, progress: Progress | None = None) -> dict:
-    """Read the commits not stored yet into ``graph.db`` and refresh file complexity.
+def update_history(store, root: Path, progress: Progress | None = None, changed: list[str] | None = None) -> dict:
+    """Read the commits not stored yet into ``graph.db`` and refresh file complexity
+    (of the ``changed`` paths only when the caller knows them: a sync of one file).
 
     Works inside the caller's write transaction when one is open (``store.conn.in_transaction``),
     else in its own; git is read before writing. Returns a summary: ``available``, ``reason``
@@ -221,7 +222,7 @@ def update_history(store, root: Path, progress: Progress | None = None) -> dict:
             new_state = {"available": False, "reason": found.reason, "head": None, "prefix": found.prefix}
         if new_state != {k: state.get(k) for k in new_state}:
             store.set_meta(HISTORY_META, {**new_state, "updated_at": utc_now()})
-        refresh_complexity(conn, root, progress)
+        refresh_complexity(conn, root, progress, paths=changed)
 
     if store.conn.in_transaction:
         write(store.conn)

@@ -404,8 +404,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     skipped_before = {r[0]: r[1] for r in conn.execute("SELECT path, reason FROM skipped")}
     embed_ids: set[str] = set()
     removed_ids: set[str] = set()
-    before_counts = store.counts()
-    report.nodes_before, report.edges_before = before_counts["nodes"], before_counts["edges"]
+    report.nodes_before, report.edges_before = conn.execute(
+        "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)").fetchone()
     replaced = {pf.path for pf in changed} | set(deleted)
     incremental = (not rebuild and not plan.full and bool(stored_paths)
                    and len(replaced) <= max(50, INCREMENTAL_RESOLVE_MAX_SHARE * len(stored_paths)))
@@ -478,7 +478,9 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
                         changes=FileChanges([p for p in report.added if p not in moved_to], report.modified,
                                             [p for p in report.removed if p not in moved_from], plan.renamed))
     with _timed(report, "history"):  # new commits are read even when no file changed
-        report.history = update_history(store, workspace.root, progress)
+        # an incremental update knows the files it replaced: only they can measure differently
+        report.history = update_history(store, workspace.root, progress,
+                                        changed=sorted(replaced) if incremental else None)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     vectors_known = vector_store(workspace).filled(store.get_meta("vectors_at"))
     if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder):

@@ -42,16 +42,19 @@ def commit(repo: Path, message: str) -> None:
     git(repo, "commit", "-qm", message, "--allow-empty")
 
 
-def graph(db: Path) -> tuple[list, list]:
-    """Every node and edge, in a canonical order: what "the same graph" means here."""
+def graph(db: Path) -> tuple[list, list, list]:
+    """Every node and edge, in a canonical order: what "the same graph" means here, plus
+    each file's measured complexity (kept up to date per changed file as well)."""
     with GraphReader(db) as reader:
         nodes = sorted(tuple(r[f] for f in NODE_FIELDS) for r in reader.conn.execute("SELECT * FROM nodes"))
         edges = sorted(tuple(round(r[f], 6) if f == "confidence" else r[f] for f in EDGE_FIELDS)
                        for r in reader.conn.execute("SELECT * FROM edges"))
-    return nodes, edges
+        complexity = sorted(tuple(r) for r in reader.conn.execute(
+            "SELECT path, complexity, functions, max_nesting FROM file_complexity"))
+    return nodes, edges, complexity
 
 
-def fresh_graph(repo: Path, scratch: Path) -> tuple[list, list]:
+def fresh_graph(repo: Path, scratch: Path) -> tuple[list, list, list]:
     """The graph a first ingest builds from the same working tree (copied, without .nervapack)."""
     if scratch.exists():
         shutil.rmtree(scratch)
@@ -62,7 +65,7 @@ def fresh_graph(repo: Path, scratch: Path) -> tuple[list, list]:
 
 def assert_same_graph(repo: Path, scratch: Path) -> None:
     synced, fresh = graph(repo / ".nervapack" / "graph.db"), fresh_graph(repo, scratch)
-    for name, got, want in (("nodes", synced[0], fresh[0]), ("edges", synced[1], fresh[1])):
+    for name, got, want in zip(("nodes", "edges", "file complexity"), synced, fresh):
         extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
         assert not extra and not missing, f"{name}: {len(extra)} only after sync {extra[:3]}, " \
                                           f"{len(missing)} only in a fresh ingest {missing[:3]}"
