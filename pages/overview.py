@@ -73,7 +73,7 @@ with st.expander("What each component measures", icon=":material/info:"):
     if changes is None:
         st.caption("Freshness is not scored: the repository folder is not available.")
     elif changes["total"]:
-        st.caption("Changed since the last ingest (run `nervapack ingest .` to refresh):")
+        st.caption("Changed since the last ingest or sync (run `nervapack sync .` to refresh):")
         st.dataframe(pd.DataFrame(
             [{"file": f, "change": k} for k in ("modified", "added", "deleted") for f in changes[k]]),
             hide_index=True)

@@ -17,7 +17,7 @@ from nervapack_core.cli.memory import main as memory_main
 from nervapack_core.cli.memory import memory_cli
 
 NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hotspots", "ingest",
-                      "knowledge", "memory", "query", "serve", "status"]
+                      "knowledge", "memory", "query", "serve", "status", "sync"]
 MEMORY_COMMANDS = [
     "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "for-code", "forget",
     "import", "init", "namespaces", "recall", "recall-log", "search", "sessions", "show", "staleness",

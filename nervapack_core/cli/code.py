@@ -267,7 +267,7 @@ def _print_status(console, d: dict, detailed: bool) -> None:
     if ch["total"]:
         for p in (ch["modified"] + ch["added"] + ch["deleted"])[:10]:
             console.print(f"  [yellow]out of sync:[/] {p}", highlight=False)
-        console.print("  Run `nervapack ingest` to update the graph.")
+        console.print("  Run `nervapack sync` to update the graph.")
     if not detailed:
         return
     h = d["health"]

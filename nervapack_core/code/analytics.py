@@ -46,32 +46,53 @@ class HealthReport:
         return {"score": self.score, "components": [dict(asdict(c), points=c.points) for c in self.components]}
 
 
+def _definition_facts(conn) -> tuple[dict, int, int]:
+    """Documentation coverage (see :func:`doc_coverage`), definitions linked to others by a
+    CALLS, INHERITS or EXPLAINS edge, and all definitions: one pass over those edges and
+    one over the classes and functions (per-definition subqueries cost twice as much)."""
+    linked: set[str] = set()
+    explained: set[str] = set()
+    for source, target, kind in conn.execute(
+            "SELECT source, target, kind FROM edges WHERE kind IN ('CALLS', 'INHERITS', 'EXPLAINS')"):
+        linked.add(source)
+        linked.add(target)
+        if kind == "EXPLAINS":
+            explained.add(target)
+    public = docstrings = by_docs = covered = linked_defs = total = 0
+    for node, private, has_doc in conn.execute(
+            "SELECT id, substr(name, 1, 1) = '_', coalesce(docstring, '') != '' FROM nodes"
+            " WHERE kind IN ('class', 'function')"):
+        total += 1
+        linked_defs += node in linked
+        if not private:
+            public += 1
+            docstrings += has_doc
+            by_docs += node in explained
+            covered += bool(has_doc or node in explained)
+    coverage = {"public": public, "documented": covered, "docstrings": docstrings, "explained_by_docs": by_docs,
+                "ratio": covered / public if public else 0.0}
+    return coverage, linked_defs, total
+
+
 def doc_coverage(conn) -> dict:
-    """Public classes and functions with a docstring or an EXPLAINS edge from the docs
-    (counted in SQL: the docs' edges are found through the edges' target index)."""
-    row = conn.execute(
-        """SELECT count(*), coalesce(sum(has_doc), 0), coalesce(sum(explained), 0),
-                  coalesce(sum(has_doc OR explained), 0)
-           FROM (SELECT coalesce(docstring, '') != '' AS has_doc,
-                        EXISTS (SELECT 1 FROM edges e WHERE e.target = n.id AND e.kind = 'EXPLAINS') AS explained
-                 FROM nodes n WHERE n.kind IN ('class', 'function') AND substr(n.name, 1, 1) != '_')""").fetchone()
-    public, docstrings, explained, covered = row
-    return {
-        "public": public, "documented": covered, "docstrings": docstrings, "explained_by_docs": explained,
-        "ratio": covered / public if public else 0.0,
-    }
+    """Public classes and functions with a docstring or an EXPLAINS edge from the docs."""
+    return _definition_facts(conn)[0]
 
 
 def import_graph(conn):
+    """Files and their resolved imports as a networkx DiGraph. IMPORTS edges join file
+    nodes, whose ids are computed from their paths: no join over the nodes table."""
     import networkx as nx
 
+    from .edges import node_id
+
     g = nx.DiGraph()
-    g.add_nodes_from(r[0] for r in conn.execute("SELECT path FROM files"))
-    for s, t in conn.execute(
-        "SELECT a.file, b.file FROM edges e JOIN nodes a ON a.id=e.source JOIN nodes b ON b.id=e.target"
-        " WHERE e.kind='IMPORTS'"
-    ):
-        g.add_edge(s, t)
+    paths = [r[0] for r in conn.execute("SELECT path FROM files")]
+    g.add_nodes_from(paths)
+    path_of = {node_id(p, "file", p): p for p in paths}
+    for s, t in conn.execute("SELECT source, target FROM edges WHERE kind='IMPORTS'"):
+        if s in path_of and t in path_of:
+            g.add_edge(path_of[s], path_of[t])
     return g
 
 
@@ -145,14 +166,7 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
     code_files = sum(parsed_counts.values())
     ok = parsed_counts.get("ok", 0)
 
-    cov = doc_coverage(conn)
-    defs = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
-    linked = conn.execute(
-        # two indexed lookups (edges by source, edges by target) instead of an OR no index serves
-        """SELECT count(*) FROM nodes n WHERE n.kind IN ('class','function') AND (
-               EXISTS (SELECT 1 FROM edges e WHERE e.source = n.id AND e.kind IN ('CALLS','INHERITS','EXPLAINS'))
-               OR EXISTS (SELECT 1 FROM edges e WHERE e.target = n.id AND e.kind IN ('CALLS','INHERITS','EXPLAINS')))"""
-    ).fetchone()[0]
+    cov, linked, defs = _definition_facts(conn)
     from .dependencies import import_cycles
 
     graph = import_graph(conn)

@@ -15,8 +15,11 @@ Nothing is skipped silently: every skip is returned with its reason.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,13 +143,21 @@ def classify_content(head: bytes, path: str, size: int) -> str | None:
     return None
 
 
-def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
-    """The files under ``root`` to index, with the skipped ones and their reasons."""
+def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES,
+             known: Mapping[str, tuple[int, float]] | None = None) -> Discovery:
+    """The files under ``root`` to index, with the skipped ones and their reasons.
+
+    ``known`` maps the paths indexed last time to their ``(size, mtime)``: a file with
+    both unchanged is not read again to sniff its content (the rule the ingest uses to
+    call a file unchanged), which is most of the cost of a sync on a large repository.
+    """
     root = root.resolve()
     names, is_git = list_files(root)
     result = Discovery(root=root, is_git=is_git)
     own_rules = ignore_file_spec(root / ".nervapackignore")
     all_names = set(names)
+    known = known or {}
+    base = str(root)
     for rel in names:
         parts = rel.split("/")
         verdict = own_rules.check_file(rel).include  # True: ignored, False: brought back by a `!` rule
@@ -159,18 +170,19 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
         if language is None:
             result.unrecognised += 1
             continue
-        full = root / rel
+        full = os.path.join(base, rel)  # strings, not Path objects: this loop runs per file
         try:
-            if full.is_symlink():
-                target = full.resolve(strict=True)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                target = Path(full).resolve(strict=True)
                 if root not in target.parents:
                     result.skipped.append((rel, "symlink pointing outside the repository"))
                     continue
-            st = full.stat()
+                st = os.stat(full)
         except (OSError, RuntimeError):  # broken link, loop, vanished file
-            result.skipped.append((rel, "broken or looping symlink" if full.is_symlink() else "unreadable"))
+            result.skipped.append((rel, "broken or looping symlink" if os.path.islink(full) else "unreadable"))
             continue
-        if not full.is_file():
+        if not stat.S_ISREG(st.st_mode):
             result.skipped.append((rel, "not a regular file"))
             continue
         if parts[-1] in LOCK_FILES:
@@ -183,15 +195,16 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> Discovery:
         if st.st_size > max_file_bytes:
             result.skipped.append((rel, f"too large ({st.st_size / 1e6:.1f} MB > {max_file_bytes / 1e6:.1f} MB)"))
             continue
-        try:
-            with open(full, "rb") as fh:
-                head = fh.read(SNIFF_BYTES)
-        except OSError:
-            result.skipped.append((rel, "unreadable (permission denied)"))
-            continue
-        reason = classify_content(head, rel, st.st_size)
-        if reason:
-            result.skipped.append((rel, reason))
-            continue
+        if known.get(rel) != (st.st_size, st.st_mtime):
+            try:
+                with open(full, "rb") as fh:
+                    head = fh.read(SNIFF_BYTES)
+            except OSError:
+                result.skipped.append((rel, "unreadable (permission denied)"))
+                continue
+            reason = classify_content(head, rel, st.st_size)
+            if reason:
+                result.skipped.append((rel, reason))
+                continue
         result.files.append(Candidate(rel, language, st.st_size, st.st_mtime))
     return result

@@ -36,6 +36,7 @@ import hashlib
 import os
 import resource
 import shutil
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -50,7 +51,7 @@ from ..storage import env_lock_timeout
 from ..text import identifier_terms
 from ..workspace import Workspace
 from .changes import GitState, git_state
-from .discovery import Candidate, Discovery, content_sha, discover, file_sha
+from .discovery import MAX_FILE_BYTES, Candidate, Discovery, content_sha, discover, file_sha
 from .docs import chunk_doc
 from .edges import CROSS_FILE_EDGES, Before, capture_before, node_id, resolve_changed, resolve_edges
 from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
@@ -261,6 +262,18 @@ def ingest(
 Planner = Callable[[GraphStore, Path, Discovery, "GitState | None"], "Plan"]
 
 
+def _indexed_files(graph_db: Path) -> dict[str, tuple[int, float]]:
+    """``(size, mtime)`` of each file the graph holds (none when there is no readable
+    graph yet): discovery does not sniff those that kept both."""
+    if not graph_db.is_file():
+        return {}
+    try:
+        with storage.reading(graph_db, label="code graph") as conn:
+            return {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, size, mtime FROM files")}
+    except (NervapackError, sqlite3.DatabaseError):
+        return {}  # damaged or locked: the update itself says so
+
+
 def checked_root(path: str | os.PathLike) -> Path:
     """``path`` resolved, or a clear error when it is not an existing folder."""
     root = Path(path).expanduser()
@@ -296,8 +309,8 @@ def update(
 
     with _timed(report, "discover"):
         progress("discover", 0, 1)
-        kwargs = {"max_file_bytes": max_file_bytes} if max_file_bytes else {}
-        found = discover(root, **kwargs)
+        known = {} if rebuild else _indexed_files(Workspace(root).graph_db)
+        found = discover(root, max_file_bytes or MAX_FILE_BYTES, known=known)
         report.is_git, report.skipped, report.unrecognised = found.is_git, found.skipped, found.unrecognised
         progress("discover", 1, 1)
     if not found.files:
@@ -373,8 +386,10 @@ def plan_by_files(store: GraphStore, root: Path, found, rebuild: bool) -> Plan:
     return Plan(to_parse, touched, sorted(set(stored) - {c.path for c in found.files}), full)
 
 
-# an update changing more files than this share resolves every edge again (faster then)
+# an update replacing more files than this share (and more than the minimum) resolves
+# every edge again, which is faster then; below it only what the files change
 INCREMENTAL_RESOLVE_MAX_SHARE = 0.2
+INCREMENTAL_RESOLVE_MIN_FILES = 50
 
 
 def _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
@@ -408,7 +423,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)").fetchone()
     replaced = {pf.path for pf in changed} | set(deleted)
     incremental = (not rebuild and not plan.full and bool(stored_paths)
-                   and len(replaced) <= max(50, INCREMENTAL_RESOLVE_MAX_SHARE * len(stored_paths)))
+                   and len(replaced) <= max(INCREMENTAL_RESOLVE_MIN_FILES,
+                                            INCREMENTAL_RESOLVE_MAX_SHARE * len(stored_paths)))
     with _timed(report, "write"), store.transaction():
         before = capture_before(conn, replaced)
         if rebuild:

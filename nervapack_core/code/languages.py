@@ -8,7 +8,6 @@ are counted in the language statistics but not parsed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,8 +65,10 @@ QUERY_FILE = {name: {"jsx": "javascript", "tsx": "typescript"}.get(name, name) f
 
 def language_for_path(path: str) -> str | None:
     """Our language name for ``path``, or ``None`` for files we do not recognise."""
-    p = PurePosixPath(path)
-    if p.name in _BY_FILENAME:
-        return _BY_FILENAME[p.name]
-    lang = _BY_EXTENSION.get(p.suffix.lower())
+    name = path.rsplit("/", 1)[-1]  # string work, not PurePosixPath: called for every file listed
+    if name in _BY_FILENAME:
+        return _BY_FILENAME[name]
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # PurePosixPath.suffix's rule
+    lang = _BY_EXTENSION.get(suffix.lower())
     return lang.name if lang else None
