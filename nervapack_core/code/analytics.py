@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..storage import utc_now
+from ..storage import in_chunks, utc_now
 from .languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
@@ -215,7 +215,8 @@ _COMMUNITY_WEIGHTS = {"DEFINES": 1.0, "CALLS": 1.0, "IMPORTS": 0.5, "INHERITS": 
 _COMMUNITY_KINDS = "('file', 'class', 'function')"
 
 
-def refresh_snapshots(store, changed_share: float | None = None) -> None:
+def refresh_snapshots(store, changed_share: float | None = None,
+                      touched: tuple[set[str], set[str]] | None = None) -> None:
     """Store Louvain communities and the health snapshot.
 
     After a small change (at most 2% of the files, ``changed_share``) the stored
@@ -223,12 +224,19 @@ def refresh_snapshots(store, changed_share: float | None = None) -> None:
     its neighbours belong to: Louvain over a large graph takes seconds (12 s on Django),
     and re-running it for one edited function would also renumber every community.
     Only the rows that change are written then (a sync of one file touches a few rows,
-    not the 40,000 of Django).
+    not the 40,000 of Django). ``touched`` = (node ids inserted, node ids deleted) by the
+    update, when the caller knows them: only those are looked at then.
     """
     conn = store.conn
     stored = conn.execute("SELECT EXISTS (SELECT 1 FROM communities)").fetchone()[0]
     incremental = stored and changed_share is not None and changed_share <= INCREMENTAL_COMMUNITIES_MAX_SHARE
-    if incremental:
+    if incremental and touched is not None:
+        inserted, deleted = touched
+        new = sorted(r[0] for r in in_chunks(
+            conn, f"SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS} AND id IN ({{marks}})"
+            " AND id NOT IN (SELECT node_id FROM communities)", sorted(inserted)))
+        gone = sorted(deleted - inserted)
+    elif incremental:
         new = [r[0] for r in conn.execute(
             f"SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS}"
             " AND id NOT IN (SELECT node_id FROM communities) ORDER BY id")]
@@ -238,7 +246,10 @@ def refresh_snapshots(store, changed_share: float | None = None) -> None:
     snapshot = health(conn, root=None)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if incremental:
+        if incremental and touched is not None:
+            in_chunks(conn, "DELETE FROM communities WHERE node_id IN ({marks})", gone)
+            conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(_place_new_nodes(conn, new).items()))
+        elif incremental:
             conn.execute(f"DELETE FROM communities WHERE node_id NOT IN"
                          f" (SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS})")
             conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(_place_new_nodes(conn, new).items()))
@@ -283,7 +294,7 @@ def _place_new_nodes(conn, new: list[str]) -> dict[str, int]:
     """Give each new node (inside the caller's transaction, after the communities of nodes
     gone were deleted) its neighbours' majority community (weighted, ties to the smaller
     id), or a community of its own when none is placed. Returns the new assignments."""
-    from ..storage import chunked, in_chunks
+    from ..storage import chunked
 
     neighbours: dict[str, list[tuple[str, float]]] = {n: [] for n in new}
     for chunk in chunked(new, 400):

@@ -485,7 +485,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
             progress("analyse", 0, 1)
             from .analytics import refresh_snapshots
 
-            refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1))
+            refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1),
+                              touched=None if rebuild else (embed_ids, removed_ids))
             progress("analyse", 1, 1)
     if not nothing_changed or snapshot_missing(conn):
         # one point of the graph's evolution (Overview trend, "changed since"), after the analyse step

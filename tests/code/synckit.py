@@ -64,6 +64,10 @@ def fresh_graph(repo: Path, scratch: Path) -> tuple[list, list, list]:
 
 
 def assert_same_graph(repo: Path, scratch: Path) -> None:
+    with GraphReader(repo / ".nervapack" / "graph.db") as reader:  # communities kept per node, none stale
+        stale = reader.conn.execute("SELECT count(*) FROM communities WHERE node_id NOT IN"
+                                    " (SELECT id FROM nodes WHERE kind IN ('file', 'class', 'function'))").fetchone()[0]
+    assert stale == 0, f"{stale} community rows for nodes no longer in the graph"
     synced, fresh = graph(repo / ".nervapack" / "graph.db"), fresh_graph(repo, scratch)
     for name, got, want in zip(("nodes", "edges", "file complexity"), synced, fresh):
         extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
