@@ -1,13 +1,21 @@
-"""Analytics: node and edge kinds, degree distribution, dependencies and import cycles."""
+"""Analytics: node and edge kinds, degree distribution, dependencies and import cycles; from the
+git history, the hotspot treemap, change coupling and knowledge islands."""
 
+import math
+from html import escape
 from urllib.parse import quote
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from nervapack_core.code.history import MAX_COUPLING_FILES
 from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import GraphUnreadable
+from nervapack_core.dashboard.data import TREEMAP_FILES, GraphUnreadable, coupling_empty_reason, page_rows
+
+PAIRS_PAGE = 25
+ISLANDS_PAGE = 25
+TOP_HOTSPOTS = 15
 
 src = cache.sources()
 ui.header("Analytics", "What the graph is made of, how connected it is, and how its files depend on each other.", src)
@@ -99,6 +107,190 @@ else:
     cyc = pd.DataFrame([{"cycle": i + 1, "files": len(c["files"]), "members": " → ".join(c["example"])}
                         for i, c in enumerate(an["cycles"])])
     st.dataframe(cyc, hide_index=True, column_config={"cycle": "Group", "files": "Files", "members": "Files involved"})
+
+
+# ---------------------------------------------------------------- git history
+def no_history(state: dict) -> None:
+    st.info(f"**No git history:** {ui.md_escape(state['reason'])}", icon=":material/history_toggle_off:")
+
+
+def int_param(name: str, default: int, low: int, high: int) -> int:
+    try:
+        return max(low, min(high, int(ui.param(name, default))))
+    except (TypeError, ValueError):
+        return default
+
+
+def sync_param(name: str, value: str, default: str) -> None:
+    """Keep a control's value in the URL (deep links); the default leaves the URL clean."""
+    if value == default:
+        st.query_params.pop(name, None)
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
+
+
+def log_score(score) -> float:
+    return math.log10(1 + max(0, score or 0))
+
+
+def hotspot_map(hm: dict) -> None:
+    """The treemap (folder → file, size = lines, colour = score) and the hottest files."""
+    total, hist = hm["files_total"], hm["history"]
+    left, right = st.columns([1, 3])
+    default = min(total, TREEMAP_FILES)
+    n = int(left.number_input("Files in the map (hottest first)", min_value=1, max_value=max(1, total),
+                              value=int_param("files", default, 1, max(1, total)), step=100, key="files",
+                              help=f"All {total:,} files of the graph, or only the hottest ones."))
+    sync_param("files", str(n), str(default))
+    if n != hm["shown"]:
+        hm = cache.hotspot_map(src, n)
+    right.caption(
+        f"**score = commits × complexity**: a file's non-merge commits ({hist['commits']:,} read, "
+        f"{hist['authors']:,} author(s), {str(hist['first'])[:10]} to {str(hist['last'])[:10]}) times the lines "
+        "of its functions weighted by their nesting (a file without functions counts its lines). "
+        f"{hm['with_commits']:,} of {total:,} files have commits; files without commits are drawn with score 0. "
+        "Size = lines; a folder's colour is the mean score of its files, weighted by lines (hover: its hottest "
+        "file). Click a folder to zoom in, the path bar below the map to zoom out.")
+    tree = hm["tree"]
+    if not hm["lines_shown"]:
+        st.caption("The files of the graph have no lines to draw.")
+    else:
+        by_path = {f["file"]: f for f in hm["files"]}
+        hover = []  # Plotly reads HTML in labels and hover text: every path is escaped
+        for path, kind, lines, count, score, color, hottest in zip(
+                tree["paths"], tree["kinds"], tree["values"], tree["files"], tree["scores"], tree["colors"],
+                tree["hottest"]):
+            name = escape(path or tree["labels"][0])
+            if kind == "folder":
+                hover.append(f"<b>{name}/</b><br>{count:,} file(s) · {lines:,} lines · mean score {color:,.0f}"
+                             f"<br>hottest: {escape(hottest or '')} (score {score:,})")
+            else:
+                f = by_path[path]
+                last = f" · last change {f['last'][:10]}" if f["last"] else ""
+                hover.append(f"<b>{name}</b><br>{lines:,} lines · {f['commits']:,} commit(s) × complexity "
+                             f"{f['complexity']:,} = score {score:,}<br>{f['authors']:,} author(s){last}")
+        top = max(1.0, log_score(max(tree["scores"])))
+        ticks = [0] + [10 ** k for k in range(0, int(top) + 1)]
+        fig = go.Figure(go.Treemap(
+            ids=tree["ids"], labels=[escape(label) for label in tree["labels"]], parents=tree["parents"],
+            values=tree["values"], branchvalues="total", maxdepth=tree["maxdepth"], sort=True,
+            customdata=tree["scores"], hovertext=hover, hoverinfo="text", textinfo="label",
+            pathbar=dict(visible=True, side="bottom"), tiling=dict(pad=1),
+            marker=dict(colors=[log_score(c) for c in tree["colors"]], colorscale="YlOrRd", cmin=0, cmax=top,
+                        showscale=True, line=dict(width=0.5, color="#ffffff"),
+                        colorbar=dict(title="score", tickvals=[log_score(t) for t in ticks],
+                                      ticktext=[f"{t:,}" for t in ticks]))))
+        shown = f"all {total:,} files" if hm["shown"] == total else \
+            f"the {hm['shown']:,} hottest of {total:,} files ({hm['lines_shown']:,} of {hm['lines_total']:,} lines)"
+        fig.update_layout(title=f"Hotspot map: {shown}; size = lines, colour = score (log scale)")
+        ui.chart(fig, key="hotspot_map", height=620)
+        notes = []
+        if hm["shown"] < total:
+            notes.append(f"Showing {hm['shown']:,} of {total:,} files: the {total - hm['shown']:,} others have "
+                         "lower scores (raise the number above to draw them).")
+        if tree["maxdepth"] != -1:
+            notes.append(f"{tree['maxdepth'] - 1} level(s) below the top are drawn at once, to keep the map "
+                         "readable.")
+        if hm["empty_files"]:
+            notes.append(f"{hm['empty_files']:,} empty file(s) have no area.")
+        if notes:
+            st.caption(" ".join(notes))
+    hot = pd.DataFrame([f for f in hm["files"] if f["commits"]][:TOP_HOTSPOTS],
+                       columns=["file", "commits", "complexity", "score", "authors", "lines_added", "lines_removed",
+                                "last", "node_id"])
+    if hot.empty:
+        return
+    hot["last"] = hot["last"].astype(str).str.slice(0, 10)
+    hot["open"] = [f"./explorer?node={quote(i, safe='')}" if i else None for i in hot["node_id"]]
+    st.caption(f"The {len(hot):,} hottest files")
+    st.dataframe(hot.drop(columns="node_id"), hide_index=True, column_config={
+        "file": "File", "commits": "Commits", "complexity": "Complexity", "score": "Score", "authors": "Authors",
+        "lines_added": "Lines +", "lines_removed": "Lines −", "last": "Last change",
+        "open": st.column_config.LinkColumn("Explore", display_text="open")})
+
+
+def coupling_pairs() -> None:
+    """Coupled pairs, one page, with the minimum of shared commits, a path filter and the
+    no-static-link filter in the URL."""
+    st.caption("Files that change in the same commits: **ratio** = shared commits / the smaller file's commits "
+               f"(commits touching more than {MAX_COUPLING_FILES} files are left out). A pair with **no static "
+               "link** (no import, call or inheritance between the two files) is a dependency the code does not "
+               "show.")
+    c = st.columns([1, 2, 1])
+    min_shared = int(c[0].number_input("Min shared commits", min_value=1, max_value=10_000, step=1,
+                                       value=int_param("min_shared", 3, 1, 10_000), key="min_shared"))
+    involving = c[1].text_input("Pairs involving", value=ui.param("coupled", ""), placeholder="part of a file path",
+                                key="coupled")
+    unlinked_only = c[2].toggle("Only pairs with no static link", value=ui.param("unlinked") == "1", key="unlinked")
+    sync_param("min_shared", str(min_shared), "3")
+    sync_param("coupled", involving.strip(), "")
+    sync_param("unlinked", "1" if unlinked_only else "", "")
+    try:
+        found = cache.coupling(src, min_shared)
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
+    if not found["pairs"]:
+        st.info(f"**No coupled pairs:** {ui.md_escape(coupling_empty_reason(found))}", icon=":material/link_off:")
+        return
+    m = st.columns(3)
+    m[0].metric("Coupled pairs", ui.fmt_int(len(found["pairs"])), border=True,
+                help=f"Pairs sharing at least {min_shared} commit(s).")
+    m[1].metric("With no static link", ui.fmt_int(found["unlinked"]), border=True)
+    m[2].metric("Commits counted", f"{found['eligible_commits']:,}/{found['commits']:,}", border=True,
+                help=f"Commits touching at most {found['max_files']} files.")
+    first = page_rows(found["pairs"], 0, PAIRS_PAGE, file=involving, unlinked_only=unlinked_only)
+    if not first["total"]:
+        st.caption("No pair matches these filters.")
+        return
+    with st.columns([1, 3])[0]:
+        page = ui.page_controls(first["total"], PAIRS_PAGE, key="pairs_page")
+    shown = first if page == 0 else page_rows(found["pairs"], page, PAIRS_PAGE, file=involving,
+                                              unlinked_only=unlinked_only)
+    st.caption(f"{shown['total']:,} pair(s) match, {shown['unlinked']:,} with no static link; by ratio, then shared "
+               f"commits; page {shown['page'] + 1} of {shown['pages']:,}.")
+    pairs = pd.DataFrame(shown["rows"], columns=["file_a", "file_b", "shared", "ratio", "commits_a", "commits_b",
+                                                  "static_link"])
+    pairs["link"] = ["linked" if s else "⚠ no static link" for s in pairs["static_link"]]
+    st.dataframe(pairs[["file_a", "file_b", "ratio", "shared", "commits_a", "commits_b", "link"]], hide_index=True,
+                 column_config={"file_a": "File A", "file_b": "File B",
+                                "ratio": st.column_config.ProgressColumn("Ratio", format="percent", min_value=0,
+                                                                         max_value=1),
+                                "shared": "Shared commits", "commits_a": "Commits A", "commits_b": "Commits B",
+                                "link": "Static link"})
+
+
+def knowledge_islands() -> None:
+    try:
+        ki = cache.knowledge_islands(src)
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
+    share = round(100 * ki["threshold"])
+    st.caption(f"Files whose main author wrote at least {share}% of the lines added (by commits when no line was "
+               f"added): {len(ki['islands']):,} of the {ki['with_history']:,} files with commits, largest "
+               "contribution first." + (" The history read has a single author, so every file with commits is "
+                                        "one." if ki["history"]["authors"] == 1 else ""))
+    if not ki["islands"]:
+        return
+    with st.columns([1, 3])[0]:
+        page = ui.page_controls(len(ki["islands"]), ISLANDS_PAGE, key="islands_page")
+    isl = pd.DataFrame(ki["islands"][page * ISLANDS_PAGE:(page + 1) * ISLANDS_PAGE])
+    st.dataframe(isl.assign(share=isl["share"] * 100), hide_index=True, column_config={
+        "file": "File", "main_author": "Main author", "share": st.column_config.NumberColumn("Share", format="%.1f%%"),
+        "basis": "By", "commits": "Commits", "lines_added": "Lines added", "authors": "Authors"})
+
+
+try:
+    hotspots = cache.hotspot_map(src)
+except GraphUnreadable as exc:
+    ui.graph_error(exc)
+for title, anchor, section in (("Hotspots", "hotspots", lambda: hotspot_map(hotspots)),
+                               ("Change coupling", "coupling", coupling_pairs),
+                               ("Knowledge islands", "knowledge", knowledge_islands)):
+    st.subheader(title, anchor=anchor)
+    if hotspots["history"]["available"]:
+        section()
+    else:
+        no_history(hotspots["history"])
 
 if an["skipped"]:
     with st.expander("Files left out at ingest", icon=":material/block:"):

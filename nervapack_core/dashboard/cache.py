@@ -29,14 +29,17 @@ __all__ = [
     "communities_overview",
     "community_detail",
     "changed_since",
+    "coupling",
     "decisions",
     "decisions_touching",
     "evolution",
     "file_history",
     "graph_marker",
     "health_now",
+    "hotspot_map",
     "history",
     "history_marker",
+    "knowledge_islands",
     "memory",
     "memory_entities",
     "memory_file_marker",
@@ -171,6 +174,23 @@ def file_history(src: data.Sources, path: str, limit: int = 10):
 @cached_on(graph_marker, max_entries=8)
 def analytics(src: data.Sources):
     return data.analytics(_graph_db(src))
+
+
+@cached_on(graph_marker, shared=True, max_entries=8)  # shared, not copied: thousands of files, read-only
+def hotspot_map(src: data.Sources, limit: int | None = data.TREEMAP_FILES):
+    """Every file's hotspot numbers and the treemap's folder tree (the ``limit`` hottest files)."""
+    return data.hotspot_map(_graph_db(src), limit, src.root.name if src.root else "repository")
+
+
+@cached_on(graph_marker, shared=True, max_entries=16)  # shared, not copied: every pair, read-only
+def coupling(src: data.Sources, min_shared: int = 3):
+    """Every coupled pair for one minimum of shared commits; the page shows one page of them."""
+    return data.coupling(_graph_db(src), min_shared)
+
+
+@cached_on(graph_marker, max_entries=4)
+def knowledge_islands(src: data.Sources):
+    return data.knowledge_islands(_graph_db(src))
 
 
 @cached_on(graph_marker, max_entries=256)

@@ -165,3 +165,76 @@ def app():
         assert not at.exception, [e.value for e in at.exception]
         return at
     return run
+
+
+# ---------------------------------------------------------------------------- git history
+ANN, BOB = ("Ann Example", "ann@example.org"), ("Bob Example", "bob@example.org")
+ODD = "app/<i>odd*[y]<_i>.py"  # a file name full of HTML and Markdown: shown, never interpreted
+
+
+def git(repo: Path, *args: str, author=ANN, date: str = "2024-01-01T12:00:00Z") -> str:
+    """git with a fixed identity and date and no user configuration."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": date,
+           "GIT_COMMITTER_NAME": author[0], "GIT_COMMITTER_EMAIL": author[1], "GIT_COMMITTER_DATE": date}
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def commit(repo: Path, files: dict[str, str], author=ANN, date: str = "2024-01-01T12:00:00Z") -> None:
+    for rel, content in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    git(repo, "add", "--", *files)
+    git(repo, "commit", "-q", "-m", f"change {', '.join(files)}", author=author, date=date)
+
+
+def core_py(v: int) -> str:
+    return f"VERSION = {v}\nfrom app.util import helper\n\n\ndef run(x):\n    if x:\n        for i in range(x):\n" \
+           "            x += helper(i)\n    return x\n"
+
+
+def util_py(v: int) -> str:
+    return f"VERSION = {v}\n\n\ndef helper(x):\n    return x\n"
+
+
+def config_py(v: int) -> str:
+    return f"VERSION = {v}\nNAME = 'shop'\n"
+
+
+def build_history_workspace(root: Path) -> None:
+    """Five commits by two authors with known answers (then ingested):
+
+    - ``app/core.py``: 5 commits (Ann 3, Bob 2), imports and calls ``app/util.py``;
+    - ``app/config.py``: 4 commits, all shared with core: coupling 4 / 4 = 1.0, no static link;
+    - ``app/util.py`` (Ann only), ``docs/notes.md`` and :data:`ODD`: one or two commits;
+    - ``app/fresh.py``: written after the last commit, never committed: score 0.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text(".nervapack/\n")
+    commit(root, {".gitignore": ".nervapack/\n", "app/__init__.py": "", "app/core.py": core_py(1),
+                  "app/util.py": util_py(1), "app/config.py": config_py(1), "docs/notes.md": "# Notes\n\nShop.\n",
+                  ODD: "def odd():\n    return 1\n"}, ANN, "2024-01-01T10:00:00Z")
+    commit(root, {"app/core.py": core_py(2), "app/config.py": config_py(2)}, ANN, "2024-01-02T10:00:00Z")
+    commit(root, {"app/core.py": core_py(3), "app/config.py": config_py(3)}, BOB, "2024-01-03T10:00:00Z")
+    commit(root, {"app/core.py": core_py(4), "app/config.py": config_py(4), "app/util.py": util_py(4)}, ANN,
+           "2024-01-04T10:00:00Z")
+    commit(root, {"app/core.py": core_py(5)}, BOB, "2024-01-05T10:00:00Z")
+    (root / "app" / "fresh.py").write_text("def fresh():\n    return 0\n")
+
+    from nervapack_core.code.ingest import ingest
+
+    ingest(root, embed=False, workers=1)
+
+
+@pytest.fixture(scope="session")
+def history_ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("history") / "shop"
+    build_history_workspace(root)
+    return root

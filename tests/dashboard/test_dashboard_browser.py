@@ -27,7 +27,7 @@ PAGES = [
     ("", "overview", "Overview", ["Health score", "Languages", "Most connected files", "Graph evolution",
                                   "Changed since"], 4),
     ("analytics", "analytics", "Analytics", ["Node and edge kinds", "Degree distribution", "Dependencies",
-                                             "Import cycles"], 5),
+                                             "Import cycles", "Hotspots", "Change coupling", "Knowledge islands"], 6),
     ("queries", "query_history", "Query History", ["Trends", "Recent queries", "Memory recalls"], 4),
     ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood", "Decisions touching it",
                                                                          "Recent commits and authors"], 1),
@@ -129,6 +129,30 @@ def test_dashboard_every_page_in_chromium(demo_server):
                 assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
                 page.wait_for_timeout(400)  # let Plotly finish its transitions before the picture
                 page.screenshot(path=str(shots / f"{name}.png"))
+            # the demo is a git repository of three commits: its hotspots are drawn as a treemap, and
+            # change coupling says why it has no pair (every file changed in a single commit)
+            page.goto(f"{base}/analytics#hotspots")
+            page.wait_for_function(READY, arg=["Analytics", 6], timeout=60_000, polling=50)
+            treemap = page.locator(".st-key-hotspot_map")
+            assert treemap.locator(".treemaplayer .slice").count() > 50  # the package's folders and files
+            treemap.scroll_into_view_if_needed()
+            slice_ = treemap.locator(".treemaplayer .slice", has=page.locator("text='code'")).first
+            box = slice_.bounding_box()
+            assert box and box["width"] > 50 and box["height"] > 50
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 6)  # the folder's own band, above its files
+            page.wait_for_function("() => (document.querySelector('.st-key-hotspot_map .hoverlayer') || {})"
+                                   ".textContent?.includes('hottest:')", timeout=10_000)
+            hover = page.locator(".st-key-hotspot_map .hoverlayer").text_content()
+            assert "nervapack_core/code/" in hover and "mean score" in hover, hover
+            page.screenshot(path=str(shots / "analytics_hotspots.png"))
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 6)  # zoom into code/
+            # zoomed: the path bar (the way back up) appears, and the files of code/ are labelled
+            page.wait_for_function("() => document.querySelectorAll('.st-key-hotspot_map g.pathbar').length > 0",
+                                   timeout=10_000)
+            assert treemap.locator(".treemaplayer text", has_text="ingest.py").count() >= 1
+            assert page.get_by_text("No coupled pairs:").count() == 1
+            assert page.get_by_text("no pair of files shares ≥ 3 commit(s)").count() == 1
+            assert page.get_by_text("Knowledge islands").count() >= 1
             # a deep link into the decision log opens that decision
             page.goto(f"{base}/decisions?namespace=memory-team")
             page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
