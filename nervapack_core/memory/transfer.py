@@ -18,7 +18,9 @@ from .nodes import INSERT_NODE, NODE_COLS, node_dict
 from .resolve import clean_name
 from .timeutil import new_id, now_iso, to_iso
 from .validate import (
+    REVIEW_STATUSES,
     check_confidence,
+    check_status,
     check_content,
     check_edge_kind,
     check_kind,
@@ -68,8 +70,9 @@ def parse_import(data) -> tuple[str, object]:
     return "specs", data
 
 
-def check_specs(specs: list) -> list[dict]:
-    """Node specs checked and normalised; an error names the item."""
+def check_specs(specs: list, prov: dict | None = None) -> list[dict]:
+    """Node specs checked and normalised (``prov``: the importer's provenance, for fields
+    a spec does not give); an error names the item."""
     prepared = []
     for i, spec in enumerate(specs):
         if isinstance(spec, str):
@@ -92,10 +95,41 @@ def check_specs(specs: list) -> list[dict]:
                 "expires_at": to_iso(spec.get("expires_at"), field="expires_at"),
                 "entities": list(dict.fromkeys(clean_name(e) for e in str_list(spec.get("entities"), "entities"))),
                 "supersedes": spec.get("supersedes"),
+                "prov": spec_provenance(spec, kind, prov),
             })
         except NervapackError as exc:
             raise NervapackError(f"import item {i}: {exc}") from None
     return prepared
+
+
+def spec_provenance(spec: dict, kind: str, prov: dict | None) -> dict:
+    """Lifecycle and provenance of one imported spec: its own fields over the importer's."""
+    out = dict(prov or {})
+    for key in ("author", "commit_sha", "title"):
+        if spec.get(key) is not None:
+            if not isinstance(spec[key], str):
+                raise NervapackError(f"{key} must be text")
+            out[key] = spec[key]
+    if spec.get("tags") is not None:
+        out["tags"] = str_list(spec.get("tags"), "tags")
+    if spec.get("status") is not None:
+        out["status"] = check_status(spec["status"]) if kind == "decision" else None
+    return out
+
+
+def _exported_provenance(n: dict, kind: str) -> tuple:
+    """The lifecycle and provenance columns of an exported node (older exports have none:
+    their decisions were agreed)."""
+    status = n.get("status")
+    if kind == "decision":
+        # "superseded" is derived from the chain on the way out; store what the review said
+        status = n.get("review_status") or (status if status in REVIEW_STATUSES else "accepted")
+    else:
+        status = None
+    tags = str_list(n.get("tags"), "tags")
+    return (status, n.get("status_by"), to_iso(n.get("status_at"), field="status_at"), n.get("status_note"),
+            n.get("author"), n.get("origin"), n.get("repo_commit"), n.get("commit_sha"), n.get("title"),
+            json.dumps(tags))
 
 
 def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: dict,
@@ -111,7 +145,8 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
         nid = new_ids[idx] = new_id(item["kind"])
         rows.append((nid, ns, item["kind"], item["content"], item["confidence"], item["rationale"],
                      json.dumps(item["alternatives"]), item["metadata"], item["source"], sid,
-                     item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None))
+                     item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None,
+                     *nodes.provenance_values(item["kind"], item["prov"], stamp)))
     conn.executemany(INSERT_NODE, rows)
     entity_ids: dict[str, str] = {}
     edges = []
@@ -173,6 +208,7 @@ def check_export(data: dict, namespace=None) -> tuple[list[tuple], str | None]:
                 1 if n.get("tombstoned") else 0, to_iso(n.get("tombstoned_at"), field="tombstoned_at"),
                 int(n.get("access_count") or 0), to_iso(n.get("last_accessed"), field="last_accessed"),
                 to_iso(n.get("verified_at"), field="verified_at"),
+                *_exported_provenance(n, kind),
             ))
         except NervapackError as exc:
             raise NervapackError(f"export node {i} ({n.get('id')}): {exc}") from None

@@ -39,13 +39,15 @@ def _schema_of(db: Path) -> tuple[list, list]:
 
 
 # ------------------------------------------------------------------ previous release
-def test_previous_release_database_opens_unchanged_and_answers(tmp_path):
+def test_previous_release_database_upgrades_and_answers(tmp_path):
     db = _copy_fixture(tmp_path / "proj" / ".nervapack")
     before = _schema_of(db)
     assert [v for v, _name, _at in before[1]] == [1, 2, 3, 4, 5]
 
     m = MemoryStore(db)
-    assert m.schema_version() == schema.LATEST_VERSION == 5
+    assert m.schema_version() == schema.LATEST_VERSION == 6
+    # decisions stored before review existed were agreed by whoever stored them
+    assert {d["status"] for d in m.list_decisions() if d["current"]} == {"accepted"}
     # current truth, and the past through as_of
     now = m.recall("auth", budget_tokens=400)
     assert "Chose JWT tokens for auth" in [i.content for i in now.items]
@@ -71,13 +73,17 @@ def test_previous_release_database_opens_unchanged_and_answers(tmp_path):
     assert m.list_sessions()[0]["summary"] == "moved auth to JWT"
     assert len(m.recall_log(namespace="*")) >= 2  # the 0.1 recall plus ours
     m.close()
-    # opening changed no table, index, trigger or migration record (same table shape too)
-    assert _schema_of(db) == before
+    # the upgrade only added v6's objects and its migration record; reopening changes nothing
+    after = _schema_of(db)
+    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6]
+    assert set(before[0]) - set(after[0]) == {o for o in before[0] if o[1] in ("mem_nodes", "mem_code_refs")}
+    MemoryStore(db).close()
+    assert _schema_of(db) == after
     # and it stays writable
     with MemoryStore(db) as m2:
         nid = m2.store("Rotate JWT signing keys monthly", kind="procedure", entities=["AuthService"])
         assert nid in [i.id for i in m2.recall("signing keys").items]
-        assert m2.schema_version() == 5
+        assert m2.schema_version() == 6
 
 
 def test_database_older_than_the_previous_release_upgrades_in_place(tmp_path):
@@ -91,12 +97,12 @@ def test_database_older_than_the_previous_release_upgrades_in_place(tmp_path):
     conn.commit()
     conn.close()
     with MemoryStore(db) as m:
-        assert m.schema_version() == 5
+        assert m.schema_version() == schema.LATEST_VERSION
         assert "Chose JWT tokens for auth" in [i.content for i in m.recall("auth").items]
     objects, migrations = _schema_of(db)
     names = {name for _type, name, _sql in objects}
     assert "mem_edges_dst_cover" in names and "mem_edges_dst_kind" not in names
-    assert [(v, n) for v, n, _at in migrations][-1] == (5, "covering index for incoming edges")
+    assert (5, "covering index for incoming edges") in [(v, n) for v, n, _at in migrations]
 
 
 # ------------------------------------------------------------------ read-only
