@@ -20,11 +20,11 @@ from .timeutil import new_id, now_iso, to_iso
 from .validate import (
     REVIEW_STATUSES,
     check_confidence,
-    check_status,
     check_content,
     check_edge_kind,
     check_kind,
     check_namespace,
+    check_status,
     json_dict,
     str_list,
 )

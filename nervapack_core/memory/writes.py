@@ -12,8 +12,8 @@ import json
 import sqlite3
 
 from ..errors import NervapackError
-from . import nodes
 from ..text import fts_quote, words
+from . import nodes
 from .resolve import clean_name, find_entity
 from .timeutil import now_iso
 from .validate import check_content
