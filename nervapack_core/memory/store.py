@@ -446,6 +446,16 @@ class MemoryStore:
             conn, ns, session_id=session_id, text=text, include_superseded=include_superseded,
             include_tombstoned=include_tombstoned, limit=limit))
 
+    def review_queue(self, *, namespace=None, limit=50, offset=0) -> dict:
+        """Decisions waiting for review (``proposed``), oldest first: ``{total, offset, limit, decisions}``."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: views.review_queue(conn, ns, limit=limit, offset=offset))
+
+    def open_contradictions(self, *, namespace=None, ids=None) -> list[dict]:
+        """CONTRADICTS pairs whose two sides both still stand (``ids``: only those touching them)."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: views.open_contradictions(conn, ns, None if ids is None else list(ids)))
+
     # ------------------------------------------------------------------ code bridge
     def for_code(self, file, line=None, *, namespace=None, include_history=False) -> list[dict]:
         """Memories that TOUCH a source file (optionally the definition spanning ``line``)."""
