@@ -177,11 +177,11 @@ def link_code(conn: sqlite3.Connection, ns: str, node_id: str, entity_id: str, h
         for h in hits:
             rows.append((ns, owner, entity_id, h["graph_node_id"], h["code_kind"], h["name"], h["qualified_name"],
                          h["file"], h["start_line"], h["end_line"], h["language"], h["file_sha"], h["file_mtime"],
-                         stamp))
+                         stamp, h.get("node_sha")))
     conn.executemany(
         "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
-        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at, node_sha) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 def recount_degree(conn: sqlite3.Connection, ids: Iterable[str]) -> None:

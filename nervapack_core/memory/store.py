@@ -27,7 +27,7 @@ from ..storage import Database, applied_version, env_lock_timeout, open_reader, 
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
-from . import provenance, schema, transfer, validate, views, writes
+from . import provenance, schema, stale, transfer, validate, views, writes
 from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
@@ -482,6 +482,19 @@ class MemoryStore:
         ns = self._ns(namespace)
         refs = self._read(lambda conn: views.code_refs(conn, ns))
         return views.stale_refs(refs, self.graph.file_states(sorted({r["file"] for r in refs if r["file"]})))
+
+    def stale_decisions(self, *, namespace=None, min_commits=stale.CHURN_COMMITS,
+                        min_lines=stale.CHURN_LINES) -> dict:
+        """Standing decisions whose code changed (content hash), vanished, or churned since
+        they were made (see :mod:`.stale`): ``{available, history, checked, stale}``."""
+        ns = self._ns(namespace)
+        refs = self._read(lambda conn: stale.decision_refs(conn, ns))
+        since: dict[str, str] = {}
+        for r in refs:
+            if r["file"]:
+                since[r["file"]] = min(since.get(r["file"], r["valid_from"]), r["valid_from"])
+        state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
+        return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
 
     def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
         """Live memories (every namespace) touching graph nodes whose content changed
