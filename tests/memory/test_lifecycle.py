@@ -193,3 +193,16 @@ def test_stale_when_touched_files_churned_since_the_decision(repo):
     assert reasons[charge][0]["commits"] == 5 and reasons[charge][0]["file"] == "billing.py"
     assert m.stale_decisions(min_commits=6)["stale"] == []
     m.close()
+
+
+def test_consolidation_keeps_the_union_of_rationale_and_alternatives(mem):
+    mem.start_session("dupes")
+    first = mem.store("we store money as integer cents in every billing table of the service", kind="decision",
+                      rationale="floats lose cents", alternatives_rejected=["floats", "strings"])
+    second = mem.store("we store money as integer cents in every billing table of the service now",
+                       kind="decision", rationale="the ledger needs exact sums", alternatives_rejected=["decimal"])
+    mem.end_session()
+    assert [t["id"] for t in mem.consolidate()["tombstoned"]] == [first]
+    kept = mem.get_node(second)
+    assert kept["rationale"] == "the ledger needs exact sums\n\nfloats lose cents"
+    assert kept["alternatives_rejected"] == ["decimal", "floats", "strings"]
