@@ -435,3 +435,101 @@ def to_markdown(review: ChangeReview, fail_on: str | None = None) -> str:
         out.append(f"❌ {len(failed)} {fail_on} decision(s) touched and not acknowledged: add a "
                    f"`{TRAILER}: <id>` trailer to a commit message once reviewed.")
     return "\n".join(out).rstrip() + "\n"
+
+
+# -- for agents: the decisions a pending edit touches ---------------------------------------------
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def parse_diff(diff: str) -> dict[str, list[tuple[int, int]] | None]:
+    """``{old path: [(first, last) old-side lines changed]}`` from a unified diff; a deleted
+    or renamed file maps to None (all of it is touched)."""
+    files: dict[str, list[tuple[int, int]] | None] = {}
+    current: str | None = None
+    for line in diff.splitlines():
+        if line.startswith("--- "):
+            name = line[4:].split("\t")[0].strip()
+            current = None if name == "/dev/null" else name.removeprefix("a/")
+            if current is not None:
+                files.setdefault(current, [])
+        elif line.startswith("+++ ") and current is not None:
+            name = line[4:].split("\t")[0].strip()
+            if name == "/dev/null" or name.removeprefix("b/") != current:
+                files[current] = None  # deleted or renamed: everything in it is touched
+        elif line.startswith("@@") and current is not None and files.get(current) is not None:
+            m = _HUNK.match(line)
+            if m:
+                start, count = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
+                files[current].append((start, start + max(count, 1) - 1))  # type: ignore[union-attr]
+    return files
+
+
+def decisions_for_edit(root: Path, conn: sqlite3.Connection, *, paths: list[str] | None = None,
+                       diff: str | None = None, namespace: str | None = None) -> list[dict]:
+    """Standing decisions whose definitions a pending edit touches: with ``diff``, those whose
+    lines (in the working tree) a hunk overlaps; with ``paths``, all in those files."""
+    touched: dict[str, list[tuple[int, int]] | None] = {p: None for p in paths or []}
+    if diff:
+        touched.update(parse_diff(diff))
+    refs = governed_refs(conn, sorted(touched), namespace)
+    spans: dict[str, dict] = {}
+    found: dict[str, dict] = {}
+    for r in refs:
+        ranges = touched[r["file"]]
+        if ranges is not None and r["code_kind"] != "file":
+            if r["file"] not in spans:
+                spans[r["file"]] = _spans(root, r["file"])
+            span = spans[r["file"]].get((r["code_kind"], r["qualified_name"]))
+            if span is not None and not any(a <= span[1] and b >= span[0] for a, b in ranges):
+                continue  # the edit is elsewhere in the file
+        d = found.setdefault(r["id"], {"id": r["id"], "namespace": r["namespace"], "status": r["status"],
+                                       "title": r["title"], "content": r["content"], "code": []})
+        where = f"{r['qualified_name']} ({r['file']})"
+        if where not in d["code"]:
+            d["code"].append(where)
+    order = {"accepted": 0, "proposed": 1, "deprecated": 2}
+    return sorted(found.values(), key=lambda d: (order.get(d["status"], 3), d["id"]))
+
+
+def _spans(root: Path, path: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """``{(kind, qualified name): (first, last line)}`` of a working-tree file's definitions."""
+    from .code.languages import PARSED, language_for_path
+    from .code.parser import parse_source
+
+    language = language_for_path(path)
+    try:
+        data = (root / path).read_bytes()
+    except OSError:
+        return {}
+    if language not in PARSED:
+        return {}
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for e in parse_source(data, language).entities:
+        out.setdefault((e.kind, e.qualified_name), (e.start_line, e.end_line))
+    return out
+
+
+def edit_briefing(decisions: list[dict], budget_tokens: int, counter=None) -> dict:
+    """The decisions as Markdown an agent reads before editing, never over ``budget_tokens``:
+    as many whole entries as fit, most binding first (accepted, proposed, deprecated)."""
+    from .budget import CountCache, check_budget, largest_fitting
+
+    budget = check_budget(budget_tokens, name="budget_tokens")
+    count = CountCache(counter)
+    marks = {"proposed": "PROPOSED, not agreed yet", "deprecated": "DEPRECATED"}
+    lines = [f"- [{d['id']}] {marks.get(d['status'], d['status'])} — "
+             f"{' '.join(str(d['title'] or d['content']).split())} · governs {', '.join(d['code'])}" for d in decisions]
+
+    def render(n: int) -> str:
+        if not decisions:
+            return "No decision governs the code this edit touches."
+        head = f"## Decisions governing this edit ({n} of {len(decisions)})"
+        return "\n".join([head, *lines[:n]])
+
+    n = largest_fitting(lambda k: count(render(k)) <= budget, len(decisions))
+    text = render(n) if n >= 0 else ""
+    if text and count(text) > budget:
+        text = ""
+    return {"text": text, "tokens": count(text) if text else 0, "budget_tokens": budget, "total": len(decisions),
+            "shown": max(n, 0) if text else 0, "decisions": decisions[:max(n, 0)] if text else []}

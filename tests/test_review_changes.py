@@ -197,3 +197,42 @@ def test_pre_push_of_an_existing_branch_checks_only_the_new_commits(repo, tmp_pa
     push = subprocess.run(["git", "-C", str(repo), "push", "-q", "origin", "feature"], capture_output=True,
                           text=True, env=_hook_env(repo))
     assert push.returncode == 0, push.stderr + push.stdout  # the pushed commit leaves charge() alone
+
+
+def test_decisions_for_change_over_mcp_by_definition_and_never_over_budget(repo):
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from nervapack_core.tokens import count_tokens
+
+    params = StdioServerParameters(
+        command=os.sys.executable, cwd=str(repo),
+        args=["-m", "nervapack_core.mcp.memory_server", "--db", str(repo / ".nervapack" / "memory.db")],
+        env={"HOME": str(repo.parent / "home"), "PYTHONPATH": _hook_env(repo)["PYTHONPATH"]})
+    charge_diff = ("--- a/src/billing.py\n+++ b/src/billing.py\n@@ -1,2 +1,2 @@\n def charge(amount):\n"
+                   "-    return amount * 100\n+    return round(amount * 100)\n")
+    refund_diff = ("--- a/src/billing.py\n+++ b/src/billing.py\n@@ -5,2 +5,2 @@\n def refund(amount):\n"
+                   "-    return -amount\n+    return -amount * 2\n")
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=60) as client:
+            async def call(**args):
+                result = await client.call_tool("decisions_for_change", args)
+                assert not result.is_error, result.content
+                return result.structured_content or json.loads(result.content[0].text)
+
+            hit = await call(diff=charge_diff)
+            assert [d["id"] for d in hit["decisions"]] == [repo.decision] and "governs charge (src/billing.py)" in hit[
+                "text"]
+            assert (await call(diff=refund_diff))["total"] == 0  # a neighbour of the governed function
+            both = await call(paths=["src/billing.py", "src/auth.py"])
+            assert both["total"] == 2 and "PROPOSED, not agreed yet" in both["text"]
+            for budget in (1, 5, 12, 20, 40, 80, 600):
+                r = await call(paths=["src/billing.py", "src/auth.py"], budget_tokens=budget)
+                assert r["tokens"] == count_tokens(r["text"]) <= budget
+                assert r["shown"] == len(r["decisions"]) <= r["total"] == 2
+            bad = await client.call_tool("decisions_for_change", {})
+            assert bad.is_error and "give the paths" in bad.content[0].text
+
+    anyio.run(scenario)
