@@ -86,7 +86,7 @@ def main() -> None:
     repo = base / "django"
     if repo.exists():
         shutil.rmtree(repo)
-    shutil.copytree(corpus_dir(args.corpus), repo)
+    shutil.copytree(corpus_dir(args.corpus), repo, ignore=shutil.ignore_patterns(".git", ".nervapack"))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.name", "Bench")
     git(repo, "config", "user.email", "bench@example.org")
@@ -131,7 +131,7 @@ def main() -> None:
 
     text = "\n".join([
         "# Decisions in code review on Django", "",
-        f"Machine: {describe()}", "",
+        f"Machine: {describe()}; load average {os.getloadavg()[0]:.1f} during the run (other work on the machine).", "",
         f"Django corpus ({len(review.files)} files changed on the branch; graph ingested in {ingest_s:.0f} s without "
         f"embeddings), {DECISIONS} decisions each naming one function of a different file ({linked} linked to the "
         f"graph), one commit changing {CHANGED} Python files: the governed function's body in "
