@@ -533,3 +533,34 @@ def edit_briefing(decisions: list[dict], budget_tokens: int, counter=None) -> di
         text = ""
     return {"text": text, "tokens": count(text) if text else 0, "budget_tokens": budget, "total": len(decisions),
             "shown": max(n, 0) if text else 0, "decisions": decisions[:max(n, 0)] if text else []}
+
+
+# -- for the dashboard: recent commits and the decisions each touched ------------------------------
+
+def decisions_by_commit(root: str | os.PathLike, *, rev: str = "HEAD", limit: int = 20, offset: int = 0,
+                        memory_db: str | os.PathLike | None = None, namespace: str | None = None) -> dict:
+    """The non-merge commits reachable from ``rev``, newest first, one page (``limit``,
+    ``offset``) with the total, each with the decisions it touched (as
+    :func:`review_changes` reports them for ``commit^..commit``)."""
+    root = Path(root).resolve()
+    if not (root / ".git").exists():
+        raise NervapackError(f"{root} is not a git repository")
+    limit = max(1, min(int(limit), 200))
+    offset = max(0, int(offset))
+    head = _commit(root, rev)
+    total = int(_git(root, "rev-list", "--count", "--no-merges", head).decode().strip() or 0)
+    raw = _git(root, "log", "--no-merges", f"--skip={offset}", f"-n{limit}",
+               "--format=%H%x1f%P%x1f%an%x1f%aI%x1f%s%x1e", head).decode("utf-8", "replace")
+    commits = []
+    for record in raw.split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) != 5:
+            continue
+        sha, parents, author, date, summary = fields
+        parent = parents.split()[0] if parents.strip() else None
+        entry = {"sha": sha, "author": author, "date": date, "summary": summary, "decisions": [], "adr": []}
+        if parent:
+            r = review_changes(root, ChangeSpec(parent, sha, sha[:10]), memory_db=memory_db, namespace=namespace)
+            entry.update(decisions=r.decisions, adr=r.adr, files=len(r.files))
+        commits.append(entry)
+    return {"head": head, "total": total, "offset": offset, "limit": limit, "commits": commits}

@@ -236,3 +236,17 @@ def test_decisions_for_change_over_mcp_by_definition_and_never_over_budget(repo)
             assert bad.is_error and "give the paths" in bad.content[0].text
 
     anyio.run(scenario)
+
+
+def test_decisions_by_commit_pages_the_history(repo):
+    from nervapack_core.review import decisions_by_commit
+
+    commit(repo, "round charges", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")})
+    commit(repo, "refund twice", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")
+                                    .replace("return -amount", "return -amount * 2")})
+    page = decisions_by_commit(repo, limit=2)
+    assert page["total"] == 3 and [c["summary"] for c in page["commits"]] == ["refund twice", "round charges"]
+    assert page["commits"][0]["decisions"] == []
+    assert [d["id"] for d in page["commits"][1]["decisions"]] == [repo.decision]
+    rest = decisions_by_commit(repo, limit=2, offset=2)
+    assert [c["summary"] for c in rest["commits"]] == ["first"] and rest["commits"][0]["decisions"] == []
