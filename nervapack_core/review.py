@@ -32,6 +32,7 @@ import sqlite3
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import NervapackError
 
@@ -558,7 +559,8 @@ def decisions_by_commit(root: str | os.PathLike, *, rev: str = "HEAD", limit: in
             continue
         sha, parents, author, date, summary = fields
         parent = parents.split()[0] if parents.strip() else None
-        entry = {"sha": sha, "author": author, "date": date, "summary": summary, "decisions": [], "adr": []}
+        entry: dict[str, Any] = {"sha": sha, "author": author, "date": date, "summary": summary, "decisions": [],
+                                 "adr": [], "files": 0}
         if parent:
             r = review_changes(root, ChangeSpec(parent, sha, sha[:10]), memory_db=memory_db, namespace=namespace)
             entry.update(decisions=r.decisions, adr=r.adr, files=len(r.files))
