@@ -69,8 +69,10 @@ def render(d: dict, names: dict[str, str], by_id: dict[str, dict]) -> str:
     meta = d.get("metadata") or {}
     fm: dict = {"nervapack-id": d["id"]}
     succ = d.get("superseded_by")
-    if d["status"] == "superseded" and succ in names:
+    if d["status"] == "superseded" and succ in names and d.get("review_status") in (None, "accepted"):
         fm["status"] = f"superseded by [{_heading(by_id[succ])}]({names[succ]})"
+    elif d["status"] == "superseded" and succ in names:  # e.g. a proposal replaced before review: keep that
+        fm["status"] = d["review_status"]
     else:
         fm["status"] = d["status"] or "accepted"
     fm["date"] = date.fromisoformat(d["valid_from"][:10])
@@ -177,7 +179,7 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False) -> dict:
     except OSError as exc:
         raise NervapackError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
     path = path.resolve()
-    root = base_root(path)
+    root = base_root(path, store.graph.root)
     decisions = store._read(lambda conn: _decisions(conn, ns))
     names = _names(decisions, path, root)
     by_id = {d["id"]: d for d in decisions}

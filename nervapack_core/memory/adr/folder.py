@@ -59,12 +59,17 @@ class AdrRecord:
     warnings: list[str] = field(default_factory=list)
 
 
-def base_root(folder: Path) -> Path:
+def base_root(folder: Path, project: Path | None = None) -> Path:
     """The root ``source`` paths are relative to: the git working tree holding the folder,
-    else the workspace (a folder with ``.nervapack/``), else the folder's parent."""
+    else ``project`` (the memory's project folder) when it holds the folder, else the
+    nearest folder with ``.nervapack/``, else the folder's parent."""
     root = repo_root(folder)
     if root is not None:
         return root
+    if project is not None:
+        project = Path(project).resolve()
+        if folder == project or project in folder.parents:
+            return project
     for p in (folder, *folder.parents):
         if (p / WORKSPACE_DIR).is_dir():
             return p
@@ -266,12 +271,15 @@ class _LinkIndex:
 def find_adr_dir(workspace: Workspace) -> tuple[Path | None, str]:
     """The workspace's ADR folder and how it was found: ``[memory] adr_dir`` in
     ``.nervapack/config.toml`` (or ``$NERVAPACK_ADR_DIR``), else the first of
-    :data:`AUTO_DIRS` that holds a Markdown file. ``(None, why)`` when there is none;
-    a configured folder that does not exist is an error."""
+    :data:`AUTO_DIRS` that holds a Markdown file. ``(None, why)`` when there is none or
+    the setting is ``false``/``""`` (turned off); a configured folder that does not exist
+    is an error."""
     from ...settings import setting
 
     chosen = setting(workspace, "memory", "adr_dir", "NERVAPACK_ADR_DIR")
     if chosen is not None:
+        if chosen.value is False or chosen.value == "" or str(chosen.value).strip().lower() in ("off", "none", "false"):
+            return None, f"turned off by {chosen.origin}"
         if not isinstance(chosen.value, str) or not chosen.value.strip():
             raise NervapackError(f"{chosen.origin} must name a folder, got {chosen.value!r}")
         path = Path(chosen.value).expanduser()

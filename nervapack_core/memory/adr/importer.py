@@ -76,7 +76,7 @@ def import_folder(store, folder, ns: str) -> dict:
     """Import the ADR files under ``folder`` into namespace ``ns`` of ``store`` (a
     :class:`~..store.MemoryStore`); returns the report (see the module docstring)."""
     path = checked_folder(folder)
-    root = base_root(path)
+    root = base_root(path, store.graph.root)
     try:
         folder_source = path.relative_to(root).as_posix()
     except ValueError:
@@ -138,8 +138,9 @@ def _values(rec: AdrRecord, commit: str | None, importer: str | None) -> dict:
     """The columns a record gives its decision."""
     a = rec.adr
     content = decision_content(rec.title, a.decision, a.chosen, a.decision_text)
-    adr_meta = {"sha": rec.file.sha, "format": a.format, "status": a.status, "status_text": a.status_text,
-                "date_from": rec.date_from, "links": [list(t) for t in rec.targets]}
+    adr_meta: dict[str, object] = {
+        "sha": rec.file.sha, "format": a.format, "status": a.status, "status_text": a.status_text,
+        "date_from": rec.date_from, "links": [list(t) for t in rec.targets]}
     if a.number is not None:
         adr_meta["number"] = a.number
     if a.options:
@@ -217,8 +218,11 @@ def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrReco
             report["decisions"].append({"source": rec.file.source, "id": nid, "action": action,
                                         "status": stored_status(rec.adr.status), "title": rec.title})
         report["warnings"] += [(rec.file.source, w) for w in rec.warnings]
-    for action in _link_actions(conn, ns, prefix, sources):
-        _link(conn, ns, action, stamp, report)
+    for link in _link_actions(conn, ns, prefix, sources):
+        _link(conn, ns, link, stamp, report)
+    for entry in report["decisions"]:  # as served now: "superseded" when a link replaced it
+        row = conn.execute("SELECT kind, status, superseded_by FROM mem_nodes WHERE id = ?", (entry["id"],)).fetchone()
+        entry["status"] = nodes.effective_status(row["kind"], row["status"], row["superseded_by"])
     report["missing"] = _missing(_known(conn, ns, prefix), sources, used)
 
 
@@ -230,7 +234,7 @@ def _missing(known: dict[str, sqlite3.Row], sources: set[str], used: set[str]) -
 def _insert(conn: sqlite3.Connection, ns: str, rec: AdrRecord, v: dict, head: str | None, stamp: str) -> str:
     mid = rec.adr.memory_id
     free = mid and conn.execute("SELECT 1 FROM mem_nodes WHERE id = ?", (mid,)).fetchone() is None
-    nid = mid if free else new_id("decision")
+    nid = mid if mid and free else new_id("decision")
     status = stored_status(rec.adr.status)
     conn.execute(nodes.INSERT_NODE, (
         nid, ns, "decision", v["content"], 1.0, v["rationale"], v["alternatives"], _merged_metadata({}, v),

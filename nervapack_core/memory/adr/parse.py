@@ -276,7 +276,10 @@ def parse_date(value) -> str | None:
 def _sections(body: str) -> tuple[str | None, int | None, str, dict[str, str], list[str]]:
     """(H1 title, its line index, text before the first ``##``, {part: text}, every line)."""
     lines = body.splitlines()
-    title, title_at, preamble, parts = None, None, [], {}
+    title: str | None = None
+    title_at: int | None = None
+    preamble: list[str] = []
+    parts: dict[str, str] = {}
     current: str | None = None
     buf: list[str] = []
     fence = False
@@ -421,7 +424,7 @@ def parse_adr(text: str, name: str) -> ParsedAdr:
         else:
             words = [ln.strip() for ln in status_section.splitlines() if ln.strip()]
             plain = [w for w in words if not _LINK_LINE.match(w)]
-            fm["status"] = (plain or words or [None])[0]
+            fm["status"] = (plain or words)[0] if (plain or words) else None
     fm_title = _as_text(fm.get("title"))
     raw_title = title or fm_title
     if raw_title and _PLACEHOLDER.search(raw_title):
@@ -487,15 +490,15 @@ def parse_adr(text: str, name: str) -> ParsedAdr:
         rec.chosen, rest = _chosen(rec.decision_text)
         if rec.chosen:
             rec.decision_text = rest
-    pieces = []
+    pieces: list[str] = []
     context = _clean(parts.get("context"))
     if context:
         pieces.append(context)
-    for label, value in (("Decision drivers", _clean(parts.get("drivers"))),
-                         ("Decision", rec.decision_text), ("Decision outcome", outcome_rest),
-                         ("Consequences", _clean(parts.get("consequences")))):
-        if value:
-            pieces.append(f"{label}: {value}")
+    for label, part in (("Decision drivers", _clean(parts.get("drivers"))),
+                        ("Decision", rec.decision_text), ("Decision outcome", outcome_rest),
+                        ("Consequences", _clean(parts.get("consequences")))):
+        if part:
+            pieces.append(f"{label}: {part}")
     rec.rationale = "\n\n".join(pieces) or None
 
     link_lines = list(lines[title_at + 1:] if title_at is not None else lines)
