@@ -171,6 +171,23 @@ def test_parse_variants():
     unquoted = parse_adr("# Pick a queue\n\n## Decision Outcome\n\nChosen option: **RabbitMQ**, because it is there."
                          "\n\n## Considered Options\n\n1. RabbitMQ\n2. Kafka\n", "q.md")
     assert unquoted.chosen == "RabbitMQ" and unquoted.alternatives == ["Kafka"]
+    # shapes seen in public ADR folders: a quote a formatter wrapped over lines, a bold choice
+    # named inside a longer option, a second "Considered Options" holding pros and cons,
+    # adr-tools' old day-first dates, options as sub-headings
+    wrapped = parse_adr('# Use Apache Velocity\n\n## Considered Options\n\n* Apache Velocity\n* Thymeleaf\n\n'
+                        '## Decision Outcome\n\nChosen\noption: "\nApache\nVelocity",\nbecause "\nsimple".\n', "v.md")
+    assert wrapped.chosen == "Apache Velocity" and wrapped.alternatives == ["Thymeleaf"]
+    bold = parse_adr("# Flow\n\n## Considered Options\n\n- Continue with GitHub Flow.\n- Transition to Simplified "
+                     "Git Flow.\n\n## Decision Outcome\n\nChosen option: **Simplified Git Flow**, because x.\n", "f.md")
+    assert bold.chosen == "Simplified Git Flow" and bold.alternatives == ["Continue with GitHub Flow."]
+    twice = parse_adr('# P\n\n* Status: proposed\n\n## Considered Options\n\n* Localize\n* Mark with `%`\n\n'
+                      '## Decision Outcome\n\nChosen option: "Mark with `%`", because it works.\n\n'
+                      '## Considered Options\n\n### Localize\n\n* Good, because it is there\n', "p.md")
+    assert twice.chosen == "Mark with `%`" and twice.alternatives == ["Localize"]
+    assert parse_adr("# 7. X\n\nDate: 17/12/2016\n\n## Status\n\nAccepted\n", "0007-x.md").date == "2016-12-17"
+    heads = parse_adr('# H\n\n## Considered Options\n\n### A\n\ntext\n\n### B\n\n## Decision Outcome\n\n'
+                      'Chosen option: "B"\n', "h.md")
+    assert heads.alternatives == ["A"]
     with pytest.raises(Exception, match="never ends"):
         parse_adr("---\nstatus: accepted\n\n# T\n", "x.md")
     with pytest.raises(Exception, match="not an ADR"):

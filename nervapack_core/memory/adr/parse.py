@@ -90,7 +90,7 @@ _TEMPLATE_NAME = re.compile(r"^(\d+[-_])?((m?adr|nygard|log4brains|decision)[-_]
 _INDEX_NAMES = {"readme", "index", "_index", "toc", "adr-log", "table-of-contents", "contents", "summary",
                 "_sidebar", "changelog", "license"}
 _LIST_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d+[.)])\s+(.*)$")
-_CHOSEN = re.compile(r"chosen\s+option\s*:?\s*(.+)", re.IGNORECASE)
+_CHOSEN = re.compile(r"chosen\s+option\s*:?[ \t]*", re.IGNORECASE)
 _QUOTES = {'"': '"', "“": "”", "'": "'", "`": "`", "„": "“", "«": "»"}
 _KNOWN_FM_KEYS = {"status", "date", "deciders", "decision-makers", "decided-by", "author", "authors", "tags",
                   "title", "nervapack-id", "id", "commit", "decision", "valid-from", "consulted", "informed"}
@@ -138,6 +138,9 @@ class ParsedAdr:
             picked = next((i for i, n in enumerate(names)
                            if re.match(re.escape(chosen) + r"\s*([:(,]|[-–—]\s)", n)
                            or re.match(re.escape(n) + r"\b", chosen)), -1)
+            if picked < 0:  # "Simplified Git Flow" among "Transition to Simplified Git Flow.", …
+                holding = [i for i, n in enumerate(names) if re.search(r"\b" + re.escape(chosen) + r"\b", n)]
+                picked = holding[0] if len(holding) == 1 else -1
         return [o for i, o in enumerate(self.options) if i != picked]
 
 
@@ -244,7 +247,9 @@ def _as_list(value, *, spaces: bool = False) -> list[str]:
     return [i for i in seen if i]
 
 
-_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d.%m.%Y", "%d %B %Y", "%B %d, %Y", "%d %b %Y", "%b %d, %Y", "%Y.%m.%d")
+# day first before month first: adr-tools wrote 17/12/2016 before it moved to ISO dates
+_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d.%m.%Y", "%d/%m/%Y", "%m/%d/%Y", "%d %B %Y", "%B %d, %Y", "%d %b %Y",
+                 "%b %d, %Y", "%Y.%m.%d")
 
 
 def parse_date(value) -> str | None:
@@ -318,12 +323,24 @@ def _clean(text: str | None) -> str | None:
     return t or None
 
 
+def _unwrap(text: str) -> str:
+    """``**X**``, ``_X_``, `` `X` `` -> ``X`` (only a pair around the whole text)."""
+    m = re.match(r"^(\*\*|__|\*|_|`)(.+)\1$", text)
+    return m.group(2).strip() if m else text
+
+
 def _list_items(text: str | None) -> list[str]:
-    """Top-level list items of a section (continuation lines joined)."""
+    """Top-level list items of a section before its first sub-heading (continuation
+    lines joined); when the options are sub-headings ("### Option 1"), those."""
     if not text:
         return []
+    lines = text.splitlines()
+    cut = next((i for i, ln in enumerate(lines) if _HEADING.match(ln)), len(lines))
+    if not any(_LIST_ITEM.match(ln) for ln in lines[:cut]):
+        heads = [_HEADING.match(ln) for ln in lines[cut:]]
+        return [one_line(_MD_LINK.sub(r"\1", h.group(2))) for h in heads if h and len(h.group(1)) == 3]
     items: list[str] = []
-    for line in text.splitlines():
+    for line in lines[:cut]:
         m = _LIST_ITEM.match(line)
         if m:
             items.append(m.group(1))
@@ -339,31 +356,36 @@ def _list_items(text: str | None) -> list[str]:
 
 
 def _chosen(outcome: str | None) -> tuple[str | None, str | None]:
-    """(chosen option, the outcome text without the "Chosen option: …, because" lead-in)."""
+    """(chosen option, the outcome text without the "Chosen option: …, because" lead-in).
+
+    ``Chosen option: "X", because Y`` (the quote may span lines, as some formatters wrap
+    it), ``Chosen option: "X"`` alone on its line (X may hold quotes), ``Chosen option:
+    **X**, because Y``."""
     if not outcome:
         return None, None
     m = _CHOSEN.search(outcome)
     if not m:
         return None, outcome
-    rest = m.group(1).strip()
-    chosen, after = None, ""
-    if rest and rest[0] in _QUOTES:
-        close = _QUOTES[rest[0]]
-        lazy = re.match(re.escape(rest[0]) + r"(.*?)" + re.escape(close) + r",?\s+because\b(.*)$", rest, re.DOTALL)
-        greedy = re.match(re.escape(rest[0]) + r"(.*)" + re.escape(close) + r"\s*[.,]?\s*(.*)$", rest, re.DOTALL)
-        if lazy:
-            chosen, after = lazy.group(1), lazy.group(2)
-        elif greedy:
-            chosen, after = greedy.group(1), greedy.group(2)
+    rest = outcome[m.end():]
+    first, _, tail = rest.partition("\n")
+    chosen = after = None
+    if rest[:1] in _QUOTES:
+        q, close = re.escape(rest[0]), re.escape(_QUOTES[rest[0]])
+        for pattern, text in ((q + r"((?:(?!\n\s*\n).)*?)" + close + r",?\s+because\b(.*)$", rest),
+                              (q + r"(.*)" + close + r"\s*[.,]?\s*$", first),
+                              (q + r"([^\n]*?)" + close + r"(.*)$", rest)):
+            hit = re.match(pattern, text, re.DOTALL)
+            if hit:
+                chosen = hit.group(1)
+                after = hit.group(2) if hit.lastindex and hit.lastindex > 1 else tail
+                break
     if chosen is None:
-        first, _, tail = rest.partition("\n")
         head = re.split(r",?\s+because\b", first, maxsplit=1)
         chosen = head[0].rstrip(" .,")
-        after = (first[len(head[0]):] if len(head) > 1 else "") + ("\n" + tail if tail else "")
-        after = re.sub(r"^,?\s*because\b", "", after.strip())
-    chosen = one_line(_MD_LINK.sub(r"\1", chosen)).strip().strip("*_`").strip()
+        after = (head[1] if len(head) > 1 else "") + ("\n" + tail if tail else "")
+    chosen = _unwrap(one_line(_MD_LINK.sub(r"\1", chosen)).strip())
     before = outcome[:m.start()].strip()
-    after = (after.strip().lstrip(",").strip() + "\n" + outcome[m.end():]).strip()
+    after = re.sub(r"^,?\s*because\b", "", (after or "").strip()).strip().lstrip(",").strip()
     text = "\n\n".join(p for p in (before, after) if p)
     return (chosen or None), (text or None)
 
