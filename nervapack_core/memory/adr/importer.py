@@ -182,6 +182,7 @@ def _match(conn: sqlite3.Connection, ns: str, rec: AdrRecord, known: dict[str, s
                 return None, f"memory id {mid} is a {row['kind']}, not a decision; imported under a new id"
             if row["id"] not in used:
                 return row, None
+            return None, f"memory id {mid} is already another file's in this import; imported under a new id"
     row = known.get(rec.file.source)
     if row is not None and row["id"] not in used:
         return row, None
