@@ -303,6 +303,22 @@ def test_memory_id_of_another_namespace_is_not_taken(store, tmp_path):
     assert any("belongs to namespace 'default'" in w for _, w in report["warnings"])
 
 
+def test_a_copied_file_with_the_same_memory_id_gets_its_own_decision(store, tmp_path):
+    store.store("Use one queue", kind="decision", valid_from="2024-01-01")
+    out = tmp_path / "adr"
+    store.export_adr(out)
+    original = out / "0001-use-one-queue.md"
+    (out / "0002-copy.md").write_text(original.read_text().replace("Use one queue", "Use two queues"))
+    report = store.import_adr(out)
+    assert (report["imported"], report["updated"]) == (1, 1)
+    assert any("another file's in this folder too" in w for s, w in report["warnings"] if s == "adr/0002-copy.md")
+    copy = by_source(store)["adr/0002-copy.md"]
+    (out / "0002-copy.md").write_text((out / "0002-copy.md").read_text() + "\nMore.\n")
+    again = store.import_adr(out)
+    assert (again["imported"], again["updated"]) == (0, 1)  # the copy's own decision, by its source
+    assert by_source(store)["adr/0002-copy.md"]["id"] == copy["id"]
+
+
 # ---------------------------------------------------------------------------- export
 def _decision_state(store: MemoryStore) -> dict[str, dict]:
     keys = ("status", "review_status", "valid_from", "valid_until", "superseded_by", "alternatives_rejected",

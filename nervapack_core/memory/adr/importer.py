@@ -170,27 +170,30 @@ def _merged_metadata(old: dict, v: dict) -> str:
 
 
 def _match(conn: sqlite3.Connection, ns: str, rec: AdrRecord, known: dict[str, sqlite3.Row],
-           gone: dict[str, sqlite3.Row], used: set[str]) -> tuple[sqlite3.Row | None, str | None]:
-    """(the decision this record is, a warning) by memory id, source, then moved-file hash."""
+           gone: dict[str, sqlite3.Row], used: set[str], sources: set[str]) -> tuple[sqlite3.Row | None, str | None]:
+    """(the decision this record is, a warning) by memory id (unless another file of the
+    folder holds that decision: a copied file), source, then moved-file hash."""
     mid = rec.adr.memory_id
+    warning = None
     if mid:
         row = conn.execute(f"SELECT {_COLS} FROM mem_nodes WHERE id = ?", (mid,)).fetchone()
         if row is not None:
             if row["namespace"] != ns:
-                return None, f"memory id {mid} belongs to namespace {row['namespace']!r}; imported under a new id"
-            if row["kind"] != "decision":
-                return None, f"memory id {mid} is a {row['kind']}, not a decision; imported under a new id"
-            if row["id"] not in used:
+                warning = f"memory id {mid} belongs to namespace {row['namespace']!r}; not used here"
+            elif row["kind"] != "decision":
+                warning = f"memory id {mid} is a {row['kind']}, not a decision; not used"
+            elif row["id"] in used or (row["source"] != rec.file.source and row["source"] in sources):
+                warning = f"memory id {mid} is another file's in this folder too; not used for this one"
+            else:
                 return row, None
-            return None, f"memory id {mid} is already another file's in this import; imported under a new id"
     row = known.get(rec.file.source)
     if row is not None and row["id"] not in used:
-        return row, None
+        return row, warning
     for src, old in gone.items():
         if old["id"] not in used and _meta(old).get("adr", {}).get("sha") == rec.file.sha:
             del gone[src]
-            return old, None
-    return None, None
+            return old, warning
+    return None, warning
 
 
 def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrRecord], sources: set[str],
@@ -201,7 +204,7 @@ def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrReco
     used: set[str] = set()
     for rec in records:
         v = _values(rec, commits.get(rec.file.source), importer)
-        row, warning = _match(conn, ns, rec, known, gone, used)
+        row, warning = _match(conn, ns, rec, known, gone, used, sources)
         if warning:
             rec.warnings.append(warning)
         if row is not None and row["tombstoned"]:
