@@ -1,4 +1,4 @@
-"""``nervapack-memory-mcp``: the memory engine's 19 tools over MCP stdio (official ``mcp`` SDK 2.x).
+"""``nervapack-memory-mcp``: the memory engine's 20 tools over MCP stdio (official ``mcp`` SDK 2.x).
 
 Add to ``.mcp.json``::
 
@@ -29,7 +29,7 @@ TOOL_NAMES = [
     "memory_start_session", "memory_store", "memory_recall", "memory_about", "memory_why", "memory_timeline",
     "memory_end_session", "memory_forget", "memory_verify", "memory_list_sessions", "memory_clear_session",
     "memory_stats", "memory_for_code", "memory_to_code", "memory_import", "memory_switch_namespace",
-    "memory_verify_staleness", "memory_review_queue", "memory_stale_decisions",
+    "memory_verify_staleness", "memory_review_queue", "memory_stale_decisions", "decisions_for_change",
 ]
 
 INSTRUCTIONS = (
@@ -198,6 +198,21 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     def memory_stale_decisions(namespace: str | None = None) -> dict[str, Any]:
         """Standing decisions whose code changed (content hash), vanished or churned since they were made."""
         return ok(mem().stale_decisions(namespace=namespace))
+
+    @tool
+    def decisions_for_change(paths: list[str] | None = None, diff: str | None = None, budget_tokens: int = 600,
+                             namespace: str | None = None) -> dict[str, Any]:
+        """Before editing code, read the decisions that govern it: the standing decisions
+        (accepted, proposed, deprecated) whose definitions your pending edit touches.
+
+        diff: the unified diff of the edit (matched definition by definition); paths: the files
+        it touches (every decision on them). The Markdown in "text" never exceeds budget_tokens;
+        "total" says how many there are, "shown" how many fit.
+        """
+        from ..review import edit_briefing
+
+        found = mem().decisions_for_edit(paths=paths, diff=diff, namespace=namespace)
+        return ok(edit_briefing(found, budget_tokens, mem().counter))
 
     return server
 

@@ -485,3 +485,26 @@ def test_sync_uses_the_configured_adr_folder(tmp_path, monkeypatch):
     assert broken.adr == {} and "does not exist" in broken.adr_note
     (repo / ".nervapack" / "config.toml").write_text('[memory]\nadr_dir = false\n')
     assert sync(repo, embed=False).adr == {}
+
+
+def test_review_changes_lists_adr_status_transitions(tmp_path, monkeypatch):
+    from nervapack_core.review import review_changes
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    repo = tmp_path / "repo"
+    (repo / "docs" / "adr").mkdir(parents=True)
+    (repo / "docs" / "adr" / "0001-use-x.md").write_text("# 1. Use X\n\n## Status\n\nProposed\n")
+    (repo / "docs" / "adr" / "template.md").write_text("# NUMBER. TITLE\n\n## Status\n\nSTATUS\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "adr")
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "docs" / "adr" / "0001-use-x.md").write_text("# 1. Use X\n\n## Status\n\nAccepted\n")
+    (repo / "docs" / "adr" / "0002-use-y.md").write_text("# 2. Use Y\n\nDate: 2024-01-01\n")
+    (repo / "docs" / "adr" / "template.md").write_text("# NUMBER. TITLE\n\n## Status\n\nSTATUS (edited)\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "accept X, propose Y")
+    review = review_changes(repo)
+    assert sorted((a["path"], a["change"], a["status_before"], a["status_after"]) for a in review.adr) == [
+        ("docs/adr/0001-use-x.md", "edited", "proposed", "accepted"),
+        ("docs/adr/0002-use-y.md", "added", None, "proposed")]

@@ -206,3 +206,19 @@ def test_consolidation_keeps_the_union_of_rationale_and_alternatives(mem):
     kept = mem.get_node(second)
     assert kept["rationale"] == "the ledger needs exact sums\n\nfloats lose cents"
     assert kept["alternatives_rejected"] == ["decimal", "floats", "strings"]
+
+
+def test_recall_shows_every_decisions_status_and_open_contradictions(mem):
+    agreed = mem.store("Payments retry three times", kind="decision", entities=["Payments"])
+    proposal = mem.store("Payments retry five times with jitter", kind="decision", status="proposed",
+                         entities=["Payments"], contradicts=[agreed])
+    r = mem.recall("payments retry", budget_tokens=400)
+    lines = {i.id: line for i in r.items for line in r.text.splitlines() if line.startswith(f"- [{i.id}]")}
+    assert "· accepted ·" in lines[agreed] and f"⚠ contradicted by {proposal}" in lines[agreed]
+    assert "· PROPOSED, not agreed yet ·" in lines[proposal]
+    assert {i.id: (i.status, i.contradicts) for i in r.items if i.kind == "decision"} == {
+        agreed: ("accepted", (proposal,)), proposal: ("proposed", (agreed,))}
+    assert r.tokens <= 400
+    mem.review(proposal, "rejected")  # settled: the contradiction is closed and the rejection shown
+    r = mem.recall("payments retry", budget_tokens=400)
+    assert "⚠" not in r.text and "REJECTED" in r.text

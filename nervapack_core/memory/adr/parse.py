@@ -24,8 +24,8 @@ from datetime import UTC, date, datetime
 
 import yaml
 
-__all__ = ["ParsedAdr", "AdrSkip", "parse_adr", "map_status", "decision_content", "LINK_KINDS", "is_template_name",
-           "is_index_name", "norm", "one_line", "MEMORY_ID"]
+__all__ = ["ParsedAdr", "AdrSkip", "parse_adr", "status_of", "map_status", "decision_content", "LINK_KINDS",
+           "is_template_name", "is_index_name", "norm", "one_line", "MEMORY_ID"]
 
 
 class AdrSkip(Exception):
@@ -532,3 +532,21 @@ def parse_adr(text: str, name: str) -> ParsedAdr:
         if ref:
             rec.links.append(("superseded", ref.group(0), "#" + (ref.group(1) or ref.group(2))))
     return rec
+
+
+def status_of(text: str | bytes | None, name: str) -> str | None:
+    """The status a record's text gives its decision as served — ``proposed`` (also when
+    missing or unknown), ``accepted``, ``rejected``, ``deprecated`` or ``superseded`` — or
+    None when there is no text or it is not a record (a template, an index, broken front
+    matter). For "what does this change do to the ADR's status" (``review-changes``)."""
+    if text is None:
+        return None
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        return parse_adr(text, name.rsplit("/", 1)[-1]).status or "proposed"
+    except AdrSkip:
+        return None
