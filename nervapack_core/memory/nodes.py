@@ -19,7 +19,7 @@ from .timeutil import new_id, now_iso
 
 __all__ = [
     "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
-    "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids",
+    "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "as_known_at",
 ]
 
 NODE_COLS = (
@@ -211,4 +211,33 @@ def chain_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
                         found.add(x)
                         nxt.append(x)
         frontier = nxt
+    return found
+
+
+def as_known_at(conn: sqlite3.Connection, found: list[dict], known_at: str) -> list[dict]:
+    """``found`` (node dicts) as they stood at ``known_at`` (transaction time), in place:
+    ``superseded_by`` is the latest version whose SUPERSEDES edge was recorded by then,
+    ``valid_until`` is kept only if the node had been closed by then, ``tombstoned`` only if
+    it had been forgotten by then — the rule of :func:`nervapack_core.memory.recall.closed_sql`,
+    in Python for rows already read."""
+    into: dict[str, list[tuple[str, str]]] = {}
+    for chunk in chunked([n["id"] for n in found], 400):
+        marks = ",".join("?" * len(chunk))
+        for src, dst, at in conn.execute(
+                f"SELECT src, dst, created_at FROM mem_edges WHERE kind = 'SUPERSEDES' AND dst IN ({marks}) "
+                "ORDER BY created_at, rid", chunk):
+            into.setdefault(dst, []).append((src, at))
+    for n in found:
+        edges = into.get(n["id"], [])
+        by_then = [src for src, at in edges if at <= known_at]
+        until = n.get("valid_until")
+        closed = bool(by_then) or (until is not None and until <= known_at
+                                   and (n.get("verified_at") == until or not edges))
+        n["superseded_by"] = by_then[-1] if by_then else None
+        n["valid_until"] = until if closed else None
+        forgotten = bool(n.get("tombstoned")) and (n.get("tombstoned_at") is None or n["tombstoned_at"] <= known_at)
+        n["tombstoned"] = forgotten
+        n["tombstoned_at"] = n.get("tombstoned_at") if forgotten else None
+        if "current" in n:
+            n["current"] = not forgotten and not closed
     return found
