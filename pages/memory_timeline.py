@@ -15,7 +15,7 @@ from nervapack_core.memory.timeutil import parse_time, to_iso
 
 WINDOW = 60
 TABLE_PAGE = 50
-CHART_VERSIONS = 20_000  # versions loaded for the cursor and the charts; the table pages through all
+CHART_VERSIONS = 10_000  # versions loaded for the cursor and the charts; the table pages through all
 # the dates a Streamlit slider can carry (microseconds from 1970 as a JavaScript number)
 SLIDER_MIN, SLIDER_MAX = date(1684, 8, 1), date(2255, 6, 1)
 

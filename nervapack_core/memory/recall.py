@@ -236,7 +236,8 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
                 "WITH hits AS (SELECT n.rid AS rid, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
                 f"JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? AND {base_filter} "
                 "ORDER BY mem_fts.rowid DESC LIMIT ?) "
-                f"SELECT {fields}, hits.r FROM hits JOIN mem_nodes n ON n.rid = hits.rid ORDER BY hits.r, n.rid LIMIT ?",
+                f"SELECT {fields}, hits.r FROM hits JOIN mem_nodes n ON n.rid = hits.rid "
+                "ORDER BY hits.r, n.rid LIMIT ?",
                 (match, *base_params, FTS_SCAN_CAP, *field_params, FTS_CANDIDATES),
             ).fetchall()
             if found:
