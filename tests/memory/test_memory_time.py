@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -337,3 +339,52 @@ def test_mcp_early_dates_known_at_paged_timeline_and_expires_in(tmp_path):
     with MemoryStore(db, read_only=True) as m:
         left = datetime.fromisoformat(m.get_node(nid)["expires_at"]) - datetime.now(UTC)
         assert timedelta(hours=11, minutes=59) < left <= timedelta(hours=12)
+
+
+# ---------------------------------------------------------------- known_at == replay
+OPS = st.lists(st.tuples(st.sampled_from(["store", "supersede", "refute", "confirm", "forget"]),
+                         st.integers(min_value=0, max_value=50)), min_size=1, max_size=14)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_known_at_answers_what_the_store_answered_then(tmp_path_factory, ops):
+    """Replay oracle: after every write, note what search and recall (now, and as of a few
+    instants) answered; afterwards, known_at that moment must answer the same. Versions take
+    effect in increasing valid time and only current versions are superseded, so no later
+    write moves an end already recorded (the one case the rule approximates; see visible_sql)."""
+    db = tmp_path_factory.mktemp("replay") / "memory.db"
+    probes = [f"2020-01-{d:02d}T12:00:00Z" for d in (1, 5, 10, 20, 28)] + [None]
+    with MemoryStore(db) as m:
+        def seen(**kw):
+            now = {n["id"] for n in m.search("parcel", limit=1000, kinds=["fact"], **kw)}
+            hist = {n["id"] for n in m.search("parcel", limit=1000, kinds=["fact"], include_history=True, **kw)}
+            at = tuple(frozenset(i.id for i in m.recall("parcel", budget_tokens=20_000, as_of=a, log=False,
+                                                        touch=False, **kw).items if i.kind == "fact")
+                       for a in probes)
+            return now, hist, at
+
+        live: list[str] = []
+        snapshots = []
+        day = 0
+        for op, pick in ops:
+            day += 1
+            when = f"2020-01-{day:02d}"
+            if op == "store" or not live:
+                live.append(m.store(f"parcel {len(snapshots)} is routed", kind="fact", entities=["parcel"],
+                                    valid_from=when))
+            else:
+                target = live[pick % len(live)]
+                if op == "supersede":
+                    live[live.index(target)] = m.store(f"parcel rerouted at step {len(snapshots)}", kind="fact",
+                                                       entities=["parcel"], valid_from=when, supersedes=target)
+                elif op == "forget":
+                    m.forget(target)
+                    live.remove(target)
+                else:
+                    m.verify(target, op)
+                    if op == "refute":
+                        live.remove(target)
+            snapshots.append((stamp(), seen()))
+        for t, then in snapshots:
+            assert seen(known_at=t) == then
