@@ -19,18 +19,24 @@ from .timeutil import new_id, now_iso
 
 __all__ = [
     "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
-    "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "as_known_at",
+    "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "PROVENANCE_FIELDS",
+    "provenance_values", "STATUS_SQL", "standing_marks", "as_known_at",
 ]
 
 NODE_COLS = (
     "id, namespace, kind, content, confidence, rationale, alternatives, metadata, source, session_id, "
     "valid_from, valid_until, recorded_at, expires_at, superseded_by, tombstoned, tombstoned_at, "
-    "access_count, last_accessed, verified_at, degree, rid"
+    "access_count, last_accessed, verified_at, degree, status, status_by, status_at, status_note, author, origin, "
+    "repo_commit, commit_sha, title, tags, rid"
 )
+# the lifecycle and provenance columns every insert sets (schema v6), in INSERT_NODE order
+PROVENANCE_FIELDS = ("status", "status_by", "status_at", "status_note", "author", "origin", "repo_commit",
+                     "commit_sha", "title", "tags")
 INSERT_NODE = (
     "INSERT INTO mem_nodes(id, namespace, kind, content, confidence, rationale, alternatives, metadata, source, "
     "session_id, valid_from, valid_until, recorded_at, expires_at, superseded_by, tombstoned, tombstoned_at, "
-    "access_count, last_accessed, verified_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "access_count, last_accessed, verified_at, status, status_by, status_at, status_note, author, origin, "
+    "repo_commit, commit_sha, title, tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 # once per write transaction that changes memory content: the dashboard's cache key
 BUMP_CHANGE = "UPDATE mem_meta SET value = CAST(value AS INTEGER) + 1 WHERE namespace = '' AND key = 'change_seq'"
@@ -38,14 +44,49 @@ _DEGREE_SQL = ("UPDATE mem_nodes SET degree = (SELECT COUNT(*) FROM mem_edges e 
                "+ (SELECT COUNT(*) FROM mem_edges e WHERE e.dst = mem_nodes.id) WHERE id IN ({marks})")
 
 
+# a decision's status as served: "superseded" comes from the chain, never from a review
+STATUS_SQL = ("CASE WHEN {n}.kind != 'decision' THEN {n}.status WHEN {n}.superseded_by IS NOT NULL "
+              "THEN 'superseded' ELSE COALESCE({n}.status, 'accepted') END")
+
+
+def effective_status(kind: str | None, stored: str | None, superseded_by: str | None) -> str | None:
+    """What :data:`STATUS_SQL` computes, for a row already read."""
+    if kind != "decision":
+        return stored
+    return "superseded" if superseded_by else (stored or "accepted")
+
+
 def node_dict(row: sqlite3.Row | dict[str, Any]) -> dict:
-    """A node row as the public dict (JSON columns decoded, internal rowid dropped)."""
+    """A node row as the public dict (JSON columns decoded, internal rowid dropped,
+    a decision's ``status`` derived: superseded when something replaced it)."""
     d = dict(row)
     d["alternatives_rejected"] = json.loads(d.pop("alternatives", None) or "[]")
     d["metadata"] = json.loads(d.get("metadata") or "{}")
     d["tombstoned"] = bool(d.get("tombstoned"))
+    if "tags" in d:
+        d["tags"] = json.loads(d.get("tags") or "[]")
+    if "status" in d:
+        d["review_status"] = d["status"]
+        d["status"] = effective_status(d.get("kind"), d["status"], d.get("superseded_by"))
     d.pop("rid", None)
     return d
+
+
+def provenance_values(kind: str, prov: dict | None, stamp: str) -> tuple:
+    """The :data:`PROVENANCE_FIELDS` of a new node from ``prov`` (author, origin, status, ...).
+
+    A decision always gets a status (``accepted`` unless said otherwise) with who set it
+    and when: the author, at store time."""
+    p = dict(prov or {})
+    if kind == "decision":
+        p["status"] = p.get("status") or "accepted"
+        p.setdefault("status_by", p.get("author"))
+        p.setdefault("status_at", stamp)
+    else:
+        p["status"] = None
+    return (p.get("status"), p.get("status_by") if p["status"] else None, p.get("status_at") if p["status"] else None,
+            p.get("status_note"), p.get("author"), p.get("origin"), p.get("repo_commit"), p.get("commit_sha"),
+            p.get("title"), json.dumps(list(p.get("tags") or [])))
 
 
 def node_row(conn: sqlite3.Connection, node_id, ns: str, *, allow_tombstoned: bool = True) -> sqlite3.Row:
@@ -74,13 +115,14 @@ def nodes(conn: sqlite3.Connection, ids: Iterable[str], ns: str) -> dict[str, di
 
 def insert(conn: sqlite3.Connection, ns: str, kind: str, content: str, *, confidence: float = 1.0,
            rationale=None, alternatives=None, metadata: str = "{}", source=None, session_id=None,
-           valid_from=None, expires_at=None, stamp=None) -> str:
-    """Insert one node; returns its new id."""
+           valid_from=None, expires_at=None, stamp=None, prov: dict | None = None) -> str:
+    """Insert one node (``prov``: its lifecycle and provenance fields); returns its new id."""
     stamp = stamp or now_iso()
     nid = new_id(kind)
     conn.execute(INSERT_NODE, (
         nid, ns, kind, content, confidence, rationale, json.dumps(alternatives or []), metadata, source,
         session_id, valid_from or stamp, None, stamp, expires_at, None, 0, None, 0, None, None,
+        *provenance_values(kind, prov, stamp),
     ))
     return nid
 
@@ -135,11 +177,11 @@ def link_code(conn: sqlite3.Connection, ns: str, node_id: str, entity_id: str, h
         for h in hits:
             rows.append((ns, owner, entity_id, h["graph_node_id"], h["code_kind"], h["name"], h["qualified_name"],
                          h["file"], h["start_line"], h["end_line"], h["language"], h["file_sha"], h["file_mtime"],
-                         stamp))
+                         stamp, h.get("node_sha")))
     conn.executemany(
         "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
-        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at, node_sha) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 def recount_degree(conn: sqlite3.Connection, ids: Iterable[str]) -> None:
@@ -241,3 +283,27 @@ def as_known_at(conn: sqlite3.Connection, found: list[dict], known_at: str) -> l
         if "current" in n:
             n["current"] = not forgotten and not closed
     return found
+
+
+def standing_marks(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tuple[str | None, list[str]]]:
+    """Per id: its served status (decisions) and the ids it is in an open contradiction
+    with — what recall shows next to each item so nothing proposed or disputed passes
+    for agreed."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[str, tuple[str | None, list[str]]] = {}
+    live = ("{x}.tombstoned = 0 AND {x}.superseded_by IS NULL AND {x}.valid_until IS NULL "
+            "AND COALESCE({x}.status, 'accepted') NOT IN ('rejected', 'deprecated')")
+    both = f"{live.format(x='a')} AND {live.format(x='b')}"
+    for chunk in chunked(ids, 400):
+        marks = ",".join("?" * len(chunk))
+        for nid, status in conn.execute(
+                f"SELECT n.id, {STATUS_SQL.format(n='n')} FROM mem_nodes n WHERE n.id IN ({marks})", chunk):
+            out[nid] = (status, [])
+        for mine, other in conn.execute(
+                f"SELECT e.src, e.dst FROM mem_edges e JOIN mem_nodes a ON a.id = e.src JOIN mem_nodes b "
+                f"ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.src IN ({marks}) AND {both} "
+                f"UNION SELECT e.dst, e.src FROM mem_edges e JOIN mem_nodes a ON a.id = e.src JOIN mem_nodes b "
+                f"ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.dst IN ({marks}) AND {both}", (*chunk, *chunk)):
+            if mine in out and other not in out[mine][1]:
+                out[mine][1].append(other)
+    return out

@@ -16,7 +16,8 @@ import sqlite3
 from ..storage import Database, Migration
 from ..storage import migrate as _migrate
 
-__all__ = ["MIGRATIONS", "LATEST_VERSION", "migrate", "schema_version", "REQUIRED_TABLES"]
+__all__ = ["MIGRATIONS", "LATEST_VERSION", "migrate", "schema_version", "REQUIRED_TABLES", "REQUIRED_NODE_COLUMNS",
+           "read_as_latest"]
 
 # v1: the original layout. Rationale and rejected alternatives lived in a JSON ``data``
 # column and the full-text index covered ``content`` only.
@@ -213,6 +214,40 @@ _V5 = [
     "DROP INDEX IF EXISTS mem_edges_src_kind",
 ]
 
+# v6: decisions a team can review. Lifecycle (``status`` proposed/accepted/rejected/deprecated;
+# "superseded" is derived from ``superseded_by``, never stored), who reviewed it, when and why;
+# provenance (who wrote it, through what, the repository HEAD then, the commit that
+# implemented it); a title and tags (ADR records have both); every review kept in
+# ``mem_reviews``; the code node's content hash at link time, so "the code this decision
+# touches changed" is a per-definition question, not a per-file one.
+_V6 = [
+    "ALTER TABLE mem_nodes ADD COLUMN status TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN status_by TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN status_at TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN status_note TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN author TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN origin TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN repo_commit TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN commit_sha TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN title TEXT",
+    "ALTER TABLE mem_nodes ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'",
+    # decisions stored before review existed were agreed by whoever stored them
+    "UPDATE mem_nodes SET status = 'accepted' WHERE kind = 'decision'",
+    "CREATE INDEX IF NOT EXISTS mem_nodes_ns_kind_status ON mem_nodes(namespace, kind, status)",
+    "CREATE INDEX IF NOT EXISTS mem_nodes_ns_source ON mem_nodes(namespace, source)",
+    """CREATE TABLE mem_reviews (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        previous TEXT,
+        reviewer TEXT,
+        note TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX mem_reviews_node ON mem_reviews(node_id, rid)",
+    "ALTER TABLE mem_code_refs ADD COLUMN node_sha TEXT",
+]
 
 
 def _pad_years(table: str, columns: tuple[str, ...]) -> str:
@@ -225,7 +260,7 @@ def _pad_years(table: str, columns: tuple[str, ...]) -> str:
     return f"UPDATE {table} SET {', '.join(fix(c) for c in columns)} WHERE {where}"
 
 
-# v7 (reserved for the time/recall work; appended after v6): releases up to 0.1 wrote times
+# v7: releases up to 0.1 wrote times
 # before year 1000 unpadded (strftime's ``%Y``), which broke string order and every recall
 # that read one; pad them. The recall log also records the transaction time asked for.
 _V7 = [
@@ -242,7 +277,7 @@ _NAMED = [
     ("recall telemetry, code references, change counter", _V3),
     ("degree and change counter maintained by the store, not per-row triggers", _V4),
     ("covering index for incoming edges", _V5),
-    # the lead's v6 (decision lifecycle, provenance) goes here when the branches merge
+    ("decision lifecycle, provenance, reviews, code node hashes", _V6),
     ("four-digit years in every stored time; known_at in the recall log", _V7),
 ]
 MIGRATIONS: list[Migration] = [
@@ -251,6 +286,25 @@ MIGRATIONS: list[Migration] = [
 LATEST_VERSION = len(MIGRATIONS)
 # what a read-only store needs to answer every view (present from v3 on)
 REQUIRED_TABLES = ("mem_nodes", "mem_edges", "mem_aliases", "mem_meta", "mem_fts", "mem_recall_log", "mem_code_refs")
+# mem_nodes columns every view reads (the lifecycle ones from v6 on)
+REQUIRED_NODE_COLUMNS = ("rationale", "superseded_by", "degree", "status", "tags")
+
+
+def read_as_latest(conn: sqlite3.Connection, node_columns: set[str]) -> None:
+    """Let a read-only connection to a v3–v5 database answer like a v6 one.
+
+    A read-only store cannot migrate, so the columns v6 added are supplied by TEMP views
+    named like the tables (SQLite resolves an unqualified name in ``temp`` first): a
+    decision without a stored status reads as ``accepted``, as the migration would make it.
+    """
+    if "status" in node_columns:
+        return
+    added = ", ".join(f"NULL AS {c}" for c in ("status", "status_by", "status_at", "status_note", "author", "origin",
+                                                  "repo_commit", "commit_sha", "title"))
+    conn.execute(f"CREATE TEMP VIEW mem_nodes AS SELECT *, {added}, '[]' AS tags FROM main.mem_nodes")
+    conn.execute("CREATE TEMP VIEW mem_code_refs AS SELECT *, NULL AS node_sha FROM main.mem_code_refs")
+    conn.execute("CREATE TEMP VIEW mem_reviews AS SELECT NULL AS rid, NULL AS namespace, NULL AS node_id, "
+                 "NULL AS status, NULL AS previous, NULL AS reviewer, NULL AS note, NULL AS created_at WHERE 0")
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -27,7 +27,7 @@ from ..storage import Database, applied_version, env_lock_timeout, open_reader, 
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
-from . import schema, transfer, validate, views, writes
+from . import provenance, schema, stale, transfer, validate, views, writes
 from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
@@ -71,8 +71,14 @@ class MemoryStore:
         lock_timeout: float | None = None,
         read_only: bool = False,
         on_wait: Callable[[str], None] | None = None,
+        origin: str = "api",
+        author: str | None = None,
     ):
         self.path = resolve_db_path(db_path)
+        # provenance of this store's writes: through what (cli, mcp, api, adr) and who
+        # (None: git's user of the memory's repository, else the OS user, asked once)
+        self.origin = origin
+        self._author = author
         self.read_only = bool(read_only)
         self.namespace = check_namespace(namespace)
         self.counter = counter or default_counter()
@@ -124,7 +130,10 @@ class MemoryStore:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             columns = {r[1] for r in conn.execute("PRAGMA table_info(mem_nodes)")}
             missing = [t for t in schema.REQUIRED_TABLES if t not in tables]
-            if missing or not {"rationale", "superseded_by", "degree"} <= columns:
+            if not missing and {"rationale", "superseded_by", "degree"} <= columns:
+                schema.read_as_latest(conn, columns)
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(mem_nodes)")}
+            if missing or not set(schema.REQUIRED_NODE_COLUMNS) <= columns:
                 raise NervapackError(
                     f"{self.path} was written by an older NervaPack (schema {version}) and cannot be read "
                     f"read-only ({', '.join(missing) or 'mem_nodes columns'} missing); open it once without "
@@ -189,26 +198,84 @@ class MemoryStore:
     def schema_version(self) -> int:
         return self._read(schema.schema_version)
 
+    # ------------------------------------------------------------------ provenance
+    @property
+    def repo_root(self) -> Path | None:
+        """The git working tree this memory belongs to (None: a global store, or no repository)."""
+        return provenance.repo_root(self.graph.root)
+
+    @property
+    def author(self) -> str | None:
+        if self._author is None:
+            self._author = provenance.git_author(self.repo_root) or ""
+        return self._author or None
+
+    def provenance(self, **given) -> dict:
+        """Author, origin and the repository's HEAD now, with ``given`` fields over them."""
+        prov = {"author": self.author, "origin": self.origin, "repo_commit": provenance.git_head(self.repo_root)}
+        prov.update({k: v for k, v in given.items() if v is not None})
+        return prov
+
+    def resolve_commit(self, ref) -> str:
+        """A commit reference (sha, short sha, ``HEAD~1``) as the full sha of a commit of this repository."""
+        return provenance.resolve_commit(self.repo_root, validate.check_commit_ref(ref))
+
     # ------------------------------------------------------------------ writes
     def store(self, content, kind="fact", entities=None, confidence=1.0, rationale=None,
               alternatives_rejected=None, supersedes=None, valid_from=None, metadata=None, source=None,
               expires_at=None, *, namespace=None, session_id=None, caused_by=None, derived_from=None,
+              contradicts=None, status=None, commit=None, title=None, tags=None, author=None,
               expires_in=None) -> str:
         """Store one atomic memory; returns its id.
 
         ``entities`` are resolved (or created) in the namespace and linked with ABOUT (and
         TOUCHES when the code graph defines them); the active session gets OCCURRED_IN;
-        ``supersedes`` closes the old version at this one's ``valid_from``. The memory stops
+        ``supersedes`` closes the old version at this one's ``valid_from``; ``contradicts``
+        and ``derived_from`` (ids) link CONTRADICTS and DERIVED_FROM edges. The memory stops
         being recalled at ``expires_at``, or ``expires_in`` (``30m``, ``12h``, ``7d``, ``2w``)
         from now — one or the other.
+
+        A decision gets ``status`` (``accepted`` by default; an agent's land as
+        ``proposed``), and every memory its provenance: ``author`` (default: git's user),
+        the store's origin, the repository's HEAD, and ``commit`` — the commit that
+        implemented it, resolved to a full sha. Storing what is already current (same
+        namespace, kind, normalised text and entities) returns the existing id instead
+        of a duplicate.
         """
         self._writable()
         ns = self._ns(namespace)
         args = store_args(content, kind, entities, confidence, rationale, alternatives_rejected, valid_from,
                           metadata, source, validate.expiry(expires_at, expires_in), caused_by, derived_from)
+        args["contradicts"] = validate.str_list(contradicts, "contradicts")
+        prov = self.provenance(
+            author=None if author is None else validate.check_content(author),
+            status=validate.check_status(status) if status is not None else None,
+            commit_sha=self.resolve_commit(commit) if commit else None,
+            title=None if title is None else validate.check_content(title),
+            tags=validate.str_list(tags, "tags") or None)
         code = self.graph.lookup(args["names"]) if args["names"] else {}
         return self._write(lambda conn: writes.store(conn, ns, args, code, session_id=session_id,
-                                                     session_hint=self._session_id, supersedes=supersedes))
+                                                     session_hint=self._session_id, supersedes=supersedes,
+                                                     prov=prov))
+
+    def review(self, node_id, status, *, note=None, reviewer=None, namespace=None) -> dict:
+        """Set a decision's status (``accepted``, ``rejected``, ``deprecated``, or back to
+        ``proposed``) with who reviewed it (default: this store's author), when, and a note;
+        every review is kept (``why()["reviews"]``). A superseded decision is not reviewed:
+        its current version is."""
+        self._writable()
+        ns = self._ns(namespace)
+        verdict = validate.check_status(status)
+        text = None if note is None or not str(note).strip() else validate.check_content(str(note))
+        who = validate.check_content(reviewer) if reviewer is not None else self.author
+        return self._write(lambda conn: writes.review(conn, ns, node_id, verdict, text, who))
+
+    def set_commit(self, node_id, commit, *, namespace=None) -> dict:
+        """Link a memory to the commit that implemented it (resolved to a full sha)."""
+        self._writable()
+        ns = self._ns(namespace)
+        sha = self.resolve_commit(commit)
+        return self._write(lambda conn: writes.set_commit(conn, ns, node_id, sha))
 
     def add_node(self, kind, content, confidence=1.0, *, valid_from=None, rationale=None,
                  alternatives_rejected=None, metadata=None, source=None, expires_at=None, session_id=None,
@@ -407,6 +474,16 @@ class MemoryStore:
             conn, ns, session_id=session_id, text=text, include_superseded=include_superseded,
             include_tombstoned=include_tombstoned, limit=limit))
 
+    def review_queue(self, *, namespace=None, limit=50, offset=0) -> dict:
+        """Decisions waiting for review (``proposed``), oldest first: ``{total, offset, limit, decisions}``."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: views.review_queue(conn, ns, limit=limit, offset=offset))
+
+    def open_contradictions(self, *, namespace=None, ids=None) -> list[dict]:
+        """CONTRADICTS pairs whose two sides both still stand (``ids``: only those touching them)."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: views.open_contradictions(conn, ns, None if ids is None else list(ids)))
+
     # ------------------------------------------------------------------ code bridge
     def for_code(self, file, line=None, *, namespace=None, include_history=False) -> list[dict]:
         """Memories that TOUCH a source file (optionally the definition spanning ``line``)."""
@@ -433,6 +510,36 @@ class MemoryStore:
         ns = self._ns(namespace)
         refs = self._read(lambda conn: views.code_refs(conn, ns))
         return views.stale_refs(refs, self.graph.file_states(sorted({r["file"] for r in refs if r["file"]})))
+
+    def stale_decisions(self, *, namespace=None, min_commits=stale.CHURN_COMMITS,
+                        min_lines=stale.CHURN_LINES) -> dict:
+        """Standing decisions whose code changed (content hash), vanished, or churned since
+        they were made (see :mod:`.stale`): ``{available, history, checked, stale}``."""
+        ns = self._ns(namespace)
+        refs = self._read(lambda conn: stale.decision_refs(conn, ns))
+        since: dict[str, str] = {}
+        for r in refs:
+            if r["file"]:
+                since[r["file"]] = min(since.get(r["file"], r["valid_from"]), r["valid_from"])
+        state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
+        return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
+
+    def decisions_for_edit(self, *, paths=None, diff=None, all_namespaces=True, namespace=None) -> list[dict]:
+        """Standing decisions whose code a pending edit touches (``diff``: a unified diff,
+        matched by definition; ``paths``: whole files), most binding first. See
+        :func:`nervapack_core.review.decisions_for_edit`."""
+        from ..review import decisions_for_edit
+
+        root = self.graph.root
+        if root is None:
+            raise NervapackError("this memory is not inside a repository: no code to match an edit against")
+        files = [self.graph.relative(str(p)) for p in validate.str_list(paths, "paths")]
+        if diff is not None and not isinstance(diff, str):
+            raise NervapackError("diff must be the text of a unified diff")
+        if not files and not (diff and diff.strip()):
+            raise NervapackError("give the paths an edit touches, or its unified diff")
+        ns = None if all_namespaces and namespace is None else self._ns(namespace)
+        return self._read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))
 
     def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
         """Live memories (every namespace) touching graph nodes whose content changed
@@ -471,7 +578,7 @@ class MemoryStore:
             return {"imported": imported, "skipped": len(rows) - imported, "ids": [r[0] for r in rows],
                     "namespace": override}
         ns = self._ns(namespace)
-        prepared = transfer.check_specs(data)
+        prepared = transfer.check_specs(data, self.provenance())
         names = list(dict.fromkeys(n for item in prepared for n in item["entities"]))
         code = self.graph.lookup(names) if names else {}
         ids = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))

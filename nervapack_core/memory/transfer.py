@@ -18,11 +18,13 @@ from .nodes import INSERT_NODE, NODE_COLS, node_dict
 from .resolve import clean_name
 from .timeutil import new_id, now_iso, to_iso
 from .validate import (
+    REVIEW_STATUSES,
     check_confidence,
     check_content,
     check_edge_kind,
     check_kind,
     check_namespace,
+    check_status,
     json_dict,
     str_list,
 )
@@ -46,7 +48,8 @@ def export(conn: sqlite3.Connection, ns: str | None) -> dict:
         f"SELECT namespace, alias, entity_id FROM mem_aliases{where} ORDER BY namespace, alias", params)]
     refs = [dict(r) for r in conn.execute(
         f"SELECT namespace, node_id, entity_id, graph_node_id, code_kind, name, qualified_name, file, start_line, "
-        f"end_line, language, file_sha, file_mtime, created_at FROM mem_code_refs{where} ORDER BY rid", params)]
+        f"end_line, language, file_sha, file_mtime, created_at, node_sha FROM mem_code_refs{where} ORDER BY rid",
+        params)]
     return {"format": EXPORT_FORMAT, "version": 1, "schema_version": schema.schema_version(conn),
             "exported_at": now_iso(), "namespace": ns, "nodes": found, "edges": edges, "aliases": aliases,
             "code_refs": refs}
@@ -68,8 +71,9 @@ def parse_import(data) -> tuple[str, object]:
     return "specs", data
 
 
-def check_specs(specs: list) -> list[dict]:
-    """Node specs checked and normalised; an error names the item."""
+def check_specs(specs: list, prov: dict | None = None) -> list[dict]:
+    """Node specs checked and normalised (``prov``: the importer's provenance, for fields
+    a spec does not give); an error names the item."""
     prepared = []
     for i, spec in enumerate(specs):
         if isinstance(spec, str):
@@ -92,10 +96,41 @@ def check_specs(specs: list) -> list[dict]:
                 "expires_at": to_iso(spec.get("expires_at"), field="expires_at"),
                 "entities": list(dict.fromkeys(clean_name(e) for e in str_list(spec.get("entities"), "entities"))),
                 "supersedes": spec.get("supersedes"),
+                "prov": spec_provenance(spec, kind, prov),
             })
         except NervapackError as exc:
             raise NervapackError(f"import item {i}: {exc}") from None
     return prepared
+
+
+def spec_provenance(spec: dict, kind: str, prov: dict | None) -> dict:
+    """Lifecycle and provenance of one imported spec: its own fields over the importer's."""
+    out = dict(prov or {})
+    for key in ("author", "commit_sha", "title"):
+        if spec.get(key) is not None:
+            if not isinstance(spec[key], str):
+                raise NervapackError(f"{key} must be text")
+            out[key] = spec[key]
+    if spec.get("tags") is not None:
+        out["tags"] = str_list(spec.get("tags"), "tags")
+    if spec.get("status") is not None:
+        out["status"] = check_status(spec["status"]) if kind == "decision" else None
+    return out
+
+
+def _exported_provenance(n: dict, kind: str) -> tuple:
+    """The lifecycle and provenance columns of an exported node (older exports have none:
+    their decisions were agreed)."""
+    status = n.get("status")
+    if kind == "decision":
+        # "superseded" is derived from the chain on the way out; store what the review said
+        status = n.get("review_status") or (status if status in REVIEW_STATUSES else "accepted")
+    else:
+        status = None
+    tags = str_list(n.get("tags"), "tags")
+    return (status, n.get("status_by"), to_iso(n.get("status_at"), field="status_at"), n.get("status_note"),
+            n.get("author"), n.get("origin"), n.get("repo_commit"), n.get("commit_sha"), n.get("title"),
+            json.dumps(tags))
 
 
 def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: dict,
@@ -111,7 +146,8 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
         nid = new_ids[idx] = new_id(item["kind"])
         rows.append((nid, ns, item["kind"], item["content"], item["confidence"], item["rationale"],
                      json.dumps(item["alternatives"]), item["metadata"], item["source"], sid,
-                     item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None))
+                     item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None,
+                     *nodes.provenance_values(item["kind"], item["prov"], stamp)))
     conn.executemany(INSERT_NODE, rows)
     entity_ids: dict[str, str] = {}
     edges = []
@@ -173,6 +209,7 @@ def check_export(data: dict, namespace=None) -> tuple[list[tuple], str | None]:
                 1 if n.get("tombstoned") else 0, to_iso(n.get("tombstoned_at"), field="tombstoned_at"),
                 int(n.get("access_count") or 0), to_iso(n.get("last_accessed"), field="last_accessed"),
                 to_iso(n.get("verified_at"), field="verified_at"),
+                *_exported_provenance(n, kind),
             ))
         except NervapackError as exc:
             raise NervapackError(f"export node {i} ({n.get('id')}): {exc}") from None
@@ -203,11 +240,12 @@ def import_export(conn: sqlite3.Connection, data: dict, rows: list[tuple], overr
                          [(ns_of(a), a["alias"], a["entity_id"]) for a in aliases])
         conn.executemany(
             "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
-            "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at, node_sha) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(ns_of(r), r["node_id"], r["entity_id"], r["graph_node_id"], r.get("code_kind"), r.get("name"),
               r.get("qualified_name"), r.get("file"), r.get("start_line"), r.get("end_line"), r.get("language"),
-              r.get("file_sha"), r.get("file_mtime"), r.get("created_at") or now_iso()) for r in refs])
+              r.get("file_sha"), r.get("file_mtime"), r.get("created_at") or now_iso(), r.get("node_sha"))
+             for r in refs])
     except (KeyError, TypeError, ValueError) as exc:
         raise NervapackError(f"malformed edge, alias or code reference in import: {exc!r}") from None
     nodes.recount_degree(conn, {e["source"] for e in edges} | {e["target"] for e in edges})

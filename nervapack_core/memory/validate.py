@@ -15,10 +15,14 @@ from .timeutil import KIND_PREFIX, after, parse_duration, to_iso
 
 __all__ = [
     "NODE_KINDS", "EDGE_KINDS", "check_namespace", "check_kind", "check_edge_kind", "check_content",
-    "check_confidence", "str_list", "json_dict", "store_args", "node_args", "verdict", "page", "MAX_PAGE", "expiry",
+    "check_confidence", "str_list", "json_dict", "store_args", "node_args", "verdict", "REVIEW_STATUSES",
+    "STATUSES", "check_status", "check_commit_ref", "page", "MAX_PAGE", "expiry",
 ]
 
 NODE_KINDS = tuple(KIND_PREFIX)
+# what a review can set; "superseded" is derived from the supersession chain
+REVIEW_STATUSES = ("proposed", "accepted", "rejected", "deprecated")
+STATUSES = (*REVIEW_STATUSES, "superseded")
 EDGE_KINDS = ("ABOUT", "OCCURRED_IN", "SUPERSEDES", "CONTRADICTS", "CAUSED", "DERIVED_FROM", "TOUCHES")
 
 
@@ -168,4 +172,22 @@ def verdict(value: Any) -> str:
         v = "refute"
     if v not in ("confirm", "refute"):
         raise NervapackError(f"verify takes 'confirm' or 'refute', got {value!r}")
+    return v
+
+
+def check_status(value: Any, allowed: tuple[str, ...] = REVIEW_STATUSES) -> str:
+    """A decision status from ``allowed`` (case-insensitive), or a clear error."""
+    v = str(value).strip().lower() if value is not None else ""
+    if v not in allowed:
+        hint = " (superseded follows from the supersession chain; store a new version instead)" \
+            if v == "superseded" and v not in allowed else ""
+        raise NervapackError(f"unknown decision status {value!r}; use one of: {', '.join(allowed)}{hint}")
+    return v
+
+
+def check_commit_ref(value: Any) -> str:
+    """A commit reference as given (a sha, a branch, ``HEAD~1``): text without spaces."""
+    v = str(value).strip() if value is not None else ""
+    if not v or any(c.isspace() for c in v) or len(v) > 200 or v.startswith("-"):
+        raise NervapackError(f"{value!r} is not a commit reference")
     return v

@@ -23,7 +23,7 @@ from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
 __all__ = [
     "get_node", "search", "timeline", "about", "why", "namespaces", "stats", "data_version", "recall_log",
     "list_decisions", "for_code", "touching", "to_code", "code_refs", "stale_refs", "touching_code",
-    "active_session",
+    "active_session", "review_queue", "reviews", "open_contradictions",
 ]
 
 active_session = nodes.active_session
@@ -192,6 +192,8 @@ def why(conn: sqlite3.Connection, ns: str, node_id) -> dict:
         "contradicts": pick(out_edges, {"CONTRADICTS"}) + pick(in_edges, {"CONTRADICTS"}),
         "derived_from": pick(out_edges, {"DERIVED_FROM"}),
         "session": session,
+        "reviews": reviews(conn, ns, nid),
+        "open_contradictions": open_contradictions(conn, ns, [nid]),
     }
 
 
@@ -467,3 +469,44 @@ def stale_refs(refs: list[dict], states: dict | None) -> dict:
             stale.append({"node_id": r["node_id"], "kind": r["kind"], "content": r["content"],
                           "file": r["file"], "stored_sha": r["file_sha"], "current_sha": sha, "reason": reason})
     return {"available": True, "checked": len(refs), "stale": stale}
+
+
+def review_queue(conn: sqlite3.Connection, ns: str, *, limit: int = 50, offset: int = 0) -> dict:
+    """Current decisions waiting for review (``proposed``), oldest first, one page with the
+    total: ``{total, offset, limit, decisions}``."""
+    limit = max(1, min(int(limit), 1000))
+    offset = max(0, int(offset))
+    where = ("namespace = ? AND kind = 'decision' AND status = 'proposed' AND tombstoned = 0 "
+             "AND superseded_by IS NULL AND valid_until IS NULL")
+    total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {where}", (ns,)).fetchone()[0]
+    rows = conn.execute(f"SELECT {NODE_COLS} FROM mem_nodes WHERE {where} ORDER BY recorded_at, rid LIMIT ? OFFSET ?",
+                        (ns, limit, offset)).fetchall()
+    return {"total": total, "offset": offset, "limit": limit, "decisions": [node_dict(r) for r in rows]}
+
+
+def reviews(conn: sqlite3.Connection, ns: str, node_id: str) -> list[dict]:
+    """Every review of one decision, oldest first (status, previous, reviewer, note, when)."""
+    return [dict(r) for r in conn.execute(
+        "SELECT status, previous, reviewer, note, created_at FROM mem_reviews WHERE node_id = ? AND namespace = ? "
+        "ORDER BY rid", (node_id, ns))]
+
+
+# a contradiction is open while both sides are live, current and neither was rejected or deprecated
+_LIVE = ("{n}.tombstoned = 0 AND {n}.superseded_by IS NULL AND {n}.valid_until IS NULL "
+         "AND COALESCE({n}.status, 'accepted') NOT IN ('rejected', 'deprecated')")
+
+
+def open_contradictions(conn: sqlite3.Connection, ns: str, ids: list[str] | None = None) -> list[dict]:
+    """CONTRADICTS edges whose two memories are both still current and standing (not
+    superseded, closed, forgotten, rejected or deprecated) — what a lead must settle.
+    ``ids``: only those touching these memories. Newest first."""
+    sql = (f"SELECT e.src, e.dst, e.created_at FROM mem_edges e JOIN mem_nodes a ON a.id = e.src "
+           f"JOIN mem_nodes b ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.namespace = ? "
+           f"AND {_LIVE.format(n='a')} AND {_LIVE.format(n='b')}")
+    pairs = conn.execute(sql, (ns,)).fetchall()  # few by nature: each one is a question for a lead
+    if ids is not None:
+        wanted = set(ids)
+        pairs = [p for p in pairs if p[0] in wanted or p[1] in wanted]
+    found = nodes.nodes(conn, [p[0] for p in pairs] + [p[1] for p in pairs], ns)
+    out = [{"source": found[p[0]], "target": found[p[1]], "created_at": p[2]} for p in pairs]
+    return sorted(out, key=lambda c: c["created_at"], reverse=True)

@@ -12,19 +12,57 @@ import json
 import sqlite3
 
 from ..errors import NervapackError
+from ..text import fts_quote, words
 from . import nodes
 from .resolve import clean_name, find_entity
 from .timeutil import now_iso
 from .validate import check_content
 
-__all__ = ["store", "add_node", "add_edge", "verify", "forget", "start_session", "end_session", "clear_session"]
+__all__ = ["store", "add_node", "add_edge", "verify", "forget", "start_session", "end_session", "clear_session",
+           "review", "set_commit", "find_duplicate"]
+
+
+def _normalised(text: str) -> str:
+    """What makes two memories "the same text": case, spacing and a final full stop aside."""
+    return " ".join(str(text).casefold().split()).rstrip(" .")
+
+
+def find_duplicate(conn: sqlite3.Connection, ns: str, kind: str, content: str, names: list[str]) -> str | None:
+    """A current memory of ``ns`` with the same kind, normalised text and entities, or None.
+
+    Candidates come from the full-text index (the first words as a phrase), so the check
+    costs one indexed lookup, not a scan of the namespace."""
+    tokens = words(content, limit=32)
+    if not tokens:
+        return None
+    want = _normalised(content)
+    entities = sorted(n.casefold() for n in names)
+    rows = conn.execute(
+        "SELECT n.id, n.content FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
+        "AND n.namespace = ? AND n.kind = ? AND n.tombstoned = 0 AND n.valid_until IS NULL "
+        "AND n.superseded_by IS NULL AND (n.expires_at IS NULL OR n.expires_at > ?) ORDER BY n.rid LIMIT 50",
+        ("content : " + fts_quote(" ".join(tokens)), ns, kind, now_iso())).fetchall()
+    for nid, text in rows:
+        if _normalised(text) != want:
+            continue
+        linked = sorted(r[0].casefold() for r in conn.execute(
+            "SELECT e.content FROM mem_edges x JOIN mem_nodes e ON e.id = x.dst "
+            "WHERE x.src = ? AND x.kind = 'ABOUT'", (nid,)))
+        if linked == entities:
+            return nid
+    return None
 
 
 def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_id: str | None = None,
-          session_hint: str | None = None, supersedes: str | None = None) -> str:
+          session_hint: str | None = None, supersedes: str | None = None, prov: dict | None = None) -> str:
     """One memory from :func:`.validate.store_args`, linked to its entities, code,
-    session, causes and sources; returns its id."""
+    session, causes, sources and contradictions; returns its id (an existing one's when
+    it is already current: see :func:`find_duplicate`)."""
     kind, names = args["kind"], args["names"]
+    if kind != "entity" and not supersedes:
+        same = find_duplicate(conn, ns, kind, args["content"], names)
+        if same:
+            return same
     stamp = now_iso()
     sid = session_id or nodes.active_session(conn, ns, session_hint)
     if session_id:
@@ -33,7 +71,7 @@ def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_
             raise NervapackError(f"{session_id!r} is not a session")
     if supersedes:
         nodes.node_row(conn, supersedes, ns, allow_tombstoned=False)
-    for c in args["causes"] + args["derived"]:
+    for c in args["causes"] + args["derived"] + args.get("contradicts", []):
         nodes.node_row(conn, c, ns)
     if kind == "entity":
         nid = nodes.entity(conn, ns, names[0], stamp)
@@ -42,7 +80,7 @@ def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_
         nid = nodes.insert(conn, ns, kind, args["content"], confidence=args["confidence"],
                            rationale=args["rationale"], alternatives=args["alternatives"],
                            metadata=args["metadata"], source=args["source"], session_id=sid,
-                           valid_from=args["valid_from"], expires_at=args["expires_at"], stamp=stamp)
+                           valid_from=args["valid_from"], expires_at=args["expires_at"], stamp=stamp, prov=prov)
         extra = names
         if sid:
             nodes.edge(conn, ns, nid, sid, "OCCURRED_IN", stamp=stamp)
@@ -60,7 +98,32 @@ def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_
         nodes.edge(conn, ns, c, nid, "CAUSED", stamp=stamp)
     for d in args["derived"]:
         nodes.edge(conn, ns, nid, d, "DERIVED_FROM", stamp=stamp)
+    for other in args.get("contradicts", []):
+        if other != nid:
+            nodes.edge(conn, ns, nid, other, "CONTRADICTS", stamp=stamp)
     return nid
+
+
+def review(conn: sqlite3.Connection, ns: str, node_id, status: str, note: str | None, reviewer: str | None) -> dict:
+    """Set a current decision's status, recording the review in ``mem_reviews``."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    if row["kind"] != "decision":
+        raise NervapackError(f"{row['id']} is a {row['kind']}, not a decision; only decisions are reviewed")
+    if row["superseded_by"]:
+        raise NervapackError(f"{row['id']} was superseded by {row['superseded_by']}; review the current version")
+    stamp = now_iso()
+    conn.execute("UPDATE mem_nodes SET status = ?, status_by = ?, status_at = ?, status_note = ? WHERE id = ?",
+                 (status, reviewer, stamp, note, row["id"]))
+    conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
+                 "VALUES (?,?,?,?,?,?,?)", (ns, row["id"], status, row["status"], reviewer, note, stamp))
+    return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
+
+
+def set_commit(conn: sqlite3.Connection, ns: str, node_id, sha: str) -> dict:
+    """Record the commit that implemented a memory."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    conn.execute("UPDATE mem_nodes SET commit_sha = ? WHERE id = ?", (sha, row["id"]))
+    return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
 
 
 def add_node(conn: sqlite3.Connection, ns: str, args: dict, *, rationale=None, source=None,

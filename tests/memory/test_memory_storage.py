@@ -39,13 +39,15 @@ def _schema_of(db: Path) -> tuple[list, list]:
 
 
 # ------------------------------------------------------------------ previous release
-def test_previous_release_database_opens_unchanged_and_answers(tmp_path):
+def test_previous_release_database_upgrades_and_answers(tmp_path):
     db = _copy_fixture(tmp_path / "proj" / ".nervapack")
     before = _schema_of(db)
     assert [v for v, _name, _at in before[1]] == [1, 2, 3, 4, 5]
 
     m = MemoryStore(db)
-    assert m.schema_version() == schema.LATEST_VERSION  # upgraded in place from 5
+    assert m.schema_version() == schema.LATEST_VERSION == 7
+    # decisions stored before review existed were agreed by whoever stored them
+    assert {d["status"] for d in m.list_decisions() if d["current"]} == {"accepted"}
     # current truth, and the past through as_of
     now = m.recall("auth", budget_tokens=400)
     assert "Chose JWT tokens for auth" in [i.content for i in now.items]
@@ -71,11 +73,13 @@ def test_previous_release_database_opens_unchanged_and_answers(tmp_path):
     assert m.list_sessions()[0]["summary"] == "moved auth to JWT"
     assert len(m.recall_log(namespace="*")) >= 2  # the 0.1 recall plus ours
     m.close()
-    # opening kept every table, index, trigger and migration record, and added the newer ones
-    objects, migrations = _schema_of(db)
-    assert {(t, name) for t, name, _sql in before[0]} <= {(t, name) for t, name, _sql in objects}
-    assert migrations[:5] == before[1]
-    assert [v for v, _name, _at in migrations] == list(range(1, schema.LATEST_VERSION + 1))
+    # the upgrade only added v6's and v7's objects and its migration record; reopening changes nothing
+    after = _schema_of(db)
+    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6, 7]
+    assert set(before[0]) - set(after[0]) == {o for o in before[0]
+                                              if o[1] in ("mem_nodes", "mem_code_refs", "mem_recall_log")}
+    MemoryStore(db).close()
+    assert _schema_of(db) == after
     # and it stays writable
     with MemoryStore(db) as m2:
         nid = m2.store("Rotate JWT signing keys monthly", kind="procedure", entities=["AuthService"])

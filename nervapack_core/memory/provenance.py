@@ -1,0 +1,141 @@
+"""Who wrote a memory, through what, and where the repository stood.
+
+A team lead reviewing a decision asks "who decided this, when, against which code?".
+Each write records its author (git ``user.name <user.email>`` of the repository the
+memory belongs to, else the OS user; an MCP client's name for agents), its origin
+(``cli``, ``mcp``, ``api``, ``adr``) and the repository's HEAD at that moment.
+
+HEAD is read from the ``.git`` files directly (no ``git`` process per store: bulk
+writes stay fast); the author is asked of ``git config`` once per store object; a
+commit named with ``--commit`` is resolved by ``git rev-parse`` to its full sha so a
+decision never points at a branch name that moves.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from ..errors import NervapackError
+
+__all__ = ["repo_root", "git_dir", "git_head", "git_author", "os_author", "resolve_commit"]
+
+_SHA = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
+_GIT_TIMEOUT = 10
+
+
+def repo_root(start: Path | str | None) -> Path | None:
+    """The working tree holding ``start`` (the nearest folder upwards with a ``.git``), or None."""
+    if start is None:
+        return None
+    p = Path(start).resolve()
+    for folder in (p, *p.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def git_dir(root: Path) -> Path | None:
+    """The git directory of the working tree ``root`` (``.git`` or what a ``.git`` file names)."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        text = dot.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if text.startswith("gitdir:"):
+        target = Path(text[len("gitdir:"):].strip())
+        return target if target.is_absolute() else (root / target).resolve()
+    return None
+
+
+def _common_dir(gdir: Path) -> Path:
+    """A linked worktree keeps its refs in the main repository's git directory."""
+    try:
+        rel = (gdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gdir
+    p = Path(rel)
+    return p if p.is_absolute() else (gdir / p).resolve()
+
+
+def git_head(root: Path | None) -> str | None:
+    """The commit HEAD points at in ``root`` (None: not a repository, or no commit yet)."""
+    if root is None:
+        return None
+    gdir = git_dir(root)
+    if gdir is None:
+        return None
+    try:
+        head = (gdir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if _SHA.match(head):
+        return head
+    if not head.startswith("ref:"):
+        return None
+    ref = head[4:].strip()
+    for base in dict.fromkeys((gdir, _common_dir(gdir))):
+        try:
+            value = (base / ref).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if _SHA.match(value):
+            return value
+    try:
+        packed = (_common_dir(gdir) / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref and _SHA.match(sha):
+            return sha
+    return None
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=_GIT_TIMEOUT, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def os_author() -> str | None:
+    try:
+        return getpass.getuser() or None
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER: a container
+        return None
+
+
+def git_author(root: Path | None) -> str | None:
+    """``Name <email>`` from git's configuration for ``root`` (either part alone when only
+    one is set), else the OS user name."""
+    if root is not None:
+        name = _git(root, "config", "user.name")
+        email = _git(root, "config", "user.email")
+        if name and email:
+            return f"{name} <{email}>"
+        if name or email:
+            return name or f"<{email}>"
+    return os_author()
+
+
+def resolve_commit(root: Path | None, ref: str) -> str:
+    """``ref`` (a sha, a short sha, ``HEAD~2``, a branch) as the full sha of a commit in
+    ``root``; outside a repository only a full sha is accepted as given."""
+    ref = ref.strip()
+    if root is None:
+        if _SHA.match(ref.lower()):
+            return ref.lower()
+        raise NervapackError(f"cannot resolve commit {ref!r}: the memory is not inside a git repository "
+                             "(give the full 40-character sha)")
+    sha = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    if not sha:
+        raise NervapackError(f"{ref!r} is not a commit of the repository at {root}")
+    return sha
