@@ -195,11 +195,12 @@ def visible_sql(as_of: str | None, reference: str, known_at: str | None = None) 
     )
 
 
-def _with_standing(read, items: list[RecallItem]) -> list[RecallItem]:
-    """``items`` with each decision's status and open contradictions filled in."""
+def _with_standing(read, items: list[RecallItem], known_at: str | None = None) -> list[RecallItem]:
+    """``items`` with each decision's status and open contradictions filled in (as they
+    stood at ``known_at``, when given)."""
     if not items:
         return items
-    found = read(lambda conn: standing_marks(conn, [it.id for it in items]))
+    found = read(lambda conn: standing_marks(conn, [it.id for it in items], known_at))
     return [replace(it, status=found.get(it.id, (None, []))[0], contradicts=tuple(found.get(it.id, (None, []))[1]))
             for it in items]
 
@@ -317,7 +318,7 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
                                  session_id))
     # deterministic: score, then id
     scored.sort(key=lambda it: (-it.score, it.id))
-    scored = _with_standing(read, scored)
+    scored = _with_standing(read, scored, known_iso)
 
     label = (as_of_iso or reference)[:10]
     if known_iso is not None:

@@ -388,3 +388,25 @@ def test_known_at_answers_what_the_store_answered_then(tmp_path_factory, ops):
             snapshots.append((stamp(), seen()))
         for t, then in snapshots:
             assert seen(known_at=t) == then
+
+
+def test_known_at_shows_each_decision_with_the_status_and_disputes_it_had_then(mem):
+    d1 = mem.store("Use Kafka for the event bus", kind="decision", entities=["events"], status="proposed")
+    t1 = stamp()
+    mem.review(d1, "accepted", note="agreed in the architecture review")
+    rival = mem.store("Use NATS for the event bus", kind="decision", entities=["events"], contradicts=[d1])
+    t2 = stamp()
+    d2 = mem.store("Use Redpanda for the event bus", kind="decision", entities=["events"], supersedes=d1)
+    t3 = stamp()
+
+    def marks(known_at=None):
+        r = mem.recall("event bus", known_at=known_at, log=False, touch=False)
+        return {i.id: (i.status, set(i.contradicts)) for i in r.items if i.kind == "decision"}
+
+    assert marks(t1) == {d1: ("proposed", set())}
+    assert marks(t2) == {d1: ("accepted", {rival}), rival: ("accepted", {d1})}
+    assert marks(t3) == marks() == {d2: ("accepted", set()), rival: ("accepted", set())}
+    then = {n["id"]: n for n in mem.timeline("events", known_at=t2)["items"]}
+    assert then[d1]["status"] == "accepted" and then[d1]["current"] and d2 not in then
+    assert {n["id"]: n["status"] for n in mem.timeline("events", known_at=t1)["items"]} == {d1: "proposed"}
+    assert {n["id"]: n["status"] for n in mem.timeline("events")["items"]}[d1] == "superseded"
