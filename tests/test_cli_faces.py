@@ -114,7 +114,7 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     d2 = run("store", "Chose JWT for auth", "--kind", "decision", "--supersedes", d1, "--entity", "Auth",
              group_level=True)["id"]
     assert run("recall", "auth", "--budget", "300")["tokens"] <= 300
-    assert [n["id"] for n in run("timeline", "auth")] == [d1, d2]
+    assert [n["id"] for n in run("timeline", "auth")["items"]] == [d1, d2]
     assert run("about", "Auth")["current"]
     assert run("why", d1)["rationale"] == "simple"
     assert run("stats")["total_nodes"] >= 3

@@ -266,8 +266,11 @@ def why(src: data.Sources, namespace: str, node_id: str) -> dict:
 
 
 @cached_on(memory_marker, shared=True, max_entries=32)  # shared, not copied: read-only
-def timeline(src: data.Sources, namespace: str, topic: str, limit: int = 20_000) -> list[dict]:
-    return memory(src).timeline(topic, namespace=namespace, limit=limit)
+def timeline(src: data.Sources, namespace: str, topic: str, *, known_at: str | None = None, kinds=(),
+             limit: int = 100, offset: int = 0) -> dict:
+    """One page of ``MemoryStore.timeline``: ``{mode, entity, total, offset, limit, items, ...}``."""
+    return memory(src).timeline(topic, namespace=namespace, known_at=known_at or None, kinds=list(kinds) or None,
+                                limit=limit, offset=offset)
 
 
 def memory_and_graph_marker(src: data.Sources):

@@ -32,6 +32,7 @@ from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
+from .timeutil import to_iso
 from .validate import (
     EDGE_KINDS,
     NODE_KINDS,
@@ -223,13 +224,16 @@ class MemoryStore:
     def store(self, content, kind="fact", entities=None, confidence=1.0, rationale=None,
               alternatives_rejected=None, supersedes=None, valid_from=None, metadata=None, source=None,
               expires_at=None, *, namespace=None, session_id=None, caused_by=None, derived_from=None,
-              contradicts=None, status=None, commit=None, title=None, tags=None, author=None) -> str:
+              contradicts=None, status=None, commit=None, title=None, tags=None, author=None,
+              expires_in=None) -> str:
         """Store one atomic memory; returns its id.
 
         ``entities`` are resolved (or created) in the namespace and linked with ABOUT (and
         TOUCHES when the code graph defines them); the active session gets OCCURRED_IN;
         ``supersedes`` closes the old version at this one's ``valid_from``; ``contradicts``
-        and ``derived_from`` (ids) link CONTRADICTS and DERIVED_FROM edges.
+        and ``derived_from`` (ids) link CONTRADICTS and DERIVED_FROM edges. The memory stops
+        being recalled at ``expires_at``, or ``expires_in`` (``30m``, ``12h``, ``7d``, ``2w``)
+        from now — one or the other.
 
         A decision gets ``status`` (``accepted`` by default; an agent's land as
         ``proposed``), and every memory its provenance: ``author`` (default: git's user),
@@ -241,7 +245,7 @@ class MemoryStore:
         self._writable()
         ns = self._ns(namespace)
         args = store_args(content, kind, entities, confidence, rationale, alternatives_rejected, valid_from,
-                          metadata, source, expires_at, caused_by, derived_from)
+                          metadata, source, validate.expiry(expires_at, expires_in), caused_by, derived_from)
         args["contradicts"] = validate.str_list(contradicts, "contradicts")
         prov = self.provenance(
             author=None if author is None else validate.check_content(author),
@@ -380,28 +384,52 @@ class MemoryStore:
         return self._read(lambda conn: views.get_node(conn, ns, node_id, with_edges=with_edges))
 
     def recall(self, query, budget_tokens=500, as_of=None, namespace=None, min_confidence=0.0, *,
-               log=True, touch=True) -> Recall:
-        """Scored, budget-capped recall. ``r.tokens <= budget_tokens`` always."""
+               log=True, touch=True, known_at=None) -> Recall:
+        """Scored, budget-capped recall. ``r.tokens <= budget_tokens`` always.
+
+        ``as_of`` (valid time): what was true at that instant. ``known_at`` (transaction
+        time): what the store had recorded by that instant — only memories recorded by
+        then, and superseded, closed or forgotten only if that was recorded by then (the
+        rule is in :func:`nervapack_core.memory.recall.visible_sql`). The two combine: what
+        we believed at ``known_at`` about ``as_of``.
+        """
         ns = self._ns(namespace)
         # telemetry and access counts are not memory changes; a read-only store skips them
         record = None if self.read_only else (lambda fn: self._write(fn, changes=False))
         return run_recall(self._read, record, self.counter, ns, query, budget_tokens, as_of, min_confidence,
-                          log=log, touch=touch)
+                          log=log, touch=touch, known_at=known_at)
 
-    def search(self, query, limit=20, *, namespace=None, include_history=False, kinds=None) -> list[dict]:
-        """Plain FTS search (no expansion, no budget, no access update), best first."""
+    def search(self, query, limit=20, *, namespace=None, include_history=False, kinds=None,
+               known_at=None) -> list[dict]:
+        """Plain FTS search (no expansion, no budget, no access update), best first.
+
+        ``known_at``: search the store as it stood at that instant (transaction time; each
+        node's ``superseded_by``/``valid_until``/``current`` as then recorded)."""
         ns = self._ns(namespace)
+        known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.search(conn, ns, query, limit, include_history=include_history,
-                                                    kinds=kinds))
+                                                    kinds=kinds, known_at=known))
 
-    def timeline(self, topic_or_entity, *, namespace=None, include_tombstoned=False, limit=500) -> list[dict]:
-        """Every version about a topic or entity, oldest first, each with ``superseded_by``."""
+    def timeline(self, topic_or_entity, *, namespace=None, include_tombstoned=False, limit=100, offset=0,
+                 known_at=None, kinds=None) -> dict:
+        """Every version about an entity — or, when ``topic_or_entity`` names no entity, about
+        a text — oldest first, one page at a time with the total.
+
+        Entity mode: the memories linked to the entity (ABOUT/TOUCHES) and every version of
+        their supersession chains. Text mode: the memories whose text matches, and their
+        chains. Returns ``{mode: "entity"|"text", entity, topic, total, offset, limit,
+        known_at, items}``; each item has ``supersedes``, ``superseded_by`` and ``current``.
+        ``known_at``: as the store stood at that instant (transaction time); ``kinds``: only
+        memories of these kinds.
+        """
         ns = self._ns(namespace)
         topic = str(topic_or_entity or "").strip()
         if not topic:
             raise NervapackError("timeline needs a topic or an entity name")
+        limit, offset = validate.page(limit, offset)
+        known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.timeline(conn, ns, topic, include_tombstoned=include_tombstoned,
-                                                      limit=limit))
+                                                      limit=limit, offset=offset, known_at=known, kinds=kinds))
 
     def about(self, entity, *, namespace=None) -> dict:
         """Entity dossier: the entity, its aliases, current and past memories about it, code locations."""

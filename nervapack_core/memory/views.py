@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from ..errors import NervapackError
-from ..storage import in_chunks
+from ..storage import chunked, in_chunks
 from . import nodes, schema
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
@@ -41,15 +41,17 @@ def get_node(conn: sqlite3.Connection, ns: str, node_id, *, with_edges: bool = F
 
 
 def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_history: bool = False,
-           kinds=None) -> list[dict]:
-    """Plain FTS search (no expansion, no budget, no access update), best first."""
+           kinds=None, known_at: str | None = None) -> list[dict]:
+    """Plain FTS search (no expansion, no budget, no access update), best first.
+
+    ``known_at`` (stored form): over the store as it stood then (transaction time)."""
     limit = max(1, min(int(limit), 10_000))
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
     params: tuple[Any, ...]
     if include_history:
-        mask, params = "n.tombstoned = 0", ()
+        mask, params = _present(known_at)
     else:
-        mask, params = visible_sql(None, now_iso())
+        mask, params = visible_sql(None, known_at or now_iso(), known_at)
     kind_sql = ""
     if kind_list:
         kind_sql = f" AND n.kind IN ({','.join('?' * len(kind_list))})"
@@ -68,48 +70,81 @@ def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_histor
                 node["score"] = round(max(1e-6, -rank / best), 6) if best > 0 else 1.0
                 node["stage"] = stage
                 out.append(node)
-            return out
+            return nodes.as_known_at(conn, out, known_at) if known_at else out
     return []
 
 
+def _present(known_at: str | None, include_tombstoned: bool = False) -> tuple[str, tuple]:
+    """SQL over alias ``n``: the node existed (recorded by ``known_at``) and, unless
+    ``include_tombstoned``, had not been forgotten (by ``known_at``)."""
+    if known_at is None:
+        return ("1" if include_tombstoned else "n.tombstoned = 0"), ()
+    if include_tombstoned:
+        return "n.recorded_at <= ?", (known_at,)
+    return ("n.recorded_at <= ? AND NOT (n.tombstoned = 1 AND (n.tombstoned_at IS NULL OR n.tombstoned_at <= ?))",
+            (known_at, known_at))
+
+
+_TIMELINE_COLS = ", ".join(f"n.{c.strip()}" for c in NODE_COLS.split(","))
+
+
 def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstoned: bool = False,
-             limit: int = 500) -> list[dict]:
-    """Every version about a topic or entity, oldest first, each with ``supersedes``."""
-    ids: set[str] = set()
+             limit: int = 100, offset: int = 0, known_at: str | None = None, kinds=None) -> dict:
+    """One page of the versions about ``topic``, oldest first, with the total.
+
+    When ``topic`` resolves to an entity of ``ns`` (any alias spelling): the memories
+    linked to it by ABOUT or TOUCHES, plus their supersession chains (``mode: "entity"``) —
+    not every memory whose text happens to contain the word. Otherwise: the memories whose
+    text matches (the first FTS stage that finds any) plus their chains (``mode: "text"``).
+    Sessions and entities themselves are left out; ``kinds`` keeps only those kinds (in the
+    page and the total). ``known_at`` (stored form): the store as it stood then; nodes
+    recorded later are left out and each one's state is as then known.
+    """
+    kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
     try:
         eid = find_entity(conn, ns, topic)
     except NervapackError:
         eid = None
+    present, present_params = _present(known_at, include_tombstoned)
+    kinds = "n.kind NOT IN ('session', 'entity')"
+    seeds: list[str] = []
+    entity_name = None
     if eid:
-        ids.update(r[0] for r in conn.execute(
-            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES')", (eid,)))
-    tomb = "" if include_tombstoned else " AND n.tombstoned = 0"
-    for _stage, match in fts_stages(topic):
-        rows = conn.execute(
-            "SELECT n.id FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
-            f"AND n.namespace = ? AND n.kind NOT IN ('session', 'entity'){tomb} "
-            "ORDER BY bm25(mem_fts, 1.0, 0.5), n.rid LIMIT ?", (match, ns, limit)).fetchall()
-        if rows:
-            ids.update(r[0] for r in rows)
-            break
-    ids = nodes.chain_ids(conn, ids)
-    found = [n for n in nodes.nodes(conn, ids, ns).values()
-             if n["kind"] not in ("session", "entity") and (include_tombstoned or not n["tombstoned"])]
-    order = {r[0]: r[1] for r in conn.execute(
-        f"SELECT id, rid FROM mem_nodes WHERE id IN ({','.join('?' * len(found))})",
-        [n["id"] for n in found])} if found else {}
+        mode = "entity"
+        entity_name = conn.execute("SELECT content FROM mem_nodes WHERE id = ?", (eid,)).fetchone()[0]
+        seeds = [r[0] for r in conn.execute(
+            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') AND namespace = ?", (eid, ns))]
+    else:
+        mode = "text"
+        for _stage, match in fts_stages(topic):
+            seeds = [r[0] for r in conn.execute(
+                "SELECT n.id FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
+                f"AND +n.namespace = ? AND {kinds} AND {present}", (match, ns, *present_params))]
+            if seeds:
+                break
+    ids = json.dumps(sorted(nodes.chain_ids(conn, seeds))) if seeds else "[]"
+    only = f" AND n.kind IN ({','.join('?' * len(kind_list))})" if kind_list else ""
+    matched = (f"FROM json_each(?) j JOIN mem_nodes n ON n.id = j.value "
+               f"WHERE +n.namespace = ? AND {kinds} AND {present}{only}")
+    args = (ids, ns, *present_params, *kind_list)
+    total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
+    rows = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} ORDER BY n.valid_from, n.recorded_at, n.rid "
+                        "LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+    items = [node_dict(r) for r in rows]
     sup: dict[str, list[str]] = {}
-    if found:
-        marks = ",".join("?" * len(found))
+    for chunk in chunked([n["id"] for n in items], 400):
+        known = "" if known_at is None else " AND created_at <= ?"
         for src, dst in conn.execute(
-                f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND src IN ({marks}) ORDER BY rid",
-                [n["id"] for n in found]):
+                f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND src IN ({','.join('?' * len(chunk))})"
+                f"{known} ORDER BY rid", (*chunk, *(() if known_at is None else (known_at,)))):
             sup.setdefault(src, []).append(dst)
-    for n in found:
+    for n in items:
         n["supersedes"] = sup.get(n["id"], [])
         n["current"] = (not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None)
-    found.sort(key=lambda n: (n["valid_from"], n["recorded_at"], order.get(n["id"], 0)))
-    return found[:limit]
+    if known_at is not None:
+        nodes.as_known_at(conn, items, known_at)
+    return {"mode": mode, "entity": entity_name, "topic": topic, "total": total, "offset": offset, "limit": limit,
+            "known_at": known_at, "items": items}
 
 
 def about(conn: sqlite3.Connection, ns: str, entity) -> dict:

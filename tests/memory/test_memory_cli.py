@@ -42,7 +42,7 @@ def test_full_cli_flow(run, tmp_path):
     assert [i["id"] for i in past["items"] if i["kind"] == "decision"] == [d1] and past["tokens"] <= 500
     tl = run("timeline", "auth").output
     assert f"[superseded by {d2}]" in tl
-    assert js(run("timeline", "auth", "--json"))[0]["superseded_by"] == d2
+    assert js(run("timeline", "auth", "--json"))["items"][0]["superseded_by"] == d2
     assert "aliases" in run("about", "auth_service").output
     assert js(run("why", d1, "--json"))["alternatives_rejected"] == ["JWT"]
     assert "rationale: simple" in run("why", d1).output
