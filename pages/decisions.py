@@ -96,27 +96,28 @@ init("dec_status", [s for s in url_status if s in STATUS_ORDER])
 row = st.columns([3, 2, 2, 3, 2])
 statuses = row[0].multiselect("Status", STATUS_ORDER, key="dec_status", placeholder="any status",
                               format_func=lambda s: STATUS_BADGES[s][0])
-author_counts = {a["author"]: a["decisions"] for a in facets["authors"]}
-authors = with_unknown([None, *author_counts], ui.param("author"), "the author")
-init("dec_author", ui.param("author"))
-author = row[1].selectbox("Author", authors, key="dec_author", format_func=lambda a: "anyone" if a is None else (
-    f"{a} ({author_counts[a]:,})" if a in author_counts else a))
-entity_counts = {e["name"]: e["decisions"] for e in facets["entities"]}
-entities = with_unknown([None, *entity_counts], ui.param("entity"), "the entity")
-init("dec_entity", ui.param("entity"))
-entity = row[2].selectbox("About (entity)", entities, key="dec_entity", format_func=lambda e: "anything" if e is None
-                          else f"{e} ({entity_counts[e]:,})" if e in entity_counts else e)
+def facet(col, label: str, param: str, counts: dict, anything: str, what: str, describe=None):
+    """A filter select box over the values a namespace's decisions have (each with its
+    count; all of them, no cap), first set from the URL parameter ``param``."""
+    options = with_unknown([None, *counts], ui.param(param), what)
+    init(f"dec_{param}", ui.param(param))
+
+    def show(v):
+        if v is None:
+            return anything
+        return describe(v) if describe else f"{v} ({counts[v]:,})" if v in counts else v
+
+    return col.selectbox(label, options, key=f"dec_{param}", placeholder=anything, format_func=show)
+
+
+author = facet(row[1], "Author", "author", {a["author"]: a["decisions"] for a in facets["authors"]}, "anyone",
+               "the author")
+entity = facet(row[2], "About (entity)", "entity", {e["name"]: e["decisions"] for e in facets["entities"]},
+               "anything", "the entity")
 areas = {a["area"]: a for a in area_options(facets["files"])}
-area_list = with_unknown([None, *areas], ui.param("area"), "code in")
-init("dec_area", ui.param("area"))
-area = row[3].selectbox("Code area (folder or file)", area_list, key="dec_area",
-                        format_func=lambda a: "all code" if a is None else (
-                            f"{a} ({areas[a]['files']:,} files)" if a in areas and a.endswith("/") else a))
-tag_counts = {t["tag"]: t["decisions"] for t in facets["tags"]}
-tags = with_unknown([None, *tag_counts], ui.param("tag"), "the tag")
-init("dec_tag", ui.param("tag"))
-tag = row[4].selectbox("Tag", tags, key="dec_tag", format_func=lambda t: "any tag" if t is None else (
-    f"{t} ({tag_counts[t]:,})" if t in tag_counts else t))
+area = facet(row[3], "Code area (folder or file)", "area", areas, "all code", "code in",
+             describe=lambda a: f"{a} ({areas[a]['files']:,} files)" if a in areas and a.endswith("/") else a)
+tag = facet(row[4], "Tag", "tag", {t["tag"]: t["decisions"] for t in facets["tags"]}, "any tag", "the tag")
 row = st.columns([2, 2, 3, 3])
 init("dec_since", url_date("since"))
 init("dec_until", url_date("until"))
@@ -401,8 +402,8 @@ else:
     if g.get("isolated"):
         note += f"; {g['isolated']:,} matching decision(s) have no such link and are not drawn"
     st.caption(note + ". Arrows: a new version points to the one it replaced, a decision to what it caused.")
-    ui.chart(graph_figure(g, selected=wanted, title=f"{g['shown']:,} of {g['total_nodes']:,} — x: when each took "
-                                                   "effect"), key="decision_graph")
+    ui.chart(graph_figure(g, selected=wanted, title=f"{g['shown']:,} of {g['total_nodes']:,} memories "
+                                                   "· left to right: when each took effect"), key="decision_graph")
 
 # ---------------------------------------------------------------- open contradictions
 contradictions = cache.open_contradictions(src, ns)

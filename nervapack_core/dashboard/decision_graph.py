@@ -31,7 +31,7 @@ NODE_COLORS = {
     "accepted": "#1d4ed8", "proposed": "#f59e0b", "rejected": "#dc2626", "deprecated": "#94a3b8",
     "superseded": "#cbd5e1", "outcome": "#16a34a", "other": "#64748b",
 }
-LABEL_CHARS = 28
+LABEL_CHARS = 24
 
 
 def _day(iso: str | None) -> datetime:
@@ -77,7 +77,7 @@ def layout(graph: dict) -> dict[str, tuple[str, float]]:
         return {}
     days = [_day(n.get("valid_from")) for n in nodes]
     span = max((max(days) - min(days)).days, 1)
-    gap = timedelta(days=max(1.0, span / 7))  # about a label's width on a full-width chart
+    gap = timedelta(days=max(1.0, span / 5))  # a label's width (24 characters) on a full-width chart
     positions: dict[str, tuple[str, float]] = {}
     base = 0.0
     for group in _groups(nodes, edges):
@@ -142,10 +142,13 @@ def figure(graph: dict, selected: str | None = None, title: str = ""):
                          str(n.get("valid_from") or "")[:10], n["id"]] for n in members],
             hovertemplate="%{customdata[0]}<br>%{customdata[1]} · %{customdata[2]}<br>%{customdata[3]}<extra></extra>")
     rows = -min((p[1] for p in pos.values()), default=0) + 1
+    days = [_day(x) for x, _ in pos.values()] or [datetime(1970, 1, 1)]
+    pad = timedelta(days=max(2.0, (max(days) - min(days)).days * 0.1))  # room for the outermost labels
     fig.update_layout(
         title=title, showlegend=True, hovermode="closest",
         legend=dict(orientation="h", yanchor="top", y=-0.08, xanchor="left", x=0),
-        xaxis=dict(type="date", title=None, showgrid=True, gridcolor="#eef2f7"),
+        xaxis=dict(type="date", title=None, showgrid=True, gridcolor="#eef2f7",
+                   range=[(min(days) - pad).date().isoformat(), (max(days) + pad).date().isoformat()]),
         yaxis=dict(visible=False, range=[-rows + 0.4, 0.9]),
         height=int(min(760, 230 + 48 * rows)))
     return fig
