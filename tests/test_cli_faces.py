@@ -16,12 +16,12 @@ from nervapack_core.cli.common import emit, json_option
 from nervapack_core.cli.memory import main as memory_main
 from nervapack_core.cli.memory import memory_cli
 
-NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hotspots", "ingest",
-                      "knowledge", "memory", "query", "serve", "status", "sync"]
+NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hooks", "hotspots",
+                      "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync"]
 MEMORY_COMMANDS = [
     "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "for-code", "forget",
-    "import", "init", "namespaces", "recall", "recall-log", "search", "sessions", "show", "staleness",
-    "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
+    "import", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search", "sessions", "show",
+    "stale", "staleness", "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
 ]
 
 
@@ -129,6 +129,12 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     assert run("for-code", "src/auth.py") == []
     assert run("to-code", d2) == []
     assert "available" in run("staleness")
+    assert run("stale")["available"] is False  # no code graph here
+    assert run("review")["total"] == 0
+    assert run("review", d2, "--deprecate", "--note", "moved on")["status"] == "deprecated"
+    assert "not inside a git repository" in CliRunner().invoke(
+        memory_cli, ["link-commit", d2, "HEAD", "--db", db]).output
+    seen.add("link-commit")
     assert run("end-session", "done")["session_id"] == sid
     out = tmp_path / "dump.json"
     assert run("export", "--out", str(out))["path"] == str(out)

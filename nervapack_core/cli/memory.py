@@ -36,7 +36,7 @@ _KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "prefe
 def _store():
     from ..memory.store import MemoryStore
 
-    store = MemoryStore(memory_db(), namespace=memory_namespace(), on_wait=_say_waiting)
+    store = MemoryStore(memory_db(), namespace=memory_namespace(), on_wait=_say_waiting, origin="cli")
     click.get_current_context().call_on_close(store.close)
     return store
 
@@ -58,12 +58,34 @@ def _node_line(n: dict) -> str:
     elif n.get("valid_until"):
         status.append(f"closed {_day(n['valid_until'])}")
     tail = f"  [{'; '.join(status)}]" if status else ""
-    return (f"[{n['id']}] {n['kind']} · {_day(n['valid_from'])} · conf {float(n.get('confidence', 1)):.2f} — "
+    # a decision says where it stands; a proposed one is never passed off as agreed
+    kind = f"{n['kind']} ({n['status']})" if n.get("kind") == "decision" and n.get("status") else n["kind"]
+    return (f"[{n['id']}] {kind} · {_day(n['valid_from'])} · conf {float(n.get('confidence', 1)):.2f} — "
             f"{' '.join(str(n['content']).split())}{tail}")
 
 
+def _provenance_lines(n: dict) -> list[str]:
+    """Who wrote it, through what, against which commit; who reviewed it."""
+    lines = []
+    if n.get("title"):
+        lines.append(f"  title: {n['title']}")
+    written = " · ".join(x for x in (n.get("author"), f"via {n['origin']}" if n.get("origin") else None,
+                                     f"at commit {n['repo_commit'][:12]}" if n.get("repo_commit") else None) if x)
+    if written:
+        lines.append(f"  written by: {written}")
+    if n.get("commit_sha"):
+        lines.append(f"  implemented in: {n['commit_sha']}")
+    if n.get("kind") == "decision" and n.get("status_at"):
+        note = f" — {n['status_note']}" if n.get("status_note") else ""
+        lines.append(f"  status: {n.get('review_status') or n.get('status')} by {n.get('status_by') or 'unknown'} "
+                     f"on {_day(n['status_at'])}{note}")
+    if n.get("tags"):
+        lines.append(f"  tags: {', '.join(n['tags'])}")
+    return lines
+
+
 def _node_block(n: dict) -> str:
-    lines = [_node_line(n)]
+    lines = [_node_line(n), *_provenance_lines(n)]
     for key in ("rationale", "source"):
         if n.get(key):
             lines.append(f"  {key}: {n[key]}")
@@ -150,15 +172,31 @@ def end_session_cmd(summary, session_id):
 @click.option("--source", default=None, help="Where this came from (provenance).")
 @click.option("--metadata", default=None, metavar="JSON", help="Extra JSON object to keep with the memory.")
 @click.option("--caused-by", default=None, metavar="ID", help="Decision or action that caused this outcome.")
+@click.option("--contradicts", multiple=True, metavar="ID", help="A memory this one contradicts (repeatable).")
+@click.option("--derived-from", multiple=True, metavar="ID", help="A memory this one is derived from (repeatable).")
+@click.option("--status", type=click.Choice(["accepted", "proposed"], case_sensitive=False), default=None,
+              help="A decision's status (default: accepted; proposed puts it in the review queue).")
+@click.option("--commit", default=None, metavar="SHA", help="The commit that implemented it (sha, HEAD, HEAD~1 …).")
+@click.option("--title", default=None, help="A short title (decisions).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--author", default=None, help="Who wrote it (default: git user.name <user.email>, else the OS user).")
 @memory_options
 def store_cmd(text, kind, entities, confidence, rationale, alternatives, supersedes, valid_from, expires_at, source,
-              metadata, caused_by):
-    """Store TEXT (use - to read stdin) as one atomic memory."""
-    nid = _store().store(_read_text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
-                         rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
-                         valid_from=valid_from, expires_at=expires_at, source=source, metadata=metadata,
-                         caused_by=caused_by)
-    emit({"id": nid}, lambda d: f"✓ Stored {d['id']}" + (f" (supersedes {supersedes})" if supersedes else ""))
+              metadata, caused_by, contradicts, derived_from, status, commit, title, tags, author):
+    """Store TEXT (use - to read stdin) as one atomic memory.
+
+    Storing what is already current (same kind, text and entities) returns the existing id.
+    """
+    store = _store()
+    nid = store.store(_read_text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
+                      rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
+                      valid_from=valid_from, expires_at=expires_at, source=source, metadata=metadata,
+                      caused_by=caused_by, contradicts=list(contradicts), derived_from=list(derived_from),
+                      status=status, commit=commit, title=title, tags=list(tags), author=author)
+    n = store.get_node(nid)
+    emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"]},
+         lambda d: f"✓ Stored {d['id']}" + (f" ({d['status']})" if d["status"] else "")
+         + (f" (supersedes {supersedes})" if supersedes else ""))
 
 
 @memory_cli.command("recall")
@@ -236,6 +274,14 @@ def why_cmd(node_id):
                 out.append(f"  {label.replace('_', ' ')}: {_node_line(n)}")
         if d["session"]:
             out.append(f"  session: {d['session']['content']} [{d['session']['id']}]")
+        out += _provenance_lines(d["node"])
+        for r in d.get("reviews", []):
+            note = f" — {r['note']}" if r["note"] else ""
+            out.append(f"  review: {_day(r['created_at'])} {r['previous'] or '-'} → {r['status']} "
+                       f"by {r['reviewer'] or 'unknown'}{note}")
+        for c in d.get("open_contradictions", []):
+            other = c["target"] if c["source"]["id"] == d["node"]["id"] else c["source"]
+            out.append(f"  open contradiction: {_node_line(other)}")
         return "\n".join(out)
 
     emit(d, human)
@@ -481,6 +527,88 @@ def decisions_cmd(session_id, text, current):
         return "\n".join(out) or "No decisions."
 
     emit(rows, human)
+
+
+_VERDICTS = {"accept": "accepted", "reject": "rejected", "deprecate": "deprecated", "propose": "proposed"}
+
+
+@memory_cli.command("review")
+@click.argument("node_id", required=False)
+@click.option("--accept", "verdict", flag_value="accept", help="Agree to the decision.")
+@click.option("--reject", "verdict", flag_value="reject", help="Turn the decision down.")
+@click.option("--deprecate", "verdict", flag_value="deprecate", help="It no longer applies (nothing replaces it).")
+@click.option("--propose", "verdict", flag_value="propose", help="Send it back to the review queue.")
+@click.option("--note", default=None, help="Why (kept with the review).")
+@click.option("--reviewer", default=None, help="Who reviews (default: git user.name <user.email>, else the OS user).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Queue page size.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="Queue page start.")
+@memory_options
+def review_cmd(node_id, verdict, note, reviewer, limit, offset):
+    """Review decision NODE_ID (--accept, --reject, --deprecate, --propose), or, without an
+    id, list the review queue: proposed decisions, oldest first."""
+    store = _store()
+    if node_id is None:
+        if verdict or note:
+            raise NervapackError("give the id of the decision to review (nervapack memory review ID --accept)")
+        q = store.review_queue(limit=limit, offset=offset)
+
+        def human(q):
+            if not q["total"]:
+                return "The review queue is empty: no proposed decisions."
+            first, last = q["offset"] + 1, q["offset"] + len(q["decisions"])
+            out = [f"Review queue: {q['total']} proposed decision(s); showing {first}–{last}"]
+            for n in q["decisions"]:
+                out.append(_node_line(n))
+                out += _provenance_lines(n)
+            return "\n".join(out)
+
+        emit(q, human)
+        return
+    if not verdict:
+        raise NervapackError("say what the review decides: --accept, --reject, --deprecate or --propose")
+    n = store.review(node_id, _VERDICTS[verdict], note=note, reviewer=reviewer)
+    emit(n, lambda n: f"✓ {n['id']} is now {n['status']}" + (f" (by {n['status_by']})" if n.get("status_by") else ""))
+
+
+@memory_cli.command("link-commit")
+@click.argument("node_id")
+@click.argument("commit")
+@memory_options
+def link_commit_cmd(node_id, commit):
+    """Record COMMIT (sha, HEAD, HEAD~1 …) as the commit that implemented NODE_ID."""
+    n = _store().set_commit(node_id, commit)
+    emit(n, lambda n: f"✓ {n['id']} implemented in {n['commit_sha']}")
+
+
+@memory_cli.command("stale")
+@click.option("--min-commits", type=click.IntRange(1), default=None,
+              help="Commits to a touched file since the decision that count as churn (default 5).")
+@click.option("--min-lines", type=click.IntRange(1), default=None,
+              help="Lines changed in a touched file since the decision that count as churn (default 200).")
+@memory_options
+def stale_cmd(min_commits, min_lines):
+    """Standing decisions that may be stale: the code they touch changed (content hash),
+    is gone, or its files churned since the decision. Checks the graph as the last
+    ingest/sync left it: run `nervapack sync` first."""
+    from ..memory import stale
+
+    d = _store().stale_decisions(min_commits=min_commits or stale.CHURN_COMMITS,
+                                 min_lines=min_lines or stale.CHURN_LINES)
+
+    def human(d):
+        if not d["available"]:
+            return "No code graph found (.nervapack/graph.db): run `nervapack ingest` first; nothing to check."
+        out = [f"Checked {d['checked']} decision(s) touching code; {len(d['stale'])} may be stale"
+               + ("" if d["history"] else " (no git history: churn not checked)")]
+        for s in d["stale"]:
+            out.append(f"[{s['id']}] decision ({s['status']}) · {_day(s['valid_from'])} — "
+                       f"{' '.join(str(s['content']).split())}")
+            for r in s["reasons"]:
+                where = f"{r['qualified_name']} ({r['file']})" if r["qualified_name"] else r["file"]
+                out.append(f"  {r['reason']}: {where} — {r['detail']}")
+        return "\n".join(out)
+
+    emit(d, human)
 
 
 def main(argv=None):

@@ -467,6 +467,28 @@ class GraphReader:
                  for r in self.rows_in("SELECT path, sha, mtime FROM files WHERE path IN ({marks})", paths)}
         return {p: found.get(p, (None, None)) for p in paths}
 
+    def node_shas(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """The content hash of each node id still in the graph (absent: the node is gone)."""
+        return {r["id"]: r["sha"] for r in self.rows_in("SELECT id, sha FROM nodes WHERE id IN ({marks})", list(ids))}
+
+    def churn_commits(self, paths: Iterable[str], since: str) -> dict[str, list[tuple[str, int, int]]]:
+        """Per path, the non-merge commits that changed it after ``since`` (ISO time) as
+        ``(authored_at, lines added, lines removed)``, oldest first, from the stored git
+        history (empty without one)."""
+        from .history import _has_tables
+
+        paths = list(paths)
+        with self.guard():
+            if not paths or not _has_tables(self.conn):
+                return {}
+        out: dict[str, list[tuple[str, int, int]]] = {}
+        for r in self.rows_in(
+                "SELECT c.path, g.authored_at, c.added, c.removed FROM git_changes c "
+                "JOIN git_commits g ON g.id = c.commit_id WHERE g.authored_at > ? AND c.path IN ({marks}) "
+                "ORDER BY g.authored_at", paths, (since,)):
+            out.setdefault(r[0], []).append((r[1], r[2], r[3]))
+        return out
+
     def file_states(self) -> dict:
         """The files table against the working tree: ``{modified, added, deleted, total}``."""
         from .analytics import changed_since_ingest

@@ -720,15 +720,30 @@ def _detail_text(value) -> str:
     return str(value)
 
 
-def stale_decisions(store, namespace: str) -> dict:
-    """Which decisions of ``namespace`` may be stale, and why: ``{available, source,
-    reasons: {decision id: [reason text, ...]}}``.
+def _reason_text(reason) -> str:
+    """One staleness reason as a line: ``changed: Cart.total (shop/cart.py) — the
+    definition's content changed``."""
+    if not isinstance(reason, dict):
+        return _detail_text(reason)
+    where = reason.get("qualified_name") or ""
+    if reason.get("file"):
+        where = f"{where} ({reason['file']})" if where else str(reason["file"])
+    text = str(reason.get("reason") or "may be stale")
+    if where:
+        text += f": {where}"
+    detail = _detail_text(reason.get("detail") or reason.get("details"))
+    return f"{text} — {detail}" if detail else text
 
-    Uses ``MemoryStore.stale_decisions`` (touched code changed, gone, or its files churned
-    since the decision) when the store has it; else ``verify_staleness`` (the touched
-    file's content changed or the file left the code graph). Either answer may be a list
-    or a dict holding one; each item names its decision (``id``/``node_id``/``decision_id``)
-    and its ``reason`` (``reasons``), with optional details (``details``, ``file``).
+
+def stale_decisions(store, namespace: str) -> dict:
+    """Which decisions of ``namespace`` may be stale, and why: ``{available, history,
+    source, reasons: {decision id: [reason text, ...]}}``.
+
+    Uses ``MemoryStore.stale_decisions`` (a touched definition changed or is gone, or its
+    file churned since the decision) when the store has it, else ``verify_staleness``
+    (the touched file's content changed or it left the code graph). Items name their
+    decision (``id``/``node_id``) and carry ``reasons`` (dicts with ``reason``, ``file``,
+    ``qualified_name``, ``detail``) or one ``reason`` (with ``file``).
     """
     finder = getattr(store, "stale_decisions", None)
     source = "stale_decisions"
@@ -740,25 +755,24 @@ def stale_decisions(store, namespace: str) -> dict:
     available = not (isinstance(found, dict) and found.get("available") is False)
     items = found
     if isinstance(found, dict):
-        items = next((found[k] for k in ("decisions", "stale", "items") if isinstance(found.get(k), list)), [])
+        items = next((found[k] for k in ("stale", "decisions", "items") if isinstance(found.get(k), list)), [])
     reasons: dict[str, list[str]] = {}
     for item in items or []:
-        if not isinstance(item, dict):
+        if not isinstance(item, dict) or item.get("kind") not in (None, "decision"):
             continue
         nid = item.get("id") or item.get("node_id") or item.get("decision_id")
         if not nid:
             continue
-        if item.get("kind") not in (None, "decision"):
-            continue
-        why = item.get("reasons") or item.get("reason") or "may be stale"
-        parts = [_detail_text(why)]
-        detail = _detail_text(item.get("details") or item.get("detail"))
-        if not detail and item.get("file"):
-            detail = str(item["file"])
-        text = f"{parts[0]} ({detail})" if detail and detail not in parts[0] else parts[0]
-        if text not in reasons.setdefault(str(nid), []):
-            reasons[str(nid)].append(text)
-    return {"available": available, "source": source, "reasons": reasons}
+        listed = item.get("reasons")
+        if not isinstance(listed, list):
+            listed = [{"reason": listed or item.get("reason") or "may be stale", "file": item.get("file"),
+                       "detail": item.get("details") or item.get("detail")}]
+        for reason in listed:
+            text = _reason_text(reason)
+            if text not in reasons.setdefault(str(nid), []):
+                reasons[str(nid)].append(text)
+    history = bool(found.get("history")) if isinstance(found, dict) else False
+    return {"available": available, "history": history, "source": source, "reasons": reasons}
 
 
 def review_blocker(memory_db: Path | None) -> str | None:

@@ -1,4 +1,4 @@
-"""``nervapack-memory-mcp``: the memory engine's 17 tools over MCP stdio (official ``mcp`` SDK 2.x).
+"""``nervapack-memory-mcp``: the memory engine's 20 tools over MCP stdio (official ``mcp`` SDK 2.x).
 
 Add to ``.mcp.json``::
 
@@ -17,10 +17,11 @@ import sys
 from typing import Any
 
 import click
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 from ..cli.common import db_option, memory_db, memory_namespace, namespace_option
-from .scaffold import ReloadOnChange, run_command, run_stdio, tool_registrar
+from ..errors import NervapackError
+from .scaffold import ReloadOnChange, client_name, run_command, run_stdio, tool_registrar
 
 __all__ = ["build_server", "main", "TOOL_NAMES"]
 
@@ -28,14 +29,15 @@ TOOL_NAMES = [
     "memory_start_session", "memory_store", "memory_recall", "memory_about", "memory_why", "memory_timeline",
     "memory_end_session", "memory_forget", "memory_verify", "memory_list_sessions", "memory_clear_session",
     "memory_stats", "memory_for_code", "memory_to_code", "memory_import", "memory_switch_namespace",
-    "memory_verify_staleness",
+    "memory_verify_staleness", "memory_review_queue", "memory_stale_decisions", "decisions_for_change",
 ]
 
 INSTRUCTIONS = (
     "Project memory. At the start of a session call memory_start_session('task name') and "
     "memory_recall('project context', budget_tokens=400) for a briefing; recall a topic before working on it; "
     "store decisions (with rationale and rejected alternatives), facts, procedures, preferences and outcomes as "
-    "they happen (supersedes=<old id> when something changes); end with memory_end_session('summary')."
+    "they happen (supersedes=<old id> when something changes); end with memory_end_session('summary'). "
+    "Decisions you store are proposals until a person reviews them (status 'proposed'); recall marks them so."
 )
 
 
@@ -45,7 +47,7 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     server = MCPServer("nervapack-memory", instructions=INSTRUCTIONS, log_level="WARNING")
     # opened on the first tool call and kept: the store holds the switched namespace and the
     # active session, and sees other processes' writes through SQLite itself (no marker)
-    store = ReloadOnChange(open=lambda: MemoryStore(db_path, namespace=namespace))
+    store = ReloadOnChange(open=lambda: MemoryStore(db_path, namespace=namespace, origin="mcp"))
 
     def mem() -> MemoryStore:
         return store.get()
@@ -81,17 +83,29 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         source: str | None = None,
         expires_at: str | None = None,
         caused_by: str | None = None,
+        contradicts: list[str] | None = None,
+        derived_from: list[str] | None = None,
+        commit: str | None = None,
+        title: str | None = None,
+        tags: list[str] | None = None,
+        ctx: Context | None = None,
     ) -> dict[str, Any]:
         """Persist a fact, decision, action, outcome, procedure, preference or entity.
 
         supersedes: id of the memory this replaces (the old one closes at this one's valid_from).
         valid_from: when it became true (ISO-8601 date or time; default now).
+        contradicts / derived_from: ids of memories this one contradicts / is derived from.
+        commit: the commit that implemented it (sha or HEAD). A decision lands as "proposed"
+        (a person reviews it) unless the workspace says agents' decisions are accepted.
         """
-        nid = mem().store(content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
-                          alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
-                          namespace=namespace, metadata=metadata, source=source, expires_at=expires_at,
-                          caused_by=caused_by)
-        return ok({"id": nid})
+        m = mem()
+        nid = m.store(content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
+                      alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
+                      namespace=namespace, metadata=metadata, source=source, expires_at=expires_at,
+                      caused_by=caused_by, contradicts=contradicts, derived_from=derived_from, commit=commit,
+                      title=title, tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
+                      status=agent_decision_status(m.graph.root))
+        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status")})
 
     @tool
     def memory_recall(query: str, budget_tokens: int = 500, as_of: str | None = None, namespace: str | None = None,
@@ -175,7 +189,50 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         """Scan TOUCHES links; flag memories whose source file changed since they were stored."""
         return ok(mem().verify_staleness(namespace=namespace))
 
+    @tool
+    def memory_review_queue(limit: int = 20, offset: int = 0, namespace: str | None = None) -> dict[str, Any]:
+        """Decisions waiting for a person's review (status "proposed"), oldest first, with the total."""
+        return ok(mem().review_queue(limit=limit, offset=offset, namespace=namespace))
+
+    @tool
+    def memory_stale_decisions(namespace: str | None = None) -> dict[str, Any]:
+        """Standing decisions whose code changed (content hash), vanished or churned since they were made."""
+        return ok(mem().stale_decisions(namespace=namespace))
+
+    @tool
+    def decisions_for_change(paths: list[str] | None = None, diff: str | None = None, budget_tokens: int = 600,
+                             namespace: str | None = None) -> dict[str, Any]:
+        """Before editing code, read the decisions that govern it: the standing decisions
+        (accepted, proposed, deprecated) whose definitions your pending edit touches.
+
+        diff: the unified diff of the edit (matched definition by definition); paths: the files
+        it touches (every decision on them). The Markdown in "text" never exceeds budget_tokens;
+        "total" says how many there are, "shown" how many fit.
+        """
+        from ..review import edit_briefing
+
+        found = mem().decisions_for_edit(paths=paths, diff=diff, namespace=namespace)
+        return ok(edit_briefing(found, budget_tokens, mem().counter))
+
     return server
+
+
+def agent_decision_status(root) -> str:
+    """The status an agent's decision lands with: ``proposed`` unless the workspace's
+    ``[memory] agent_decisions`` (or ``$NERVAPACK_AGENT_DECISIONS``) says ``accepted``."""
+    from ..memory.validate import check_status
+    from ..settings import setting
+    from ..workspace import Workspace
+
+    if root is None:
+        return "proposed"
+    chosen = setting(Workspace(root), "memory", "agent_decisions", "NERVAPACK_AGENT_DECISIONS")
+    if chosen is None:
+        return "proposed"
+    try:
+        return check_status(chosen.value, ("proposed", "accepted"))
+    except NervapackError as exc:
+        raise NervapackError(f"{chosen.origin}: {exc}") from None
 
 
 @click.command("nervapack-memory-mcp", help="NervaPack memory MCP server (stdio).",

@@ -26,6 +26,7 @@ from ..errors import NervapackError
 
 __all__ = [
     "ReloadOnChange",
+    "client_name",
     "error_result",
     "file_marker",
     "guarded",
@@ -68,6 +69,17 @@ def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., An
             return error_result(f"Unexpected error in {tool_name}: {type(exc).__name__}: {exc}")
 
     return wrapper
+
+
+def client_name(ctx) -> str | None:
+    """The connected client's name as it introduced itself (``clientInfo.name``), if known:
+    the author of what an agent writes."""
+    try:
+        params = ctx.request_context.session.client_params
+    except (AttributeError, ValueError):  # no request (a direct call) or no handshake
+        return None
+    info = getattr(params, "client_info", None) if params is not None else None
+    return getattr(info, "name", None) or None
 
 
 def tool_registrar(server) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

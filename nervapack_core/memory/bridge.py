@@ -67,6 +67,7 @@ class CodeGraph:
                         "qualified_name": row["qualified_name"], "file": row["file"],
                         "start_line": row["start_line"], "end_line": row["end_line"], "language": row["language"],
                         "file_sha": sha, "file_mtime": mtime,
+                        "node_sha": row["sha"] if "sha" in row.keys() else None,
                     })
                 if hits:
                     found[name] = hits
@@ -82,6 +83,19 @@ class CodeGraph:
             return None
         with graph:
             return graph.stored_files(paths)
+
+    def code_state(self, ids: list[str], files: list[str], since: dict[str, str]) -> dict | None:
+        """What staleness needs from the graph, in one read: node hashes of ``ids`` still
+        present, ``(sha, mtime)`` of ``files``, whether git history was read, and per file of
+        ``since`` (file -> ISO time) its commits after that time; None when there is no code graph."""
+        graph = self._open()
+        if graph is None:
+            return None
+        with graph:
+            earliest = min(since.values()) if since else None
+            return {"nodes": graph.node_shas(ids), "files": graph.stored_files(files),
+                    "history": graph.history_state().get("available", False),
+                    "commits": graph.churn_commits(sorted(since), earliest) if earliest else {}}
 
     def relative(self, file: str) -> str:
         """``file`` as stored in the graph: relative to the root, ``/``-separated."""

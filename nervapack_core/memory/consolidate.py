@@ -4,6 +4,8 @@ Two live memories of the same kind in the same session whose word sets have a
 Jaccard similarity above the threshold (0.9) are duplicates; the one stored earlier is
 tombstoned, the later one is kept. "Earlier" is the insertion order (``rowid``), which
 also orders memories stored within the same millisecond; ids are never compared.
+Nothing the dropped one knew is lost: the keeper takes the union of both rationales
+(distinct paragraphs, keeper's first) and of both rejected-alternative lists.
 """
 
 from __future__ import annotations
@@ -51,6 +53,17 @@ def find_duplicates(rows, threshold=0.9) -> list[dict]:
     return drop
 
 
+def _keep_union(conn: sqlite3.Connection, keeper: str, dropped: str) -> None:
+    """The keeper takes the dropped duplicate's rationale and rejected alternatives too."""
+    (kr, ka), (dr, da) = (conn.execute("SELECT rationale, alternatives FROM mem_nodes WHERE id = ?", (i,)).fetchone()
+                          for i in (keeper, dropped))
+    parts = [p for p in (kr, dr) if p and p.strip()]
+    rationale = "\n\n".join(dict.fromkeys(p.strip() for p in parts)) or None
+    alternatives = list(dict.fromkeys([*json.loads(ka or "[]"), *json.loads(da or "[]")]))
+    conn.execute("UPDATE mem_nodes SET rationale = ?, alternatives = ? WHERE id = ?",
+                 (rationale, json.dumps(alternatives), keeper))
+
+
 def check_threshold(threshold) -> float:
     try:
         return float(threshold)
@@ -92,6 +105,7 @@ def consolidate(conn: sqlite3.Connection, ns: str, *, session_id=None, dry_run: 
             m["consolidated_into"] = d["duplicate_of"]
             conn.execute("UPDATE mem_nodes SET tombstoned = 1, tombstoned_at = ?, metadata = ? WHERE id = ?",
                          (stamp, json.dumps(m, sort_keys=True), d["id"]))
+            _keep_union(conn, d["duplicate_of"], d["id"])
         conn.executemany("UPDATE mem_review_queue SET status = 'done', processed_at = ? WHERE rid = ?",
                          [(stamp, j) for j in jobs])
     return {"namespace": ns, "sessions": sessions, "tombstoned": plan, "dry_run": bool(dry_run),

@@ -20,7 +20,7 @@ from .timeutil import new_id, now_iso
 __all__ = [
     "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
     "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "PROVENANCE_FIELDS",
-    "provenance_values", "STATUS_SQL",
+    "provenance_values", "STATUS_SQL", "standing_marks",
 ]
 
 NODE_COLS = (
@@ -177,11 +177,11 @@ def link_code(conn: sqlite3.Connection, ns: str, node_id: str, entity_id: str, h
         for h in hits:
             rows.append((ns, owner, entity_id, h["graph_node_id"], h["code_kind"], h["name"], h["qualified_name"],
                          h["file"], h["start_line"], h["end_line"], h["language"], h["file_sha"], h["file_mtime"],
-                         stamp))
+                         stamp, h.get("node_sha")))
     conn.executemany(
         "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
-        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at, node_sha) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 def recount_degree(conn: sqlite3.Connection, ids: Iterable[str]) -> None:
@@ -254,3 +254,27 @@ def chain_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
                         nxt.append(x)
         frontier = nxt
     return found
+
+
+def standing_marks(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tuple[str | None, list[str]]]:
+    """Per id: its served status (decisions) and the ids it is in an open contradiction
+    with — what recall shows next to each item so nothing proposed or disputed passes
+    for agreed."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[str, tuple[str | None, list[str]]] = {}
+    live = ("{x}.tombstoned = 0 AND {x}.superseded_by IS NULL AND {x}.valid_until IS NULL "
+            "AND COALESCE({x}.status, 'accepted') NOT IN ('rejected', 'deprecated')")
+    both = f"{live.format(x='a')} AND {live.format(x='b')}"
+    for chunk in chunked(ids, 400):
+        marks = ",".join("?" * len(chunk))
+        for nid, status in conn.execute(
+                f"SELECT n.id, {STATUS_SQL.format(n='n')} FROM mem_nodes n WHERE n.id IN ({marks})", chunk):
+            out[nid] = (status, [])
+        for mine, other in conn.execute(
+                f"SELECT e.src, e.dst FROM mem_edges e JOIN mem_nodes a ON a.id = e.src JOIN mem_nodes b "
+                f"ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.src IN ({marks}) AND {both} "
+                f"UNION SELECT e.dst, e.src FROM mem_edges e JOIN mem_nodes a ON a.id = e.src JOIN mem_nodes b "
+                f"ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.dst IN ({marks}) AND {both}", (*chunk, *chunk)):
+            if mine in out and other not in out[mine][1]:
+                out[mine][1].append(other)
+    return out

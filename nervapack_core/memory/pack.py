@@ -50,9 +50,20 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+_STATUS_NOTE = {"proposed": "PROPOSED, not agreed yet", "rejected": "REJECTED", "deprecated": "DEPRECATED",
+                "superseded": "SUPERSEDED"}
+
+
 def item_line(item, content: str | None = None) -> str:
+    """One recalled item; a decision says where it stands (a proposed one is never passed
+    off as agreed) and an open contradiction is flagged."""
     body = _one_line(item.content if content is None else content)
-    return f"- [{item.id}] {day_of(item.valid_from)} · conf {item.confidence:.2f} — {body}"
+    status = getattr(item, "status", None)
+    marks = f" · {_STATUS_NOTE.get(status, status)}" if status and item.kind == "decision" else ""
+    against = getattr(item, "contradicts", ())
+    if against:
+        marks += f" · ⚠ contradicted by {', '.join(against)}"
+    return f"- [{item.id}] {day_of(item.valid_from)} · conf {item.confidence:.2f}{marks} — {body}"
 
 
 _SECTION_COST: dict[tuple[str, str], int] = {}

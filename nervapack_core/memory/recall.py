@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
+from .nodes import standing_marks
 from .pack import check_budget, pack
 from .timeutil import age_days, now, now_iso, parse_time, to_iso
 from .validate import check_confidence
@@ -57,6 +58,8 @@ class RecallItem:
     valid_from: str
     valid_until: str | None
     session_id: str | None
+    status: str | None = None  # a decision's: proposed, accepted, ... (shown in the text)
+    contradicts: tuple[str, ...] = ()  # ids it is in an open contradiction with
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -140,6 +143,15 @@ def visible_sql(as_of: str | None, reference: str) -> tuple[str, tuple]:
         "AND (n.expires_at IS NULL OR n.expires_at > ?)",
         (as_of, as_of, as_of),
     )
+
+
+def _with_standing(read, items: list[RecallItem]) -> list[RecallItem]:
+    """``items`` with each decision's status and open contradictions filled in."""
+    if not items:
+        return items
+    found = read(lambda conn: standing_marks(conn, [it.id for it in items]))
+    return [replace(it, status=found.get(it.id, (None, []))[0], contradicts=tuple(found.get(it.id, (None, []))[1]))
+            for it in items]
 
 
 def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=None, min_confidence=0.0, *,
@@ -240,6 +252,7 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
                                  session_id))
     # deterministic: score, then id
     scored.sort(key=lambda it: (-it.score, it.id))
+    scored = _with_standing(read, scored)
 
     label = (as_of_iso or reference)[:10]
     result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=counter)

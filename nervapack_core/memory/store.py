@@ -28,7 +28,7 @@ from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
 from . import decisions as _decisions
-from . import provenance, schema, transfer, validate, views, writes
+from . import provenance, schema, stale, transfer, validate, views, writes
 from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
@@ -528,6 +528,36 @@ class MemoryStore:
         ns = self._ns(namespace)
         refs = self._read(lambda conn: views.code_refs(conn, ns))
         return views.stale_refs(refs, self.graph.file_states(sorted({r["file"] for r in refs if r["file"]})))
+
+    def stale_decisions(self, *, namespace=None, min_commits=stale.CHURN_COMMITS,
+                        min_lines=stale.CHURN_LINES) -> dict:
+        """Standing decisions whose code changed (content hash), vanished, or churned since
+        they were made (see :mod:`.stale`): ``{available, history, checked, stale}``."""
+        ns = self._ns(namespace)
+        refs = self._read(lambda conn: stale.decision_refs(conn, ns))
+        since: dict[str, str] = {}
+        for r in refs:
+            if r["file"]:
+                since[r["file"]] = min(since.get(r["file"], r["valid_from"]), r["valid_from"])
+        state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
+        return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
+
+    def decisions_for_edit(self, *, paths=None, diff=None, all_namespaces=True, namespace=None) -> list[dict]:
+        """Standing decisions whose code a pending edit touches (``diff``: a unified diff,
+        matched by definition; ``paths``: whole files), most binding first. See
+        :func:`nervapack_core.review.decisions_for_edit`."""
+        from ..review import decisions_for_edit
+
+        root = self.graph.root
+        if root is None:
+            raise NervapackError("this memory is not inside a repository: no code to match an edit against")
+        files = [self.graph.relative(str(p)) for p in validate.str_list(paths, "paths")]
+        if diff is not None and not isinstance(diff, str):
+            raise NervapackError("diff must be the text of a unified diff")
+        if not files and not (diff and diff.strip()):
+            raise NervapackError("give the paths an edit touches, or its unified diff")
+        ns = None if all_namespaces and namespace is None else self._ns(namespace)
+        return self._read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))
 
     def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
         """Live memories (every namespace) touching graph nodes whose content changed

@@ -48,7 +48,8 @@ def export(conn: sqlite3.Connection, ns: str | None) -> dict:
         f"SELECT namespace, alias, entity_id FROM mem_aliases{where} ORDER BY namespace, alias", params)]
     refs = [dict(r) for r in conn.execute(
         f"SELECT namespace, node_id, entity_id, graph_node_id, code_kind, name, qualified_name, file, start_line, "
-        f"end_line, language, file_sha, file_mtime, created_at FROM mem_code_refs{where} ORDER BY rid", params)]
+        f"end_line, language, file_sha, file_mtime, created_at, node_sha FROM mem_code_refs{where} ORDER BY rid",
+        params)]
     return {"format": EXPORT_FORMAT, "version": 1, "schema_version": schema.schema_version(conn),
             "exported_at": now_iso(), "namespace": ns, "nodes": found, "edges": edges, "aliases": aliases,
             "code_refs": refs}
@@ -238,11 +239,12 @@ def import_export(conn: sqlite3.Connection, data: dict, rows: list[tuple], overr
                          [(ns_of(a), a["alias"], a["entity_id"]) for a in aliases])
         conn.executemany(
             "INSERT OR IGNORE INTO mem_code_refs(namespace, node_id, entity_id, graph_node_id, code_kind, name, "
-            "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "qualified_name, file, start_line, end_line, language, file_sha, file_mtime, created_at, node_sha) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(ns_of(r), r["node_id"], r["entity_id"], r["graph_node_id"], r.get("code_kind"), r.get("name"),
               r.get("qualified_name"), r.get("file"), r.get("start_line"), r.get("end_line"), r.get("language"),
-              r.get("file_sha"), r.get("file_mtime"), r.get("created_at") or now_iso()) for r in refs])
+              r.get("file_sha"), r.get("file_mtime"), r.get("created_at") or now_iso(), r.get("node_sha"))
+             for r in refs])
     except (KeyError, TypeError, ValueError) as exc:
         raise NervapackError(f"malformed edge, alias or code reference in import: {exc!r}") from None
     nodes.recount_degree(conn, {e["source"] for e in edges} | {e["target"] for e in edges})

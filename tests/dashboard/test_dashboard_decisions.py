@@ -270,9 +270,9 @@ def test_graph_explorer_shows_status_and_links_to_decisions(tmp_path, use_root, 
     assert "pkg/gone.py is not in the code graph" in texts(at)
 
 
-def test_stale_decisions_reasons_from_either_api(tmp_path):
-    """``data.stale_decisions`` reads the lead's ``MemoryStore.stale_decisions`` when the
-    store has it, else ``verify_staleness``: after a code edit, the decision is stale."""
+def test_stale_decisions_reasons_after_a_code_edit(tmp_path, use_root, app):
+    """``data.stale_decisions`` reads ``MemoryStore.stale_decisions``: after an edit of the
+    definition a decision touches, the page marks it "may be stale" with the reason."""
     from nervapack_core.code.ingest import ingest
     from nervapack_core.dashboard import data
 
@@ -283,17 +283,32 @@ def test_stale_decisions_reasons_from_either_api(tmp_path):
     ingest(tmp_path, embed=False, workers=1)
     with MemoryStore(db_path=ws["db"], read_only=True) as m:
         found = data.stale_decisions(m, "default")
-    assert found["available"] and list(found["reasons"]) == [ws["proposed"]]
-    assert "changed" in found["reasons"][ws["proposed"]][0] or "sha" in found["reasons"][ws["proposed"]][0]
+    assert found["available"] and found["source"] == "stale_decisions"
+    why = "changed: Invoice (pkg/billing.py) — the definition's content changed"
+    assert found["reasons"] == {ws["proposed"]: [why]}
+    use_root(tmp_path)
+    at = app("decisions")
+    assert metrics(at)["May be stale"] == "1"
+    assert labels(at) == [
+        "2026-03-01 · :orange-badge[PROPOSED · not agreed] · :orange[may be stale] · Round invoice totals to cents"]
+    assert f"**May be stale:** {why}" in texts(at)
+    at.toggle(key="dec_stale_only").set_value(True).run()
+    assert metrics(at)["Decisions"] == "1" and at.query_params["stale"] == "1"
 
-    class Lead:  # the shape the lead's stale_decisions() is expected to answer with
-        def stale_decisions(self, namespace=None):
-            return {"decisions": [{"id": "d_1", "reason": "churned", "details": {"commits": 14, "files": ["a.py"]}},
-                                  {"node_id": "d_2", "reason": "missing", "file": "gone.py"}]}
 
-    lead = data.stale_decisions(Lead(), "default")
-    assert lead["source"] == "stale_decisions"
-    assert lead["reasons"] == {"d_1": ["churned (commits: 14, files: a.py)"], "d_2": ["missing (gone.py)"]}
+def test_stale_reasons_from_the_older_api():
+    """A store without ``stale_decisions`` (an older library) answers through ``verify_staleness``."""
+    from nervapack_core.dashboard import data
+
+    class Older:
+        def verify_staleness(self, namespace=None):
+            return {"available": True, "checked": 2, "stale": [
+                {"node_id": "d_1", "kind": "decision", "file": "a.py", "reason": "file content changed (sha differs)"},
+                {"node_id": "f_1", "kind": "fact", "file": "a.py", "reason": "file content changed (sha differs)"}]}
+
+    found = data.stale_decisions(Older(), "default")
+    assert found["source"] == "verify_staleness"
+    assert found["reasons"] == {"d_1": ["file content changed (sha differs): a.py"]}
 
 
 def test_decision_graph_layout_arrows_and_escaping():

@@ -91,7 +91,7 @@ def test_output_format(mem):
     assert lines[0] == f'## Memory recall: "auth_service" (as of {today} · {n} items · {r.tokens}/500 tokens)'
     assert "### Decisions" in lines and "### Facts" in lines and "### Entities" in lines
     assert lines.index("### Decisions") < lines.index("### Facts") < lines.index("### Entities")
-    assert f"- [{d}] {today} · conf 0.90 — Chose JWT over session cookies for auth_service" in lines
+    assert f"- [{d}] {today} · conf 0.90 · accepted — Chose JWT over session cookies for auth_service" in lines
     assert f"- [{f}] {today} · conf 1.00 — auth_service issues 15-minute access tokens" in lines
     assert "### Provenance" in lines
     prov = lines[lines.index("### Provenance") + 1]

@@ -1,4 +1,4 @@
-"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 17 tools via the SDK client."""
+"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 20 tools via the SDK client."""
 
 import json
 import os
@@ -36,7 +36,7 @@ def test_mcp_round_trip_all_tools(tmp_path):
     async def scenario():
         async with Client(params, read_timeout_seconds=60) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 17
+            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 20
 
             async def call(tool, **args):
                 called.add(tool)
@@ -48,6 +48,10 @@ def test_mcp_round_trip_all_tools(tmp_path):
                              alternatives_rejected=["JWT"]))["id"]
             d2 = (await call("memory_store", content="Chose JWT for auth", kind="decision", supersedes=d1,
                              valid_from="2026-06-01", entities=["auth_service"]))["id"]
+            # an agent's decisions are proposals, written by the client that connected
+            queue = await call("memory_review_queue")
+            assert queue["total"] == 1 and [d["id"] for d in queue["decisions"]] == [d2]  # d1 was superseded
+            assert queue["decisions"][0]["author"] == "mcp:mcp" and queue["decisions"][0]["origin"] == "mcp"
             now = await call("memory_recall", query="auth mechanism", budget_tokens=400)
             assert d2 in now["text"] and d1 not in now["text"] and now["tokens"] <= 400
             past = await call("memory_recall", query="auth mechanism", as_of="2026-03-15")
@@ -60,6 +64,9 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert (await call("memory_for_code", file_path="src/auth.py"))["memories"]
             assert (await call("memory_to_code", node_id=d2))["locations"][0]["file"] == "src/auth.py"
             assert (await call("memory_verify_staleness"))["stale"] == []
+            assert (await call("memory_stale_decisions"))["stale"] == []
+            brief = await call("decisions_for_change", paths=["src/auth.py"], budget_tokens=200)
+            assert brief["total"] == 1 and d2 in brief["text"] and brief["tokens"] <= 200
             imp = await call("memory_import", nodes=[{"content": "Deploy via GitHub Actions", "kind": "procedure"}])
             assert len(imp["ids"]) == 1
             stats = await call("memory_stats")
