@@ -363,14 +363,18 @@ def _undecided(root: Path, spec: ChangeSpec, files: list[dict], conn, namespace,
 
 def _adr_transitions(root: Path, spec: ChangeSpec, files: list[dict], adr_dir: str | None) -> list[dict]:
     """ADR files the change adds or edits, with their status before and after."""
-    try:
-        from .memory import adr  # type: ignore[attr-defined]
-    except ImportError:  # the ADR reader lands with the ADR-folder work (issue 10)
-        return []
-    folder = adr_dir or adr.find_adr_dir(root)
-    if not folder:
-        return []
-    prefix = str(folder).rstrip("/") + "/"
+    from .memory import adr
+    from .workspace import Workspace
+
+    if adr_dir is None:
+        try:
+            found, _ = adr.find_adr_dir(Workspace(root))
+        except NervapackError:  # a configured folder that is gone: no ADR lines, the review goes on
+            return []
+        if found is None:
+            return []
+        adr_dir = found.relative_to(root).as_posix() if root in found.parents else str(found)
+    prefix = str(adr_dir).strip("/") + "/"
     out = []
     for f in files:
         path = f["path"] or f["old_path"]

@@ -19,9 +19,9 @@ from nervapack_core.cli.memory import memory_cli
 NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hooks", "hotspots",
                       "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync"]
 MEMORY_COMMANDS = [
-    "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "for-code", "forget",
-    "import", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search", "sessions", "show",
-    "stale", "staleness", "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
+    "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "export-adr", "for-code",
+    "forget", "import", "import-adr", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search",
+    "sessions", "show", "stale", "staleness", "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
 ]
 
 
@@ -140,6 +140,8 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     assert run("export", "--out", str(out))["path"] == str(out)
     assert run("import", str(out))["skipped"] >= 1
     assert run("backup", str(tmp_path / "copy.db"))["bytes"] > 0
+    assert run("export-adr", str(tmp_path / "adr"))["written"] == 2
+    assert run("import-adr", str(tmp_path / "adr"))["imported"] == 0
     s2 = run("start-session", "scratch")["session_id"]
     n = run("store", "scratch note")["id"]
     assert run("forget", "--node-id", n)["ids"] == [n]

@@ -147,6 +147,10 @@ def _print_sync(console, report) -> None:
     _history_row(t, report)
     if report.embedder:
         t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
+    if report.adr:
+        a = report.adr
+        t.add_row("decisions", escape(f"{a['folder']}: {a['imported']} new, {a['updated']} updated, {a['unchanged']} "
+                                      f"unchanged, {len(a['skipped'])} skipped, {len(a['warnings'])} warning(s)"))
     t.add_row("time", "  ".join(f"{k} {v.wall_s:.2f}s" for k, v in report.phases.items()))
     console.print(t)
     for old, new in report.renamed[:20]:
@@ -155,6 +159,8 @@ def _print_sync(console, report) -> None:
         console.print(f"  … and {len(report.renamed) - 20} more renamed (see --json)", style="dim")
     if report.memory_note:
         console.print(f"[yellow]{report.memory_note}[/]")
+    if report.adr_note:
+        console.print(f"[yellow]{escape(report.adr_note)}[/]")
     if report.memories:
         mt = Table(title=f"{len(report.memories)} memory reference(s) to code that changed or vanished",
                    title_justify="left")

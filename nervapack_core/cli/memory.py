@@ -18,6 +18,7 @@ import click
 from ..errors import NervapackError
 from .common import (
     UserErrorGroup,
+    console,
     db_option,
     emit,
     json_mode,
@@ -607,6 +608,62 @@ def stale_cmd(min_commits, min_lines):
                 where = f"{r['qualified_name']} ({r['file']})" if r["qualified_name"] else r["file"]
                 out.append(f"  {r['reason']}: {where} — {r['detail']}")
         return "\n".join(out)
+
+    emit(d, human)
+
+
+# ---------------------------------------------------------------- ADR folders (import-adr, export-adr)
+def _print_adr_import(d: dict) -> None:
+    from rich.markup import escape
+
+    out = console()
+    n_skipped = len(d["skipped"])
+    out.print(f"[green]✓[/] {escape(d['folder'])} → namespace {escape(d['namespace'])}: {d['imported']} imported, "
+              f"{d['updated']} updated, {d['unchanged']} unchanged, {n_skipped} skipped, "
+              f"{d['supersessions']} supersession(s)", soft_wrap=True)
+    for r in d["decisions"]:
+        out.print(f"  {r['action']:<8} {r['status']:<10} {r['id']}  {escape(r['source'])} — {escape(r['title'] or '')}",
+                  soft_wrap=True)
+    for source, reason in d["skipped"]:
+        out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
+    for source, message in d["warnings"]:
+        out.print(f"  [yellow]warning[/]  {escape(source)}: {escape(message)}", soft_wrap=True)
+    for m in d["missing"]:
+        out.print(f"  [yellow]gone[/]     {escape(m['source'])} (decision {m['id']} kept; forget it to drop it)",
+                  soft_wrap=True)
+
+
+@memory_cli.command("import-adr")
+@click.argument("folder", type=click.Path(path_type=str))
+@memory_options
+def import_adr_cmd(folder):
+    """Import FOLDER of Markdown ADRs (Nygard/adr-tools, MADR, log4brains) as decisions.
+
+    Templates and indexes are skipped. Re-running is cheap and idempotent: unchanged
+    files change nothing, an edited file updates its decision in place, "Superseded
+    by" links become supersessions, files that disappeared are reported, not deleted.
+    """
+    d = _store().import_adr(folder)
+    emit(d, _print_adr_import)
+
+
+@memory_cli.command("export-adr")
+@click.argument("folder", type=click.Path(path_type=str))
+@click.option("--overwrite", is_flag=True, help="Replace files that exist with other content.")
+@memory_options
+def export_adr_cmd(folder, overwrite):
+    """Write the namespace's decisions into FOLDER as MADR files (NNNN-slug.md, one per
+    decision, its memory id in front matter) that `import-adr` reads back to the same
+    decisions. Files already there keep their names; nothing is written when a file
+    would be replaced, unless --overwrite."""
+    d = _store().export_adr(folder, overwrite=overwrite)
+
+    def human(d):
+        lines = [f"✓ {d['decisions']} decision(s) in {d['folder']}: {d['written']} written, {d['replaced']} replaced, "
+                 f"{d['unchanged']} unchanged"]
+        lines += [f"  {f['action']:<9} {f['file']}  ({f['status']}, {f['id']})" for f in d["files"]
+                  if f["action"] != "unchanged"]
+        return "\n".join(lines)
 
     emit(d, human)
 

@@ -602,6 +602,22 @@ class MemoryStore:
         ids = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))
         return {"imported": len(ids), "skipped": 0, "ids": ids, "namespace": ns}
 
+    def import_adr(self, folder, *, namespace=None) -> dict:
+        """Import a folder of Markdown ADRs (Nygard/adr-tools, MADR, log4brains) as decisions,
+        idempotently, in one transaction: ``{imported, updated, unchanged, skipped,
+        supersessions, missing, warnings, decisions}`` (see :mod:`.adr.importer`)."""
+        from .adr import import_folder
+
+        self._writable()
+        return import_folder(self, folder, self._ns(namespace))
+
+    def export_adr(self, folder, *, namespace=None, overwrite=False) -> dict:
+        """Write the namespace's decisions (current and superseded) as MADR files into
+        ``folder``, one per decision with its id in front matter (see :mod:`.adr.export`)."""
+        from .adr import export_folder
+
+        return export_folder(self, folder, self._ns(namespace), overwrite=overwrite)
+
     def backup(self, dest, *, overwrite=False) -> dict:
         """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""
         target = transfer.backup_target(dest, overwrite=overwrite)
