@@ -27,6 +27,7 @@ from ..storage import Database, applied_version, env_lock_timeout, open_reader, 
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
+from . import decisions as _decisions
 from . import provenance, schema, stale, transfer, validate, views, writes
 from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
@@ -473,6 +474,51 @@ class MemoryStore:
         return self._read(lambda conn: views.list_decisions(
             conn, ns, session_id=session_id, text=text, include_superseded=include_superseded,
             include_tombstoned=include_tombstoned, limit=limit))
+
+    def decisions(self, *, namespace=None, limit=50, offset=0, status=None, author=None, entity=None,
+                  code_area=None, tag=None, since=None, until=None, text=None, session_id=None, ids=None,
+                  current=False, include_tombstoned=False) -> dict:
+        """One page of the decision log, newest first (``valid_from``), with counts over
+        every decision that matches — no cap: ``{total, offset, limit, decisions,
+        by_status, by_month, with_outcomes}``.
+
+        Filters (all optional, combined with AND): ``status`` (one or a list of proposed,
+        accepted, rejected, deprecated, superseded), ``author``, ``entity`` (a name or
+        alias the decision is about), ``code_area`` (a file or folder of the code it
+        touches), ``tag``, ``since``/``until`` (``valid_from`` range; a bare date includes
+        its day), ``text`` (every word, full-text), ``session_id``, ``ids``, ``current``
+        (not superseded or closed). Each decision carries its outcomes, entities, session
+        name, code references, reviews and open contradictions.
+        """
+        ns = self._ns(namespace)
+        f = _decisions.check_filters(
+            status=status, author=author, entity=entity, code_area=self._area(code_area), tag=tag, since=since,
+            until=until, text=text, session_id=session_id, ids=ids, current=current,
+            include_tombstoned=include_tombstoned)
+        return self._read(lambda conn: _decisions.decisions(conn, ns, f, limit=limit, offset=offset))
+
+    def decision_facets(self, *, namespace=None) -> dict:
+        """The values the decision filters can take, each with its number of decisions:
+        ``{total, authors, tags, entities, files, first, last}``."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: _decisions.facets(conn, ns))
+
+    def decision_graph(self, *, namespace=None, around=None, hops=2, max_nodes=120, **filters) -> dict:
+        """The supersession/causation graph (SUPERSEDES, CAUSED, CONTRADICTS, DERIVED_FROM)
+        of the decisions passing ``filters`` (those of :meth:`decisions`), or of the
+        neighbourhood of ``around`` up to ``hops`` links, at most ``max_nodes`` nodes, with
+        the size of the whole graph (``total_nodes``, ``truncated``)."""
+        ns = self._ns(namespace)
+        if "code_area" in filters:
+            filters["code_area"] = self._area(filters["code_area"])
+        f = _decisions.check_filters(**filters)
+        return self._read(lambda conn: _decisions.graph(conn, ns, f, around=around, hops=hops,
+                                                        max_nodes=max_nodes))
+
+    def _area(self, code_area):
+        """A code area given as a path inside the repository, as the code graph stores it."""
+        area = _decisions.area_prefix(code_area)
+        return self.graph.relative(area) if area and Path(area).is_absolute() else area
 
     def review_queue(self, *, namespace=None, limit=50, offset=0) -> dict:
         """Decisions waiting for review (``proposed``), oldest first: ``{total, offset, limit, decisions}``."""

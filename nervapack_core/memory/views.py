@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import NervapackError
 from ..storage import chunked, in_chunks
+from . import decisions as _decisions
 from . import nodes, schema
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
@@ -271,75 +272,16 @@ def recall_log(conn: sqlite3.Connection, ns: str | None, limit: int = 100) -> li
     return out
 
 
-_PREFIXED_COLS = ", ".join(f"m.{c.strip()}" for c in NODE_COLS.split(","))
-
-
 def list_decisions(conn: sqlite3.Connection, ns: str, *, session_id=None, text=None, include_superseded=True,
                    include_tombstoned=False, limit=500) -> list[dict]:
-    """Decisions with caused outcomes, entities and session name, newest first, in ONE query.
-
-    The statement returns each decision (part 0) followed by the nodes it CAUSED
-    (part 1), the entities it is ABOUT (part 2) and its session (part 3, when linked),
-    so a namespace with many decisions costs one round trip, not one per decision.
-    """
-    where = ["n.namespace = ?", "n.kind = 'decision'"]
-    params: list = [ns]
-    if not include_tombstoned:
-        where.append("n.tombstoned = 0")
-    if not include_superseded:
-        where.append("n.superseded_by IS NULL AND n.valid_until IS NULL")
-    if session_id:
-        where.append("n.session_id = ?")
-        params.append(session_id)
-    join = ""
-    if text and str(text).strip():
-        stages = fts_stages(str(text))
-        if not stages:
-            return []
-        join = "JOIN mem_fts ON mem_fts.rowid = n.rid"
-        where.append("mem_fts MATCH ?")
-        params.append(stages[-1][1])  # the broadest stage: any of the words
-    order = "n.valid_from DESC, n.rid DESC"
-    rows = conn.execute(
-        f"WITH d AS (SELECT n.id, n.session_id, ROW_NUMBER() OVER (ORDER BY {order}) AS pos "
-        f"FROM mem_nodes n {join} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?), "
-        "rel(pos, part, other) AS ("
-        "SELECT pos, 0, id FROM d "
-        "UNION ALL SELECT d.pos, CASE e.kind WHEN 'CAUSED' THEN 1 ELSE 2 END, e.dst FROM d "
-        "JOIN mem_edges e ON e.src = d.id WHERE e.kind IN ('CAUSED', 'ABOUT') "
-        "UNION ALL SELECT pos, 3, session_id FROM d WHERE session_id IS NOT NULL AND EXISTS ("
-        "SELECT 1 FROM mem_edges e WHERE (e.src = d.id AND e.dst = d.session_id) "
-        "OR (e.dst = d.id AND e.src = d.session_id))) "
-        f"SELECT rel.pos, rel.part, {_PREFIXED_COLS} FROM rel JOIN mem_nodes m ON m.id = rel.other "
-        "AND +m.namespace = ? ORDER BY rel.pos, rel.part, m.id",
-        (*params, int(limit), ns)).fetchall()
-    out: list[dict] = []
-    current: dict | None = None
-    for row in rows:
-        part = row[1]
-        node = node_dict(_strip(row))
-        if part == 0:
-            current = node
-            current.update(outcomes=[], entities=[], session_name=None)
-            current["current"] = (not node["tombstoned"] and node["valid_until"] is None
-                                  and node["superseded_by"] is None)
-            out.append(current)
-            continue
-        assert current is not None  # rows come by position, then part: each decision's part 0 first
-        if part == 1:
-            current["outcomes"].append(node)
-        elif part == 2:
-            current["entities"].append(node["content"])
-        else:
-            current["session_name"] = node["content"]
-    return out
-
-
-def _strip(row: sqlite3.Row) -> dict:
-    """A joined row without its two ordering columns, keyed like a node row."""
-    d = dict(row)
-    d.pop("pos"), d.pop("part")
-    return d
+    """Decisions with caused outcomes, entities and session name, newest first, in ONE query
+    (see :func:`.decisions.enriched`; :func:`.decisions.decisions` pages, filters and counts)."""
+    f = _decisions.check_filters(session_id=session_id, text=text, current=not include_superseded,
+                                 include_tombstoned=include_tombstoned)
+    sql = _decisions.where_sql(conn, ns, f, any_word=True)
+    if sql is None:
+        return []
+    return _decisions.enriched(conn, ns, *sql, limit=max(1, int(limit)))
 
 
 def for_code(conn: sqlite3.Connection, ns: str, path: str, line=None, *, include_history: bool = False) -> list[dict]:
