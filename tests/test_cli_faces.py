@@ -123,7 +123,8 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     assert run("search", "JWT")
     assert run("show", d2)["id"] == d2
     assert run("verify", d2, "confirm")["id"] == d2
-    assert run("decisions")[0]["id"] == d2
+    page = run("decisions")
+    assert page["decisions"][0]["id"] == d2 and page["total"] == 2
     assert run("recall-log")
     assert run("consolidate", "--dry-run")["dry_run"] is True
     assert run("for-code", "src/auth.py") == []

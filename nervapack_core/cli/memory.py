@@ -529,27 +529,46 @@ def staleness_cmd():
 
 
 @memory_cli.command("decisions")
+@click.option("--status", "statuses", multiple=True,
+              type=click.Choice(["proposed", "accepted", "rejected", "deprecated", "superseded"]),
+              help="Only decisions with this status (repeatable).")
+@click.option("--author", default=None, help="Only decisions by this author.")
+@click.option("--entity", default=None, help="Only decisions about this entity (name or alias).")
+@click.option("--code-area", default=None, metavar="PATH", help="Only decisions touching code in this file or folder.")
+@click.option("--tag", default=None, help="Only decisions with this tag.")
+@click.option("--since", default=None, metavar="DATE", help="valid_from on or after DATE.")
+@click.option("--until", default=None, metavar="DATE", help="valid_from on or before DATE (a bare date: that day too).")
+@click.option("--text", default=None, help="Only decisions matching every word of this text.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session's decisions.")
-@click.option("--text", default=None, help="Only decisions matching this text.")
-@click.option("--current", is_flag=True, help="Hide superseded decisions.")
+@click.option("--current", is_flag=True, help="Hide superseded and closed decisions.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Page size.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="Page start.")
 @memory_options
-def decisions_cmd(session_id, text, current):
-    """Decision log: rationale, rejected alternatives, outcomes, session."""
-    rows = _store().list_decisions(session_id=session_id, text=text, include_superseded=not current)
+def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, session_id, current, limit, offset):
+    """Decision log, newest first, one page with the total: status, provenance, rationale,
+    rejected alternatives, outcomes. Counts by status are over every match."""
+    page = _store().decisions(status=list(statuses) or None, author=author, entity=entity, code_area=code_area,
+                              tag=tag, since=since, until=until, text=text, session_id=session_id, current=current,
+                              limit=limit, offset=offset)
 
-    def human(rows):
-        out = []
-        for d in rows:
+    def human(page):
+        if not page["total"]:
+            return "No decisions."
+        first, last = page["offset"] + 1, page["offset"] + len(page["decisions"])
+        counts = ", ".join(f"{n} {s}" for s, n in page["by_status"].items() if n)
+        out = [f"{page['total']} decision(s) ({counts}); showing {first}–{last}" if page["decisions"]
+               else f"{page['total']} decision(s) ({counts}); none at offset {page['offset']}"]
+        for d in page["decisions"]:
             out.append(_node_line(d))
             if d["rationale"]:
                 out.append(f"  why: {d['rationale']}")
             if d["alternatives_rejected"]:
                 out.append(f"  rejected: {', '.join(d['alternatives_rejected'])}")
-            for o in d["outcomes"]:
+            for o in d.get("outcomes", []):
                 out.append(f"  outcome: {o['content']}")
-        return "\n".join(out) or "No decisions."
+        return "\n".join(out)
 
-    emit(rows, human)
+    emit(page, human)
 
 
 _VERDICTS = {"accept": "accepted", "reject": "rejected", "deprecate": "deprecated", "propose": "proposed"}
