@@ -225,11 +225,20 @@ def _definitions(data: bytes | None, path: str | None) -> dict[tuple[str, str], 
 def _open_memory(path: Path) -> sqlite3.Connection | None:
     if not path.is_file():
         return None
-    from .memory import MemoryStore
+    from .memory import schema
 
-    MemoryStore(path).close()  # migrate an older store once, as every other command does
+    # read-only, never migrated: a store from an older release reads through temp views
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
     conn.row_factory = sqlite3.Row
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "mem_code_refs" not in tables:
+            conn.close()
+            return None
+        schema.read_as_latest(conn, {r[1] for r in conn.execute("PRAGMA table_info(mem_nodes)")})
+    except sqlite3.Error as exc:
+        conn.close()
+        raise NervapackError(f"{path} is not a usable memory database: {exc}") from None
     return conn
 
 

@@ -23,6 +23,7 @@ from nervapack_core.errors import NervapackError
 PAGE_SIZE = 20
 QUEUE_PAGE = 5
 CONTRA_PAGE = 10
+CHANGES_PAGE = 10
 CODE_LINKS = 8
 GRAPH_SIZES = [40, 80, 120, 200, 400]
 STATUS_ORDER = ["proposed", "accepted", "rejected", "deprecated", "superseded"]
@@ -424,6 +425,62 @@ else:
                 col.caption(f"{side['kind']} · {side['valid_from'][:10]} · {ui.md_escape(side['id'])}")
                 if side["kind"] == "decision" and col.button("Open", key=f"contra_{i}_{side['id']}"):
                     select(side["id"])
+
+# ---------------------------------------------------------------- changes
+def touched_list(decisions: list[dict], key: str) -> None:
+    """The decisions one change touched: badge, text, what happened to which code, a link."""
+    for d in decisions:
+        code = "; ".join(f"{c['change']}{' (makes it stale)' if c['makes_stale'] else ''} "
+                         f"{c['qualified_name']} ({c['path'] or c['file']})" for c in d["code"])
+        st.markdown(f"{ui.status_badge(d['status'])} {ui.md_escape((d.get('title') or d['content'])[:160])}")
+        st.caption(ui.md_escape(code))
+        if d["namespace"] == ns:
+            st.page_link("pages/decisions.py", label="Open the decision", icon=":material/open_in_new:",
+                         query_params={"namespace": ns, "decision": d["id"]})
+
+
+st.subheader("Changes", anchor="changes")
+change_range = st.text_input("A change to review (BASE..HEAD, BASE...HEAD); empty: the recent commits",
+                             value=ui.param("range", ""), key="change_range", max_chars=200).strip()
+if change_range:
+    st.query_params["range"] = change_range
+elif "range" in st.query_params:
+    del st.query_params["range"]
+if change_range:
+    got = cache.decisions_by_commit(src, ns, range_=change_range)
+    if not got["available"]:
+        st.warning(ui.md_escape(got["reason"]), icon=":material/link_off:")
+    else:
+        r = got["range"]
+        st.caption(f"{ui.md_escape(r['label'])}: {len(r['files']):,} file(s) changed, "
+                   f"{len(r['decisions']):,} decision(s) of namespace {ui.md_escape(ns)} touched "
+                   "(the same answer as `nervapack review-changes`).")
+        touched_list(r["decisions"], "range")
+        for a in r["adr"]:
+            st.caption(ui.md_escape(f"ADR {a['path']} {a['change']}: {a['status_before'] or '—'} → "
+                                    f"{a['status_after'] or '—'}"))
+else:
+    first_changes = cache.decisions_by_commit(src, ns, page=0, page_size=CHANGES_PAGE)
+    if not first_changes["available"]:
+        st.caption(ui.md_escape(first_changes["reason"]))
+    else:
+        cpage = ui.pager(first_changes["total"], CHANGES_PAGE, key="changes_page", noun="commits, newest first")
+        changes = first_changes if cpage == 0 else cache.decisions_by_commit(src, ns, page=cpage,
+                                                                             page_size=CHANGES_PAGE)
+        st.caption("Each commit with the decisions of this namespace whose code it modified, removed or moved "
+                   "(definition by definition, as `nervapack review-changes` checks a change).")
+        for c in changes["commits"]:
+            n = len(c["decisions"])
+            label = (f"{c['sha'][:10]} · {c['date'][:10]} · {ui.md_escape(c['author'])} · "
+                     f"{ui.md_escape(c['summary'][:100])} · {n} decision(s)")
+            with st.expander(label, icon=":material/commit:" if not n else ":material/gavel:"):
+                st.caption(f"{c.get('files', 0):,} file(s) changed")
+                if not n:
+                    st.caption("No decision governs the code this commit touched.")
+                touched_list(c["decisions"], c["sha"])
+                for a in c.get("adr", []):
+                    st.caption(ui.md_escape(f"ADR {a['path']} {a['change']}: {a['status_before'] or '—'} → "
+                                            f"{a['status_after'] or '—'}"))
 
 # ---------------------------------------------------------------- the list
 st.subheader("Decisions", anchor="list")

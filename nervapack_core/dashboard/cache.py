@@ -33,6 +33,7 @@ __all__ = [
     "decision_facets",
     "decision_graph",
     "decision_page",
+    "decisions_by_commit",
     "decisions",
     "decisions_touching",
     "evolution",
@@ -238,6 +239,20 @@ def history(src: data.Sources):
 
 
 # ---------------------------------------------------------------------------- memory
+def changes_marker(src: data.Sources):
+    """The repository's HEAD and the memory's change marker: what the Changes view depends on."""
+    from ..memory.provenance import git_head, repo_root
+
+    return git_head(repo_root(src.root) if src.root else None), memory_marker(src) if src.has_memory else None
+
+
+@cached_on(changes_marker, max_entries=32)
+def decisions_by_commit(src: data.Sources, namespace: str, page: int = 0, page_size: int = 10,
+                        range_: str | None = None) -> dict:
+    return data.decisions_by_commit(src.root, _memory_db(src) if src.has_memory else None, namespace, page=page,
+                                    page_size=page_size, range_=range_)
+
+
 @cached_on(memory_file_marker, shared=True, max_entries=4)
 def memory(src: data.Sources):
     """The (shared, thread-safe) ``MemoryStore`` over the workspace's memory database."""

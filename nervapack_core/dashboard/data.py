@@ -34,7 +34,7 @@ __all__ = [
     "load_history", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
     "version_window", "md_escape", "stale_decisions", "review_blocker", "review_decision", "reviewer",
-    "explorer_params", "file_node", "area_options", "STATUS_BADGES",
+    "explorer_params", "file_node", "area_options", "STATUS_BADGES", "decisions_by_commit",
 ]
 
 MAX_CODE_LINES = 400
@@ -859,3 +859,26 @@ def md_escape(text) -> str:
     ``:material/…:`` and ``:red[…]`` even after a backslash; checked in Chromium)."""
     s = "" if text is None else str(text)
     return _MD_SPECIAL.sub(r"\\\1", s).replace(":", "&#58;").replace("\n", " ")
+
+
+def decisions_by_commit(root: Path | None, memory_db: Path | None, namespace: str | None, *, page: int = 0,
+                        page_size: int = 10, range_: str | None = None) -> dict:
+    """The Decisions page's "Changes" view: recent non-merge commits with the decisions each
+    touched (``nervapack_core.review.decisions_by_commit``), one page; or, with ``range_``
+    (``BASE..HEAD``), that one change reviewed as ``nervapack review-changes`` does.
+    ``{available, reason, ...}``: not available outside a git repository."""
+    from ..memory.provenance import repo_root
+    from ..review import decisions_by_commit as by_commit
+    from ..review import resolve_change, review_changes
+
+    where = repo_root(root) if root else None
+    if where is None:
+        return {"available": False, "reason": "The workspace is not a git repository: there are no commits to show."}
+    try:
+        if range_:
+            review = review_changes(where, resolve_change(where, range_), memory_db=memory_db, namespace=namespace)
+            return {"available": True, "range": review.to_dict()}
+        out = by_commit(where, limit=page_size, offset=page * page_size, memory_db=memory_db, namespace=namespace)
+    except NervapackError as exc:
+        return {"available": False, "reason": str(exc)}
+    return {"available": True, **out}

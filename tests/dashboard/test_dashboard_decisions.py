@@ -338,3 +338,38 @@ def test_decision_graph_layout_arrows_and_escaping():
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+def test_changes_view_lists_commits_with_the_decisions_each_touched(tmp_path, use_root, app):
+    """Issue 15's Changes view: recent commits, each with the decisions whose definitions it
+    modified (a neighbouring edit touches nothing), and a chosen range reviewed."""
+    from nervapack_core.code.ingest import ingest
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", LEAD[0])
+    git(root, "config", "user.email", LEAD[1])
+    src = "def charge(a):\n    return a * 100\n\n\ndef refund(a):\n    return -a\n"
+    (root / "pkg" / "billing.py").write_text(src)
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "first")
+    ingest(root, embed=False, workers=1)
+    with MemoryStore(db_path=root / ".nervapack" / "memory.db") as m:
+        d = m.store("Charge in integer cents", kind="decision", entities=["charge"])
+    (root / "pkg" / "billing.py").write_text(src.replace("a * 100", "round(a * 100)"))
+    git(root, "commit", "-qam", "round the charge")
+    (root / "pkg" / "billing.py").write_text(src.replace("a * 100", "round(a * 100)").replace("-a", "-a * 2"))
+    git(root, "commit", "-qam", "double refunds")
+    use_root(root)
+    at = app("decisions")
+    commits = [label for label in labels(at) if "decision(s)" in label]
+    assert len(commits) == 3 and "double refunds · 0 decision(s)" in commits[0]
+    assert "round the charge · 1 decision(s)" in commits[1]
+    assert "modified (makes it stale) charge (pkg/billing.py)" in texts(at)
+    assert ("Open the decision", "decisions", {"namespace": "default", "decision": d}) in links(at)
+    at.text_input(key="change_range").set_value("HEAD~1..HEAD").run()
+    assert at.query_params["range"] == "HEAD~1..HEAD"
+    assert "HEAD~1..HEAD: 1 file(s) changed, 0 decision(s) of namespace default touched" in texts(at)
+    at.text_input(key="change_range").set_value("nope..HEAD").run()
+    assert "'nope' is not a commit" in texts(at)
