@@ -623,7 +623,8 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
     conn.executemany(
         "INSERT OR REPLACE INTO nodes (id, kind, name, qualified_name, file, start_line, end_line, language,"
         " signature, docstring, text, subkind, parent_id, sha) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-    conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edges)
+    conn.executemany("INSERT OR IGNORE INTO edges (source, target, kind, confidence, evidence)"
+                     " VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
         "INSERT INTO refs (file, source_id, kind, name, line, names) VALUES (?, ?, ?, ?, ?, ?)",
         [(pf.path, by_qname.get(r.source, file_id) if r.source else file_id, r.kind, r.name, r.line,
