@@ -106,7 +106,7 @@ class LLMReport:
     answered: int = 0
     malformed: int = 0  # skipped: not the JSON asked for, twice
     failed: int = 0  # skipped: timeouts or errors after the retries
-    not_asked: int = 0  # left when the pass stopped
+    unanswered: int = 0  # left without an answer when the pass stopped (endpoint gone, Ctrl-C)
     requests: int = 0
     retried: int = 0  # requests that were retries (429, 5xx, timeout, malformed)
     hallucinated: int = 0  # names in answers that were not on the shortlist (dropped)
@@ -161,6 +161,7 @@ class Plan:
     sections: int
     too_short: int
     no_candidates: int
+    vectors: bool = False  # the shortlists include vector neighbours
 
     @property
     def pending(self) -> list[Job]:
@@ -216,7 +217,7 @@ def plan(store: GraphStore, model: str, *, section_ids: list[str] | None = None,
                            (s.sha, sha, model)).fetchone()
         cached = {"binder": row[0], **json.loads(row[1])} if row else None
         jobs.append(Job(s, candidates, sha, section_prompt(s, candidates), cached))
-    return Plan(jobs, len(sections), too_short, no_candidates)
+    return Plan(jobs, len(sections), too_short, no_candidates, bool(hits))
 
 
 def parse(job: Job, reply: str) -> Parsed:
@@ -235,7 +236,8 @@ def store_answer(store: GraphStore, job: Job, model: str, binder: str, parsed: P
     job.cached = {"binder": binder, **answer}
 
 
-def apply(store: GraphStore, jobs: list[Job], model: str, min_confidence: float) -> tuple[int, int, int]:
+def apply(store: GraphStore, jobs: list[Job], model: str, min_confidence: float,
+          vectors: bool = False) -> tuple[int, int, int]:
     """Replace the LLM edges of the jobs' sections by their cached answers (one transaction);
     ``(added, removed, under min_confidence)``. Sections without an answer keep theirs.
     Records ``model`` as the graph's LLM model and forgets answers for text no longer in it."""
@@ -243,31 +245,47 @@ def apply(store: GraphStore, jobs: list[Job], model: str, min_confidence: float)
     added = removed = low = 0
     with store.transaction() as conn:
         for j in answered:
-            removed += conn.execute("DELETE FROM edges WHERE source = ? AND binder IS NOT NULL",
-                                    (j.section.id,)).rowcount
+            have = {r[0]: tuple(r[1:]) for r in conn.execute(
+                "SELECT target, confidence, evidence, binder FROM edges WHERE source = ? AND binder IS NOT NULL",
+                (j.section.id,))}
+            want: dict[str, tuple] = {}
             for link in j.cached["links"]:
                 if link["confidence"] < min_confidence:
                     low += 1
                     continue
+                want[link["target"]] = (link["confidence"], link["evidence"] or None, j.cached["binder"])
+            for target in have.keys() - want.keys():
+                removed += conn.execute("DELETE FROM edges WHERE source = ? AND target = ? AND kind = 'EXPLAINS'"
+                                        " AND binder IS NOT NULL", (j.section.id, target)).rowcount
+            for target, (confidence, evidence, binder) in want.items():
+                if have.get(target) == (confidence, evidence, binder):
+                    continue
+                if target in have:
+                    conn.execute("DELETE FROM edges WHERE source = ? AND target = ? AND kind = 'EXPLAINS'"
+                                 " AND binder IS NOT NULL", (j.section.id, target))
+                # a deterministic edge between the same nodes stays (INSERT OR IGNORE): naming wins
                 added += conn.execute(
                     "INSERT OR IGNORE INTO edges (source, target, kind, confidence, evidence, binder)"
                     " SELECT ?, id, 'EXPLAINS', ?, ?, ? FROM nodes WHERE id = ?",
-                    (j.section.id, link["confidence"], link["evidence"] or None, j.cached["binder"],
-                     link["target"])).rowcount
-        store.set_meta(LAST_KEY, {"model": model, "min_confidence": min_confidence})
+                    (j.section.id, confidence, evidence, binder, target)).rowcount
+        store.set_meta(LAST_KEY, {"model": model, "min_confidence": min_confidence, "vectors": vectors})
         conn.execute("DELETE FROM llm_answers WHERE section_sha NOT IN (SELECT sha FROM nodes WHERE kind = 'doc')")
     return added, removed, low
 
 
-def restore_cached(store: GraphStore, section_ids: list[str]) -> int:
+def restore_cached(store: GraphStore, section_ids: list[str], workspace: Workspace | None = None) -> int:
     """After an update without ``--llm``: the sections in ``section_ids`` whose LLM edges went
     with a changed file get them back from the cache when their text and shortlist are as
     they were (no request, ever). Returns the edges restored."""
     last = store.get_meta(LAST_KEY)
     if not last or not section_ids:
         return 0
-    jobs = [j for j in plan(store, last["model"], section_ids=section_ids).jobs if j.cached is not None]
-    return apply(store, jobs, last["model"], last.get("min_confidence", 0.5))[0] if jobs else 0
+    found = plan(store, last["model"], section_ids=section_ids,
+                 workspace=workspace if last.get("vectors") else None)
+    jobs = [j for j in found.jobs if j.cached is not None]
+    if not jobs:
+        return 0
+    return apply(store, jobs, last["model"], last.get("min_confidence", 0.5), bool(last.get("vectors")))[0]
 
 
 # -- asking --------------------------------------------------------------------------------
@@ -425,8 +443,9 @@ def bind_docs(
                             report.warnings.append(f"{o.job.section.file} § {o.job.section.path}: {o.detail}")
 
                 _ask_all(provider, pending, settings, report, on_outcome, progress)
-                report.not_asked = report.to_ask - report.answered - report.malformed - report.failed
-            added, removed, low = apply(store, the_plan.jobs, provider.cache_model, settings.min_confidence)
+                report.unanswered = report.to_ask - report.answered - report.malformed - report.failed
+            added, removed, low = apply(store, the_plan.jobs, provider.cache_model, settings.min_confidence,
+                                        the_plan.vectors)
             report.edges_added, report.edges_removed, report.low_confidence = added, removed, low
             report.edges = store.conn.execute(
                 "SELECT count(*) FROM edges WHERE binder IS NOT NULL AND kind = 'EXPLAINS'").fetchone()[0]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ... import storage
 from ...errors import NervapackError
 
-__all__ = ["SendSummary", "ConsentRefused", "consent_given", "record_consent", "CONSENT_KEY"]
+__all__ = ["SendSummary", "ConsentRefused", "consent_given", "record_consent", "consent_key", "CONSENT_KEY"]
 
 CONSENT_KEY = "llm_consent"
 
@@ -55,16 +55,16 @@ class ConsentRefused(NervapackError):
         self.summary = summary
 
 
-def _key(provider) -> str:
+def consent_key(provider) -> str:
     return f"{provider.name}@{provider.host}"
 
 
 def consent_given(store, provider) -> bool:
-    return _key(provider) in (store.get_meta(CONSENT_KEY) or {})
+    return consent_key(provider) in (store.get_meta(CONSENT_KEY) or {})
 
 
 def record_consent(store, provider) -> None:
     with store.transaction():
         agreed = store.get_meta(CONSENT_KEY) or {}
-        agreed[_key(provider)] = storage.utc_now()
+        agreed[consent_key(provider)] = storage.utc_now()
         store.set_meta(CONSENT_KEY, agreed)

@@ -73,7 +73,8 @@ def _line(row) -> str:
     kind = row["subkind"] or row["kind"]
     signature = " ".join((row["signature"] or "").split())[:160]
     doc = " ".join((row["docstring"] or "").split("\n\n")[0].split())[:160]
-    parts = [f"{row['qualified_name']} ({kind}, {row['file']}:{row['start_line']})"]
+    # no line number: an edit above the definition must not make its sections be asked again
+    parts = [f"{row['qualified_name']} ({kind}, {row['file']})"]
     if signature:
         parts.append(signature)
     if doc:
