@@ -97,7 +97,7 @@ class FakeLLM:
         title = m.group(1) if m else ""
         with self.lock:
             self.requests.append({"path": path, "title": title, "prompt": prompt, "body": body,
-                                  "headers": dict(handler.headers)})
+                                  "headers": {k.lower(): v for k, v in handler.headers.items()}})
             queue = self.script.get(title, [])
             behaviour = queue.pop(0) if queue else ("json", {"explains": []})
         while behaviour[0] == "sleep":

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -113,10 +114,31 @@ class Provider:
 
     name = ""
 
+    package = ""
+
     def __init__(self, model: str, endpoint: str, timeout: float):
         self.model = model
         self.endpoint = endpoint
         self.timeout = timeout
+        self._lib = None
+        self._client_obj = None
+        self._client_lock = threading.Lock()
+        _require(self.name)  # a clear error now, not at the first request
+
+    @property
+    def _client(self):
+        """The official client, built on the first request (its import is not cheap, and a
+        pass that sends nothing — all cached, or refused — never needs it)."""
+        with self._client_lock:
+            if self._client_obj is None:
+                import importlib
+
+                self._lib = importlib.import_module(_PACKAGE[self.name])
+                self._client_obj = self._make_client(self._lib)
+            return self._client_obj
+
+    def _make_client(self, lib):
+        raise NotImplementedError
 
     @property
     def host(self) -> str:
@@ -167,16 +189,15 @@ class Provider:
         return "Is the server running?"
 
 
-def _import(provider: str):
-    import importlib
+def _require(provider: str) -> None:
+    """A clear error when the provider's client library is not installed (found, not imported)."""
+    import importlib.util
 
     package = _PACKAGE[provider]
-    try:
-        return importlib.import_module(package)
-    except ImportError:
+    if importlib.util.find_spec(package) is None:
         raise NervapackError(
             f"--llm {provider} needs the {package!r} package: pip install \"nervapack-core[{_EXTRA[provider]}]\" "
-            "(or [llm] for all providers).") from None
+            "(or [llm] for all providers).")
 
 
 def _httpx_failure(provider: Provider, exc: Exception) -> Exception | None:
@@ -198,17 +219,18 @@ class OllamaProvider(Provider):
     def __init__(self, model: str, timeout: float, environ=os.environ):
         host = _with_scheme(environ.get("OLLAMA_HOST", "").strip() or _OLLAMA_DEFAULT, default_port=11434)
         super().__init__(model, host, timeout)
-        ollama = _import("ollama")
-        self._ollama = ollama
-        self._client = ollama.Client(host=host, timeout=timeout)
+
+    def _make_client(self, lib):
+        return lib.Client(host=self.endpoint, timeout=self.timeout)
 
     def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
+        client = self._client
         try:
-            r = self._client.chat(model=self.model, messages=[{"role": "system", "content": system},
+            r = client.chat(model=self.model, messages=[{"role": "system", "content": system},
                                                               {"role": "user", "content": prompt}],
                                   format="json", stream=False,
                                   options={"temperature": 0, "num_predict": max_tokens})
-        except self._ollama.ResponseError as exc:
+        except self._lib.ResponseError as exc:
             raise self._status_error(exc.status_code, str(exc.error)[:300], exc) from None
         except ConnectionError as exc:  # the client's "Failed to connect to Ollama"
             raise self._unreachable(exc) from None
@@ -238,14 +260,16 @@ class OpenAIProvider(Provider):
                 raise NervapackError("--llm openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for another "
                                      "OpenAI-compatible server).")
             key = "nervapack"  # llama.cpp, vLLM, LM Studio: any key will do
-        openai = _import("openai")
-        self._openai = openai
-        self._client = openai.OpenAI(api_key=key, base_url=base, timeout=timeout, max_retries=0)
+        self._key = key
+
+    def _make_client(self, lib):
+        return lib.OpenAI(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0)
 
     def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        openai = self._openai
+        client = self._client
+        openai = self._lib
         try:
-            r = self._client.chat.completions.create(
+            r = client.chat.completions.create(
                 model=self.model, temperature=0, max_tokens=max_tokens,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}])
         except openai.APITimeoutError:
@@ -276,18 +300,20 @@ class ClaudeProvider(Provider):
         key = environ.get("ANTHROPIC_API_KEY", "").strip()
         if not key:
             raise NervapackError("--llm claude needs ANTHROPIC_API_KEY (from console.anthropic.com).")
-        anthropic = _import("claude")
-        self._anthropic = anthropic
-        self._client = anthropic.Anthropic(api_key=key, base_url=base, timeout=timeout, max_retries=0)
+        self._key = key
+
+    def _make_client(self, lib):
+        return lib.Anthropic(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0)
 
     @property
     def remote(self) -> bool:
         return True  # the Anthropic API is a cloud service, whatever proxy ANTHROPIC_BASE_URL names
 
     def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        anthropic = self._anthropic
+        client = self._client
+        anthropic = self._lib
         try:
-            r = self._client.messages.create(model=self.model, max_tokens=max_tokens, system=system,
+            r = client.messages.create(model=self.model, max_tokens=max_tokens, system=system,
                                              messages=[{"role": "user", "content": prompt}])
         except anthropic.APITimeoutError:
             raise Transient(f"timed out after {self.timeout:g} s") from None
