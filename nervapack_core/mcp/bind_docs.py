@@ -122,7 +122,7 @@ async def _ask_legacy(ctx, store, jobs, counts: _Counts) -> None:
 
     async def one(job) -> None:
         prompt = job.prompt
-        for attempt in (1, 2):
+        for _attempt in (1, 2):
             if counts.error:
                 return
             async with limiter:
@@ -195,7 +195,7 @@ async def _modern_round(ctx, store, the_plan, max_sections: int, min_confidence:
     if to_ask:
         _require_sampling(ctx)
         counts.requests += len(to_ask)
-        requests = {_key(j, attempt): CreateMessageRequest(
+        requests: dict[str, Any] = {_key(j, attempt): CreateMessageRequest(
             params=_request_params(j.prompt if attempt == 1 else j.prompt + RETRY_NOTE)) for j, attempt in to_ask}
         return InputRequiredResult(input_requests=requests,
                                    request_state=json.dumps({**state, **counts.state()}))

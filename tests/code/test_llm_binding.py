@@ -179,8 +179,8 @@ def test_each_client_binds_a_section_that_names_no_code(repo, name):
     if name == "ollama":
         assert all(b["format"] == "json" and b["stream"] is False for b in bodies)
     if name == "claude":
-        assert "test-key" in (headers.get("x-api-key") or headers.get("authorization") or "") and all("link software documentation" in b["system"]
-                                                               for b in bodies)
+        assert "test-key" in (headers.get("x-api-key") or headers.get("authorization") or "")
+        assert all("link software documentation" in b["system"] for b in bodies)
     if name == "openai":
         assert headers.get("authorization") == "Bearer test-key"
 
@@ -415,7 +415,8 @@ def test_yes_agrees_for_scripts_and_a_local_server_needs_no_agreement(repo):
         with pytest.raises(ConsentRefused):
             bind_docs(repo, claude, settings=FAST)  # no announce, no assume_yes: refused
         assert llm.count() == 3
-        done = _cli("ingest", str(repo), "--no-embed", "--llm", "claude", "--yes", "--json", **env_for("claude", llm.url))
+        done = _cli("ingest", str(repo), "--no-embed", "--llm", "claude", "--yes", "--json",
+                    **env_for("claude", llm.url))
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["llm"]["requests"] == 3 and llm.count() == 6
 

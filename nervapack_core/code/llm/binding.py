@@ -42,9 +42,9 @@ from ...storage import env_lock_timeout
 from ...tokens import count_tokens
 from ...workspace import Workspace
 from ..ingest_lock import ingest_lock
+from ..prompt import query_words
 from ..store import GraphStore
 from .consent import SendSummary, consent_given, record_consent
-from ..prompt import query_words
 from .prompt import RETRY_NOTE, SYSTEM, Candidate, MalformedAnswer, Parsed, parse_answer
 from .providers import Completion, EndpointError, Provider, RequestFailed, Transient
 from .shortlist import MIN_WORDS, Section, section_prompt, section_rows, shortlist, shortlist_sha
@@ -245,6 +245,7 @@ def apply(store: GraphStore, jobs: list[Job], model: str, min_confidence: float,
     added = removed = low = 0
     with store.transaction() as conn:
         for j in answered:
+            assert j.cached is not None
             have = {r[0]: tuple(r[1:]) for r in conn.execute(
                 "SELECT target, confidence, evidence, binder FROM edges WHERE source = ? AND binder IS NOT NULL",
                 (j.section.id,))}

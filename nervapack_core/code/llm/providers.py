@@ -33,6 +33,7 @@ import ipaddress
 import os
 import threading
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from ...errors import NervapackError
@@ -120,8 +121,8 @@ class Provider:
         self.model = model
         self.endpoint = endpoint
         self.timeout = timeout
-        self._lib = None
-        self._client_obj = None
+        self._lib: Any = None  # the client's module, once imported
+        self._client_obj: Any = None
         self._client_lock = threading.Lock()
         _require(self.name)  # a clear error now, not at the first request
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from typing import Any
 
 from ...text import identifier_terms
 from ...tokens import default_counter
@@ -90,7 +91,7 @@ def shortlist(conn, section: Section, vector_hits: Mapping[str, list[tuple[str, 
     already = {r[0] for r in conn.execute(
         "SELECT target FROM edges WHERE source = ? AND kind = 'EXPLAINS' AND binder IS NULL", (section.id,))}
     section_terms = _terms(f"{section.title}\n{section.text}")
-    scored: dict[str, tuple[float, str, object]] = {}
+    scored: dict[str, tuple[float, str, Any]] = {}
     expr = fts_query(f"{section.title}\n{section.text}")
     if expr:
         rows = conn.execute(
