@@ -107,7 +107,9 @@ def _run_llm(setup, root: str, assume_yes: bool, show_progress: bool):
         if not summary.needs_consent or assume_yes:
             return True
         if not sys.stdin.isatty():
-            return False
+            from ..code.llm.consent import ConsentRefused
+
+            raise ConsentRefused(summary)
         return click.confirm(f"Send them to {summary.host}?", default=False, err=True)
 
     return _with_progress(show_progress, lambda progress, on_wait: bind_docs(

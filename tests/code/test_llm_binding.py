@@ -409,10 +409,10 @@ def test_yes_agrees_for_scripts_and_a_local_server_needs_no_agreement(repo):
         remote = make_provider("openai", "gpt-4o", timeout=5.0, environ={"OPENAI_BASE_URL": "http://llm.example.invalid/v1",
                                                               "OPENAI_API_KEY": "k"})
         assert remote.remote and remote.host == "llm.example.invalid"
-        with pytest.raises(ConsentRefused, match="has not agreed to send to llm.example.invalid"):
+        with pytest.raises(ConsentRefused, match="llm.example.invalid .leaves this machine.*you declined"):
             bind_docs(repo, remote, settings=FAST, announce=lambda summary: False)
         claude = provider_for("claude", llm)
-        with pytest.raises(ConsentRefused):
+        with pytest.raises(ConsentRefused, match="has not agreed to send to 127.0.0.1"):
             bind_docs(repo, claude, settings=FAST)  # no announce, no assume_yes: refused
         assert llm.count() == 3
         done = _cli("ingest", str(repo), "--no-embed", "--llm", "claude", "--yes", "--json",

@@ -204,8 +204,9 @@ def plan(store: GraphStore, model: str, *, section_ids: list[str] | None = None,
         if workspace is not None else {}
     jobs: list[Job] = []
     too_short = no_candidates = 0
+    memo: dict = {}
     for s in sections:
-        candidates = shortlist(conn, s, hits)
+        candidates = shortlist(conn, s, hits, memo=memo)
         if not candidates:
             if len(query_words(s.text)) < MIN_WORDS:
                 too_short += 1
@@ -417,9 +418,9 @@ def bind_docs(
                                       report.estimated_output_tokens, report.estimated_cost_usd,
                                       needs_consent=provider.remote and not consent_given(store, provider))
                 go_on = announce(summary) if announce is not None else True
-                if summary.needs_consent and not (assume_yes or (announce is not None and go_on)):
-                    raise ConsentRefused(summary)
                 if not go_on:
+                    raise ConsentRefused(summary, declined=True)
+                if summary.needs_consent and not (assume_yes or announce is not None):
                     raise ConsentRefused(summary)
                 if summary.needs_consent:
                     record_consent(store, provider)

@@ -45,13 +45,13 @@ class SendSummary:
 
 
 class ConsentRefused(NervapackError):
-    """A remote endpoint and no agreement to send to it: nothing was sent."""
+    """A remote endpoint and no agreement to send to it (or the user said no): nothing was sent."""
 
-    def __init__(self, summary: SendSummary):
-        super().__init__(
-            f"{summary.describe()} Nothing was sent: this workspace has not agreed to send to {summary.host} yet. "
-            "Run it in a terminal to answer the question, or pass --yes to agree (scripts, CI). "
-            "The graph keeps its deterministic doc links.")
+    def __init__(self, summary: SendSummary, declined: bool = False):
+        why = ("you declined" if declined else f"this workspace has not agreed to send to {summary.host} yet "
+               "(run it in a terminal to answer the question, or pass --yes to agree: scripts, CI)")
+        super().__init__(f"{summary.describe()} Nothing was sent: {why}. The graph keeps its deterministic doc "
+                         "links.")
         self.summary = summary
 
 

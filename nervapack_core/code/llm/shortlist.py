@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ...text import identifier_terms
+from ...text import identifier_terms, is_test_path
 from ...tokens import default_counter
 from ..prompt import fts_query, query_words, stem
 from .prompt import PROMPT_VERSION, SECTION_TOKENS, Candidate, build_prompt
@@ -83,31 +83,50 @@ def _line(row) -> str:
     return " — ".join(parts)
 
 
+def _is_test(path: str, memo: dict) -> bool:
+    key = ("test", path)
+    if key not in memo:
+        memo[key] = is_test_path(path)
+    return memo[key]
+
+
+def _node_terms(r) -> tuple[frozenset[str], frozenset[str]]:
+    """A definition's name parts (stemmed) and the other words of its signature and docstring gist."""
+    name_parts = frozenset(stem(p) for p in identifier_terms(r["name"]).lower().split()) or frozenset(
+        [r["name"].lower()])
+    other = _terms(f"{r['signature'] or ''} {(r['docstring'] or '').split(chr(10) * 2)[0]}") - name_parts
+    return name_parts, frozenset(other)
+
+
 def shortlist(conn, section: Section, vector_hits: Mapping[str, list[tuple[str, float]]] | None = None,
-              limit: int = MAX_CANDIDATES) -> list[Candidate]:
-    """The section's candidates, best first (ties by qualified name, then id)."""
+              limit: int = MAX_CANDIDATES, memo: dict | None = None) -> list[Candidate]:
+    """The section's candidates, best first (ties by qualified name, then id). ``memo`` keeps
+    the definitions' words between the sections of one pass."""
     if len(query_words(section.text)) < MIN_WORDS:
         return []
+    memo = {} if memo is None else memo
     already = {r[0] for r in conn.execute(
         "SELECT target FROM edges WHERE source = ? AND kind = 'EXPLAINS' AND binder IS NULL", (section.id,))}
     section_terms = _terms(f"{section.title}\n{section.text}")
+    prefixes = {t[:k] for t in section_terms for k in range(4, len(t) + 1)}
     scored: dict[str, tuple[float, str, Any]] = {}
     expr = fts_query(f"{section.title}\n{section.text}")
     if expr:
         rows = conn.execute(
             "SELECT n.id, n.kind, n.subkind, n.name, n.qualified_name, n.file, n.start_line, n.signature,"
             " n.docstring FROM nodes_fts f CROSS JOIN nodes n ON n.rowid = f.rowid"
-            f" WHERE nodes_fts MATCH ? AND n.kind IN {_DEF_KINDS} AND NOT is_test_path(n.file)"
+            f" WHERE nodes_fts MATCH ? AND n.kind IN {_DEF_KINDS}"
             " ORDER BY bm25(nodes_fts, 4.0, 1.0), n.id LIMIT ?", (expr, _PREFILTER)).fetchall()
         for r in rows:
-            if r["id"] in already:
+            if r["id"] in already or _is_test(r["file"], memo):
                 continue
-            name_parts = {stem(p) for p in identifier_terms(r["name"]).lower().split()} or {r["name"].lower()}
+            if r["id"] not in memo:
+                memo[r["id"]] = _node_terms(r)
+            name_parts, other = memo[r["id"]]
             named = sum(3 for p in name_parts if p in section_terms)
-            if named == 0:
-                named = sum(1 for p in name_parts if any(t.startswith(p) for t in section_terms if len(p) >= 4))
-            other = _terms(f"{r['signature'] or ''} {(r['docstring'] or '').split(chr(10) * 2)[0]}") - name_parts
-            score = named + len(other & section_terms) * 1.0
+            if named == 0:  # "conn" for "connection": a shared prefix counts one
+                named = sum(1 for p in name_parts if len(p) >= 4 and p in prefixes)
+            score = named + len(other & section_terms)
             if score >= 2:
                 scored[r["id"]] = (score, r["qualified_name"], r)
     best = [s[2] for s in sorted(scored.values(), key=lambda s: (-s[0], s[1], s[2]["id"]))[:limit]]
