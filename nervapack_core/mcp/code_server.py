@@ -4,7 +4,8 @@ Run it in a workspace (or set ``NERVAPACK_HOME``). Tools:
 
 - ``query_codebase(prompt, max_hops=2, budget=2000)`` — the same retrieval and packing as
   ``nervapack query``: Markdown context under the budget plus a token-savings line;
-- ``graph_status()`` — counts by kind, languages, last ingest, files changed since;
+- ``graph_status()`` — counts by kind (doc links: deterministic and LLM-drawn), languages, last
+  ingest, files changed since;
 - ``list_entities(entity_type=None, file_path=None, name_contains=None, limit=100)``;
 - ``impact_analysis(target, max_hops=2, budget=2000)`` — what calls, subclasses, imports or
   documents ``target``: the code that may break when it changes;
@@ -89,7 +90,7 @@ def graph_status_data(graph) -> dict:
     shared :meth:`~..code.reader.GraphReader.status` plus languages and staleness advice."""
     status = graph.status()
     changes = status["changed_since_ingest"]
-    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds")
+    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds", "explains")
     return {
         **{k: status[k] for k in keys},
         "languages": {r["language"]: r["files"] for r in graph.language_stats()},
