@@ -130,7 +130,8 @@ def _print_llm(console, llm: dict) -> None:
               if llm["tokens_reported"] else "not reported by the endpoint")
     cost = ", local" if not llm["remote"] else "" if llm["cost_usd"] is None else f", ${llm['cost_usd']:.4f}"
     console.print(
-        f"LLM binding ({escape(llm['binder'])}): {llm['sections']:,} sections, {llm['cached']:,} answered from the "
+        f"LLM binding ({escape(llm['binder'])}): {llm['sections']:,} sections ({llm['release_notes']:,} release "
+        f"notes and {llm['too_short']:,} too short not asked about), {llm['cached']:,} answered from the "
         f"cache, {llm['to_ask']:,} to ask; {llm['requests']:,} requests ({llm['retried']:,} retries), "
         f"{llm['answered']:,} answered, {llm['malformed']:,} malformed, {llm['failed']:,} failed, "
         f"{llm['unanswered']:,} unanswered; {llm['hallucinated']:,} unknown names dropped; LLM edges "

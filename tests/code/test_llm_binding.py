@@ -260,6 +260,16 @@ def test_the_shortlist_is_short_and_never_what_naming_already_found(repo):
     prompt = jobs["Retry policy"].prompt
     assert "When a request fails" in prompt and "def increment(self, error=None)" in prompt
     assert "return Retry(self.total - 1" not in prompt  # signatures and docstrings, never bodies
+    # release notes are not asked about
+    (repo / "CHANGELOG.md").write_text("# Changelog\n\n## 2.0\n\nThe client now waits longer before each new "
+                                       "attempt and counts the attempts made so far against the configured total.\n")
+    sync(repo, embed=False, workers=1)
+    store = GraphStore(repo / ".nervapack" / "graph.db")
+    try:
+        again = plan(store, "ollama/llama3")
+    finally:
+        store.close()
+    assert again.release_notes == 2 and {j.section.title for j in again.jobs} == ASKED
 
 
 # -- the cache --------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from ..store import GraphStore
 from .consent import SendSummary, consent_given, record_consent
 from .prompt import RETRY_NOTE, SYSTEM, Candidate, MalformedAnswer, Parsed, parse_answer
 from .providers import Completion, EndpointError, Provider, RequestFailed, Transient
-from .shortlist import MIN_WORDS, Section, section_prompt, section_rows, shortlist, shortlist_sha
+from .shortlist import MIN_WORDS, Section, is_release_notes, section_prompt, section_rows, shortlist, shortlist_sha
 
 __all__ = ["LLMSettings", "LLMReport", "Job", "Plan", "bind_docs", "plan", "parse", "store_answer", "apply",
            "restore_cached", "EST_OUTPUT_TOKENS", "LAST_KEY"]
@@ -99,6 +99,7 @@ class LLMReport:
     remote: bool = False
     sections: int = 0  # doc sections in the graph (or asked about)
     too_short: int = 0  # too few words to ask about
+    release_notes: int = 0  # sections of CHANGELOG, HISTORY, NEWS…: not asked about
     no_candidates: int = 0  # nothing to choose from
     cached: int = 0  # answered before: applied without a request
     to_ask: int = 0  # sections needing a request
@@ -162,6 +163,7 @@ class Plan:
     too_short: int
     no_candidates: int
     vectors: bool = False  # the shortlists include vector neighbours
+    release_notes: int = 0  # sections of CHANGELOG, HISTORY…: not asked about
 
     @property
     def pending(self) -> list[Job]:
@@ -205,7 +207,11 @@ def plan(store: GraphStore, model: str, *, section_ids: list[str] | None = None,
     jobs: list[Job] = []
     too_short = no_candidates = 0
     memo: dict = {}
+    release_notes = 0
     for s in sections:
+        if is_release_notes(s.file):
+            release_notes += 1
+            continue
         candidates = shortlist(conn, s, hits, memo=memo)
         if not candidates:
             if len(query_words(s.text)) < MIN_WORDS:
@@ -218,7 +224,7 @@ def plan(store: GraphStore, model: str, *, section_ids: list[str] | None = None,
                            (s.sha, sha, model)).fetchone()
         cached = {"binder": row[0], **json.loads(row[1])} if row else None
         jobs.append(Job(s, candidates, sha, section_prompt(s, candidates), cached))
-    return Plan(jobs, len(sections), too_short, no_candidates, bool(hits))
+    return Plan(jobs, len(sections), too_short, no_candidates, bool(hits), release_notes)
 
 
 def parse(job: Job, reply: str) -> Parsed:
@@ -407,6 +413,7 @@ def bind_docs(
             pending = the_plan.pending
             report.sections, report.too_short, report.no_candidates = (the_plan.sections, the_plan.too_short,
                                                                        the_plan.no_candidates)
+            report.release_notes = the_plan.release_notes
             report.cached, report.to_ask = len(the_plan.jobs) - len(pending), len(pending)
             report.estimated_input_tokens = sum(j.estimate() for j in pending)
             report.estimated_output_tokens = EST_OUTPUT_TOKENS * len(pending)

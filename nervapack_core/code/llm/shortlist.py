@@ -13,12 +13,15 @@ from
   stored embedding (no model is loaded), at most :data:`VECTOR_CANDIDATES`.
 
 Left out: the definitions the deterministic binder already linked to the section (the
-LLM is asked only about what naming did not find), test code, and imports.
+LLM is asked only about what naming did not find), test code, and imports; and whole
+sections that are release notes (``CHANGELOG``, ``HISTORY``, ``NEWS``, ``docs/releases/``):
+they name what they are about, and are the most sections for the fewest links.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +31,7 @@ from ..prompt import fts_query, query_words, stem
 from .prompt import PROMPT_VERSION, SECTION_TOKENS, Candidate, build_prompt
 
 __all__ = ["MAX_CANDIDATES", "VECTOR_CANDIDATES", "MIN_WORDS", "Section", "shortlist", "shortlist_sha", "section_rows",
-           "section_prompt"]
+           "section_prompt", "is_release_notes"]
 
 MAX_CANDIDATES = 12
 VECTOR_CANDIDATES = 4
@@ -38,6 +41,18 @@ _PREFILTER = 300
 _DEF_KINDS = "('class', 'function')"
 
 
+# release notes list what changed, by name when it matters (the deterministic binder reads
+# those); asking a model about every entry would cost the most and link the least
+_RELEASE_NOTES = re.compile(r"^(change[-_ ]?log|changes|history|news|release[-_ ]?notes|whatsnew)(\.[\w.]+)?$",
+                            re.IGNORECASE)
+
+
+def is_release_notes(path: str) -> bool:
+    """``CHANGELOG.md``, ``HISTORY.rst``, ``NEWS``, ``docs/releases/…``-style release notes."""
+    name = path.rsplit("/", 1)[-1]
+    return bool(_RELEASE_NOTES.match(name)) or "/releases/" in f"/{path}" or "/changelog/" in f"/{path.lower()}"
+
+
 class Section:
     """A doc section row (``nodes`` of kind doc) with what the binder needs of it."""
 
@@ -45,7 +60,10 @@ class Section:
 
     def __init__(self, row):
         self.id, self.title, self.path, self.file = row["id"], row["name"], row["qualified_name"], row["file"]
-        self.text, self.sha = row["text"] or "", row["sha"] or ""
+        self.text = row["text"] or ""
+        # a section stored before nodes had hashes: the hash the ingest would give it
+        self.sha = row["sha"] or hashlib.sha1(f"{self.title}\n{self.text}".encode("utf-8", "surrogatepass")
+                                              ).hexdigest()[:16]
 
 
 def section_rows(conn, ids: list[str] | None = None) -> list[Section]:
