@@ -47,15 +47,21 @@ MAX_VARIABLES = 500  # bound parameters per IN (...) chunk (SQLite allows 32,766
 
 
 def utc_iso(moment: datetime) -> str:
-    """``moment`` in the stored UTC format (a naive datetime is taken as UTC)."""
+    """``moment`` in the stored UTC format (a naive datetime is taken as UTC).
+
+    Always 27 characters, the year zero-padded to four digits (``0500-01-01T00:00:00.000000Z``),
+    so string order is time order; ``strftime("%Y")`` does not pad years before 1000 on
+    glibc, hence ``isoformat``. Raises ``OverflowError`` when the instant in UTC falls
+    outside years 1-9999 (e.g. ``0001-01-01T00:00:00+01:00``).
+    """
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime(UTC_FORMAT)
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def utc_now() -> str:
     """Now, in the stored UTC format."""
-    return datetime.now(UTC).strftime(UTC_FORMAT)
+    return utc_iso(datetime.now(UTC))
 
 
 LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"

@@ -1,19 +1,39 @@
-"""Decisions: the decision history of one namespace, with rationale, rejected
-alternatives, caused outcomes and sessions."""
+"""Decisions: the decision log of one namespace as a team lead reviews it — filters,
+counts and a monthly chart over every matching decision, the review queue, the
+supersession/causation graph, open contradictions, and each decision with its status,
+provenance, reviews, code and staleness."""
 
-from urllib.parse import quote
+from datetime import date
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from nervapack_core.dashboard import cache, ui
+from nervapack_core.dashboard.data import (
+    STATUS_BADGES,
+    area_options,
+    explorer_params,
+    review_blocker,
+    review_decision,
+)
+from nervapack_core.dashboard.decision_graph import figure as graph_figure
 from nervapack_core.errors import NervapackError
 
 PAGE_SIZE = 20
+QUEUE_PAGE = 5
+CONTRA_PAGE = 10
+CODE_LINKS = 8
+GRAPH_SIZES = [40, 80, 120, 200, 400]
+STATUS_ORDER = ["proposed", "accepted", "rejected", "deprecated", "superseded"]
+STATUS_COLORS = {"proposed": "#f59e0b", "accepted": "#1d4ed8", "rejected": "#dc2626", "deprecated": "#94a3b8",
+                 "superseded": "#cbd5e1"}
+VERBS = {"accepted": "Accept", "rejected": "Reject", "deprecated": "Deprecate"}
+DONE = {"accepted": "Accepted", "rejected": "Rejected", "deprecated": "Deprecated"}
 
 src = cache.sources()
-ui.header("Decisions", "What was decided, why, what was rejected, what it caused, and what replaced it.", src)
+ui.header("Decisions", "What was decided, by whom, whether it was agreed, why, what it replaced and caused, "
+          "and which code it touches.", src)
 ui.require_memory(src)
 
 spaces = [n["namespace"] for n in cache.namespaces(src)]
@@ -23,41 +43,288 @@ if not spaces:
             icon=":material/psychology:")
     st.stop()
 
-top = st.columns([2, 3, 3, 2])
+
+def init(key: str, value) -> None:
+    """A widget's first value, from the URL (deep links); later the widget keeps its own."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def sync(name: str, value) -> None:
+    """Keep a filter in the URL, so a link or a reload shows the same list."""
+    text = "" if value in (None, "", [], ()) else (",".join(value) if isinstance(value, (list, tuple)) else str(value))
+    if not text:
+        st.query_params.pop(name, None)
+    elif st.query_params.get(name) != text:
+        st.query_params[name] = text
+
+
+def url_date(name: str):
+    value = ui.param(name)
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        st.warning(f"Ignoring `{name}={ui.md_escape(value)}` in the link: not a date (YYYY-MM-DD).",
+                   icon=":material/link_off:")
+        return None
+
+
+def with_unknown(options: list, wanted, what: str) -> list:
+    """``options`` plus a value the URL asked for that is not among them (said so)."""
+    if wanted and wanted not in options:
+        st.warning(f"No decision in this namespace has {what} {ui.md_escape(wanted)}: the list below is empty "
+                   "until that filter is cleared.", icon=":material/filter_alt_off:")
+        return [*options, wanted]
+    return options
+
+
+# ---------------------------------------------------------------- filters
+top = st.columns([2, 4])
 with top[0]:
     ns = ui.namespace_picker(src, spaces)
-sessions = cache.sessions(src, ns)
-session_names = {s["id"]: f"{s['name']} ({s['started_at'][:10]}, {s['nodes']} memories)" for s in sessions}
-text = top[1].text_input("Search decisions", value="", placeholder="words in the decision or its rationale",
-                         key="text")
-session = top[2].selectbox("Session", [None] + list(session_names), key="session",
-                           format_func=lambda s: "all sessions" if s is None else session_names[s])
-status = top[3].radio("Show", ["all", "current", "superseded"], horizontal=False, key="status")
+facets = cache.decision_facets(src, ns)
+init("dec_q", ui.param("q", ""))
+text = top[1].text_input("Search decisions", placeholder="words in the decision or its rationale", key="dec_q")
 
-items = cache.decisions(src, ns, text=text, session_id=session, include_superseded=(status != "current"),
-                        limit=5000)
-if status == "superseded":
-    items = [d for d in items if not d["current"]]
-all_items = cache.decisions(src, ns, limit=5000)
+url_status = [s for s in (ui.param("status", "") or "").split(",") if s]
+bad = [s for s in url_status if s not in STATUS_ORDER]
+if bad:
+    st.warning(f"Ignoring unknown status {ui.md_escape(', '.join(bad))} in the link.", icon=":material/link_off:")
+init("dec_status", [s for s in url_status if s in STATUS_ORDER])
+row = st.columns([3, 2, 2, 3, 2])
+statuses = row[0].multiselect("Status", STATUS_ORDER, key="dec_status", placeholder="any status",
+                              format_func=lambda s: STATUS_BADGES[s][0])
+def facet(col, label: str, param: str, counts: dict, anything: str, what: str, describe=None):
+    """A filter select box over the values a namespace's decisions have (each with its
+    count; all of them, no cap), first set from the URL parameter ``param``."""
+    options = with_unknown([None, *counts], ui.param(param), what)
+    init(f"dec_{param}", ui.param(param))
 
+    def show(v):
+        if v is None:
+            return anything
+        return describe(v) if describe else f"{v} ({counts[v]:,})" if v in counts else v
+
+    return col.selectbox(label, options, key=f"dec_{param}", placeholder=anything, format_func=show)
+
+
+author = facet(row[1], "Author", "author", {a["author"]: a["decisions"] for a in facets["authors"]}, "anyone",
+               "the author")
+entity = facet(row[2], "About (entity)", "entity", {e["name"]: e["decisions"] for e in facets["entities"]},
+               "anything", "the entity")
+areas = {a["area"]: a for a in area_options(facets["files"])}
+area = facet(row[3], "Code area (folder or file)", "area", areas, "all code", "code in",
+             describe=lambda a: f"{a} ({areas[a]['files']:,} files)" if a in areas and a.endswith("/") else a)
+tag = facet(row[4], "Tag", "tag", {t["tag"]: t["decisions"] for t in facets["tags"]}, "any tag", "the tag")
+row = st.columns([2, 2, 3, 3])
+init("dec_since", url_date("since"))
+init("dec_until", url_date("until"))
+DATES = dict(min_value=date(1, 1, 1), max_value=date(9999, 12, 31), format="YYYY-MM-DD")
+since = row[0].date_input("Took effect from", key="dec_since", **DATES)
+until = row[1].date_input("…until (inclusive)", key="dec_until", **DATES)
+init("dec_stale_only", ui.param("stale") == "1")
+stale_only = row[2].toggle("Only those that may be stale", key="dec_stale_only",
+                           help="Decisions whose code changed, went away or churned since they were made.")
+for name, value in (("q", text.strip()), ("status", statuses), ("author", author), ("entity", entity),
+                    ("area", area), ("tag", tag), ("since", since.isoformat() if since else None),
+                    ("until", until.isoformat() if until else None), ("stale", "1" if stale_only else None)):
+    sync(name, value)
+
+try:
+    stale = cache.stale_decisions(src, ns)
+except NervapackError as exc:
+    stale = {"available": False, "source": "error", "reasons": {}, "error": str(exc)}
+reasons = stale["reasons"]
+filters = dict(status=tuple(statuses), author=author, entity=entity, code_area=area, tag=tag,
+               since=since.isoformat() if since else None, until=until.isoformat() if until else None,
+               text=text.strip() or None, ids=tuple(sorted(reasons)) if stale_only else None)
+signature = repr(sorted(filters.items())) + ns
+
+# ---------------------------------------------------------------- numbers and chart
+first = cache.decision_page(src, ns, page=max(0, int(st.session_state.get("dec_page", 1) or 1) - 1),
+                            page_size=PAGE_SIZE, **filters)
+counts = first["by_status"]
+filtered = first["total"] != facets["total"]
+stale_matching = cache.decision_page(src, ns, page_size=1, **{**filters, "ids": tuple(sorted(reasons))})["total"] \
+    if reasons and not stale_only else (first["total"] if stale_only else 0)
 cols = st.columns(4)
-cols[0].metric("Decisions", ui.fmt_int(len(all_items)), border=True)
-cols[1].metric("Current", ui.fmt_int(sum(d["current"] for d in all_items)), border=True)
-cols[2].metric("Superseded", ui.fmt_int(sum(bool(d["superseded_by"]) for d in all_items)), border=True)
-cols[3].metric("With outcomes", ui.fmt_int(sum(bool(d["outcomes"]) for d in all_items)), border=True,
+cols[0].metric("Decisions", ui.fmt_int(first["total"]), border=True,
+               help=f"Matching the filters, of {facets['total']:,} in namespace {ns}." if filtered
+               else f"Every decision in namespace {ns}.")
+cols[1].metric("Accepted", ui.fmt_int(counts["accepted"]), border=True, help="Agreed and still current.")
+cols[2].metric("Proposed", ui.fmt_int(counts["proposed"]), border=True,
+               help="Waiting for review: not agreed yet (an agent's decisions land here).")
+cols[3].metric("Superseded", ui.fmt_int(counts["superseded"]), border=True, help="Replaced by a newer version.")
+cols = st.columns(4)
+cols[0].metric("Rejected", ui.fmt_int(counts["rejected"]), border=True)
+cols[1].metric("Deprecated", ui.fmt_int(counts["deprecated"]), border=True, help="Was agreed, no longer holds.")
+cols[2].metric("With outcomes", ui.fmt_int(first["with_outcomes"]), border=True,
                help="Decisions that CAUSED at least one recorded outcome.")
+cols[3].metric("May be stale", ui.fmt_int(stale_matching) if stale["available"] else "—", border=True,
+               help="Their code changed, went away or churned since they were made." if stale["available"] else
+               "No code graph to compare with (run `nervapack ingest .`).")
 
-if all_items:
-    df = pd.DataFrame([{"month": d["valid_from"][:7], "status": "current" if d["current"] else "superseded"}
-                       for d in all_items])
-    counts = df.groupby(["month", "status"]).size().unstack(fill_value=0)
+if first["by_month"]:
+    df = pd.DataFrame(first["by_month"])
+    df["month"] = df["month"] + "-01"
+    wide = df.pivot_table(index="month", columns="status", values="decisions", aggfunc="sum", fill_value=0)
+    tallest = int(wide.sum(axis=1).max())
     fig = go.Figure()
-    for s, color in (("current", "#1d4ed8"), ("superseded", "#cbd5e1")):
-        if s in counts:
-            fig.add_bar(x=counts.index, y=counts[s], name=s, marker_color=color)
-    fig.update_layout(barmode="stack", title="Decisions by the month they took effect", yaxis_title="decisions",
-                      legend=dict(orientation="h"))
-    ui.chart(fig, key="by_month", height=260)
+    for s in STATUS_ORDER:
+        if s in wide:
+            fig.add_bar(x=wide.index, y=wide[s], name=STATUS_BADGES[s][0], marker_color=STATUS_COLORS[s])
+    step = next(d for d in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 10**9) if tallest / d <= 6)
+    what = "matching decisions" if filtered else "decisions"
+    fig.update_layout(barmode="stack", title=f"{first['total']:,} {what} by the month they took effect",
+                      yaxis=dict(title="decisions", dtick=step, tickformat=",d", rangemode="tozero"),
+                      xaxis=dict(type="date", title=None),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1))
+    ui.chart(fig, key="by_month", height=280)
+
+
+# ---------------------------------------------------------------- review actions
+def badge(d: dict) -> str:
+    return ui.status_badge(d.get("status"))
+
+
+def provenance(d: dict) -> str:
+    parts = [f"by {d.get('author') or 'unknown'}"]
+    if d.get("origin"):
+        parts.append(f"via {d['origin']}")
+    parts.append(f"recorded {str(d.get('recorded_at') or '')[:10]}")
+    if d.get("repo_commit"):
+        parts.append(f"repository at {d['repo_commit'][:10]}")
+    if d.get("commit_sha"):
+        parts.append(f"implemented in {d['commit_sha'][:10]}")
+    if d.get("source"):
+        parts.append(f"source {d['source']}")
+    return " · ".join(ui.md_escape(p) for p in parts)
+
+
+def review_actions(d: dict, where: str) -> None:
+    """Accept/Reject a proposed decision, Deprecate an accepted one: a note, then a
+    confirmation, then ``MemoryStore.review`` through a writable store opened for it."""
+    status = d.get("status")
+    choices = ["accepted", "rejected"] if status == "proposed" else ["deprecated"] if (
+        status == "accepted" and d.get("valid_until") is None) else []
+    if not choices:
+        return
+    key = f"{where}_{d['id']}"
+    pending = st.session_state.get("pending_review")
+    c = st.columns([4, 1, 1] if len(choices) == 2 else [5, 1])
+    c[0].text_input("Review note", key=f"{key}_note", placeholder="why (kept with the review)",
+                    label_visibility="collapsed")
+    for i, choice in enumerate(choices):
+        if c[i + 1].button(VERBS[choice], key=f"{key}_{choice}", width="stretch",
+                           type="primary" if choice == "accepted" else "secondary"):
+            pending = st.session_state["pending_review"] = {"key": key, "id": d["id"], "status": choice}
+    if not pending or pending["key"] != key:
+        return
+    note = (st.session_state.get(f"{key}_note") or "").strip()
+    with st.container(border=True):
+        verb = VERBS[pending["status"]].lower()
+        st.markdown(f"**Confirm:** {verb} this decision as **{ui.md_escape(cache.reviewer(src) or 'unknown')}**"
+                    + (f" with the note “{ui.md_escape(note)}”" if note else " without a note") + "?")
+        if blocked_reason:
+            st.error(blocked_reason, icon=":material/lock:")
+        c = st.columns([2, 1, 5])
+        if c[0].button(f"Yes, {verb}", key=f"{key}_confirm", type="primary", disabled=bool(blocked_reason)):
+            try:
+                done = review_decision(src.memory_db, src.graph_db if src.has_graph else None, ns, d["id"],
+                                       pending["status"], note or None)
+            except NervapackError as exc:
+                st.error(str(exc), icon=":material/error:")
+            else:
+                st.session_state.pop("pending_review", None)
+                st.session_state["review_done"] = (f"{DONE[pending['status']]}: "
+                                                   f"“{done['content'][:80]}” — now {done['status']}, "
+                                                   f"reviewed by {done.get('status_by') or 'unknown'}.")
+                st.rerun()
+        if c[1].button("Cancel", key=f"{key}_cancel"):
+            st.session_state.pop("pending_review", None)
+            st.rerun()
+
+
+def code_links(refs: list[dict]) -> None:
+    if not refs:
+        return
+    st.caption(f"Its code ({len(refs):,} location(s); opens in the Graph Explorer)")
+    seen = set()
+    shown = 0
+    for r in refs:
+        params = explorer_params(r)
+        key = tuple(params.items())
+        if key in seen:
+            continue
+        seen.add(key)
+        if shown == CODE_LINKS:
+            st.caption(f"…and {len(refs) - shown:,} more")
+            break
+        lines = f":{r['start_line']}-{r['end_line']}" if r.get("start_line") else ""
+        name = r.get("qualified_name") or r.get("name") or r.get("file")
+        st.page_link("pages/graph_explorer.py", label=ui.md_escape(f"{r.get('kind') or 'code'} {name} — "
+                                                                   f"{r.get('file')}{lines}"),
+                     icon=":material/account_tree:", query_params=params)
+        shown += 1
+
+
+def stale_note(d: dict) -> None:
+    why = reasons.get(d["id"])
+    if why:
+        st.warning("**May be stale:** " + "; ".join(ui.md_escape(w) for w in why), icon=":material/update:")
+
+
+def contradiction_note(d: dict) -> None:
+    for c in d.get("contradictions") or []:
+        st.error(f"**Open contradiction** with {ui.status_badge(c['status'])} {ui.md_escape(c['content'][:160])} "
+                 f"({ui.md_escape(c['id'])})", icon=":material/compare_arrows:")
+
+
+def reviews_table(rows: list[dict]) -> None:
+    if rows:
+        st.caption("Review history")
+        st.dataframe(pd.DataFrame(rows, columns=["created_at", "status", "previous", "reviewer", "note"]),
+                     hide_index=True, column_config={"created_at": "When", "status": "Set to", "previous": "Was",
+                                                     "reviewer": "Reviewer", "note": "Note"})
+
+
+def select(decision_id: str) -> None:
+    st.query_params["decision"] = decision_id
+    st.query_params["namespace"] = ns
+    st.rerun()
+
+
+blocked_reason = review_blocker(src.memory_db)
+done_message = st.session_state.pop("review_done", None)
+if done_message:
+    st.success(done_message, icon=":material/task_alt:")
+
+# ---------------------------------------------------------------- review queue
+queue_first = cache.review_queue(src, ns, 0, QUEUE_PAGE)
+st.subheader(f"Review queue ({queue_first['total']:,})", anchor="review-queue")
+if not queue_first["total"]:
+    st.caption(f"No proposed decision waits for review in namespace {ui.md_escape(ns)}. Decisions written by agents "
+               "(MCP) land here as proposed.")
+else:
+    reviewer_name = cache.reviewer(src) or "unknown"
+    st.caption(f"{queue_first['total']:,} proposed decision(s), oldest first: not agreed until someone accepts them. "
+               f"Reviews are recorded as **{ui.md_escape(reviewer_name)}** (the memory's author: git's user, "
+               "else the OS user).")
+    if blocked_reason:
+        st.warning(blocked_reason, icon=":material/lock:")
+    qpage = ui.pager(queue_first["total"], QUEUE_PAGE, key="queue_page", noun="proposed decisions")
+    queue = queue_first if qpage == 0 else cache.review_queue(src, ns, qpage, QUEUE_PAGE)
+    for d in queue["decisions"]:
+        with st.container(border=True):
+            st.markdown(f"{badge(d)} **{ui.md_escape(d.get('title') or d['content'][:160])}**")
+            if d.get("title"):
+                st.text(d["content"])
+            st.caption(f"{provenance(d)} · takes effect {d['valid_from'][:10]}")
+            if d.get("rationale"):
+                st.text(f"Why: {d['rationale']}")
+            review_actions(d, "queue")
 
 # ---------------------------------------------------------------- one decision (deep link)
 wanted = ui.param("decision")
@@ -65,16 +332,25 @@ if wanted:
     try:
         w = cache.why(src, ns, wanted)
     except NervapackError as exc:
-        st.warning(f"Decision link: {exc}", icon=":material/link_off:")
+        st.warning(f"Decision link: {ui.md_escape(exc)}", icon=":material/link_off:")
         w = None
     if w:
         node = w["node"]
+        detail = cache.decision_page(src, ns, ids=(node["id"],), include_tombstoned=True)["decisions"]
+        d = detail[0] if detail else {**node, "code": [], "reviews": w.get("reviews", []), "contradictions": []}
         st.subheader("Selected decision", anchor="selected")
         with st.container(border=True):
-            state = "current" if (node["valid_until"] is None and not node["superseded_by"]) else "superseded"
-            st.markdown(f"**{ui.md_escape(node['content'])}**")
-            st.caption(f"{state} · valid {node['valid_from'][:10]} → "
-                       f"{(node['valid_until'] or 'now')[:10]} · confidence {node['confidence']:.2f} · {node['id']}")
+            st.markdown(f"{badge(node)} **{ui.md_escape(node.get('title') or node['content'])}**")
+            if node.get("title"):
+                st.text(node["content"])
+            st.caption(f"{provenance(node)} · valid {node['valid_from'][:10]} → {(node['valid_until'] or 'now')[:10]}"
+                       f" · confidence {node['confidence']:.2f} · {ui.md_escape(node['id'])}")
+            if node.get("status_by") or node.get("status_note"):
+                st.caption(ui.md_escape(f"{node['status']} by {node.get('status_by') or 'unknown'} on "
+                                        f"{str(node.get('status_at') or '')[:10]}"
+                                        + (f": {node['status_note']}" if node.get("status_note") else "")))
+            stale_note(d)
+            contradiction_note(d)
             st.caption("Rationale")
             st.text(w["rationale"] or "(none recorded)")
             if w["alternatives_rejected"]:
@@ -82,38 +358,100 @@ if wanted:
                 st.dataframe(pd.DataFrame({"alternative": w["alternatives_rejected"]}), hide_index=True)
             for title, key in (("Outcomes it caused", "outcomes"), ("Caused by", "caused_by"),
                                ("Replaced", "supersedes"), ("Replaced by", "superseded_by"),
-                               ("Contradicts", "contradicts"), ("About", "entities")):
+                               ("Contradicts", "contradicts"), ("Derived from", "derived_from"),
+                               ("About", "entities")):
                 if w[key]:
                     st.caption(title)
-                    st.dataframe(pd.DataFrame([{"id": o["id"], "kind": o["kind"], "content": o["content"],
-                                                "valid_from": o["valid_from"][:10]} for o in w[key]]),
-                                 hide_index=True)
+                    st.dataframe(pd.DataFrame([{"id": o["id"], "kind": o["kind"], "status": o.get("status") or "",
+                                                "content": o["content"], "valid_from": o["valid_from"][:10]}
+                                               for o in w[key]]), hide_index=True)
             if w["session"]:
                 st.caption("Session")
                 st.text(f"{w['session']['content']} ({w['session']['id']})")
+            reviews_table(w.get("reviews") or [])
+            code_links(d.get("code") or [])
+            if node.get("superseded_by"):
+                st.caption("Superseded: review its current version instead.")
+            review_actions(node, "selected")
         if st.button("Close", icon=":material/close:"):
             st.query_params.pop("decision", None)
             st.rerun()
+    else:
+        wanted = None
+
+# ---------------------------------------------------------------- graph
+st.subheader("Supersession and causation graph", anchor="graph")
+modes = ["around the selected decision", "the matching decisions"] if wanted else ["the matching decisions"]
+gcols = st.columns([3, 2, 3])
+mode = gcols[0].radio("Draw", modes, key="graph_mode", horizontal=True)
+size = gcols[1].select_slider("At most (nodes)", GRAPH_SIZES, value=80, key="graph_size")
+if mode.startswith("around"):
+    hops = gcols[2].select_slider("Links away", [1, 2, 3], value=2, key="graph_hops")
+    g = cache.decision_graph(src, ns, around=wanted, hops=hops, max_nodes=size)
+    what = f"memories within {hops} link(s) of the selected decision"
+else:
+    g = cache.decision_graph(src, ns, max_nodes=size, **filters)
+    what = "memories linked to the matching decisions"
+if not g["nodes"]:
+    st.caption(f"No SUPERSEDES, CAUSED, CONTRADICTS or DERIVED_FROM link among the {g['matching']:,} matching "
+               "decision(s).")
+else:
+    note = f"Showing {g['shown']:,} of {g['total_nodes']:,} {what}"
+    if g["truncated"]:
+        note += " (the newest first; raise the limit or narrow the filters to see the rest)"
+    if g.get("isolated"):
+        note += f"; {g['isolated']:,} matching decision(s) have no such link and are not drawn"
+    st.caption(note + ". Arrows: a new version points to the one it replaced, a decision to what it caused.")
+    ui.chart(graph_figure(g, selected=wanted, title=f"{g['shown']:,} of {g['total_nodes']:,} memories "
+                                                   "· left to right: when each took effect"), key="decision_graph")
+
+# ---------------------------------------------------------------- open contradictions
+contradictions = cache.open_contradictions(src, ns)
+st.subheader(f"Open contradictions ({len(contradictions):,})", anchor="contradictions")
+if not contradictions:
+    st.caption("No open contradiction: every CONTRADICTS pair has one side superseded, closed, rejected or "
+               "deprecated.")
+else:
+    st.caption("Pairs of memories that contradict each other while both still stand: settle each by superseding, "
+               "rejecting or deprecating one side.")
+    cpage = ui.pager(len(contradictions), CONTRA_PAGE, key="contra_page", noun="open contradictions")
+    for i, c in enumerate(contradictions[cpage * CONTRA_PAGE:(cpage + 1) * CONTRA_PAGE]):
+        with st.container(border=True):
+            cols = st.columns([5, 5])
+            for col, side in zip(cols, (c["source"], c["target"])):
+                col.markdown(f"{ui.status_badge(side.get('status') or side['kind'])} "
+                             f"{ui.md_escape(side['content'][:200])}")
+                col.caption(f"{side['kind']} · {side['valid_from'][:10]} · {ui.md_escape(side['id'])}")
+                if side["kind"] == "decision" and col.button("Open", key=f"contra_{i}_{side['id']}"):
+                    select(side["id"])
 
 # ---------------------------------------------------------------- the list
-st.subheader(f"{len(items):,} decision(s)", anchor="list")
-if not items:
+st.subheader("Decisions", anchor="list")
+page = ui.pager(first["total"], PAGE_SIZE, key="dec_page", reset_on=signature, noun="decisions, newest first")
+found = first if first["page"] == page else cache.decision_page(src, ns, page=page, page_size=PAGE_SIZE, **filters)
+if not found["decisions"]:
     st.caption("No decision matches these filters.")
-    st.stop()
-page = ui.page_controls(len(items), PAGE_SIZE, key="page")
-for d in items[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]:
-    state = "current" if d["current"] else "superseded"
-    icon = ":material/check_circle:" if d["current"] else ":material/history:"
-    label = f"{d['valid_from'][:10]} · {state} · {d['content'][:120]}"
-    with st.expander(ui.md_escape(label), icon=icon, expanded=(d["id"] == wanted)):
+for d in found["decisions"]:
+    flags = []
+    if d["id"] in reasons:
+        flags.append(":orange[may be stale]")
+    if d.get("contradictions"):
+        flags.append(":red[contradicted]")
+    label = " · ".join([d["valid_from"][:10], badge(d), *flags, ui.md_escape(d.get("title") or d["content"][:120])])
+    with st.expander(label, icon=":material/gavel:", expanded=(d["id"] == wanted)):
         st.text(d["content"])
-        c = st.columns(3)
+        st.caption(provenance(d))
+        c = st.columns(4)
         c[0].caption("Valid")
         c[0].text(f"{d['valid_from'][:10]} → {(d['valid_until'] or 'now')[:10]}")
         c[1].caption("Session")
         c[1].text(d.get("session_name") or "—")
         c[2].caption("About")
         c[2].text(", ".join(d.get("entities") or []) or "—")
+        c[3].caption("Tags")
+        c[3].text(", ".join(d.get("tags") or []) or "—")
+        stale_note(d)
+        contradiction_note(d)
         st.caption("Rationale")
         st.text(d.get("rationale") or "(none recorded)")
         if d["alternatives_rejected"]:
@@ -122,8 +460,12 @@ for d in items[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]:
         if d["outcomes"]:
             st.caption("Outcomes it caused")
             st.text("\n".join(f"- {o['content']} ({o['valid_from'][:10]})" for o in d["outcomes"]))
+        reviews_table(d.get("reviews") or [])
+        code_links(d.get("code") or [])
         if d["superseded_by"]:
-            st.caption("Replaced by")
-            st.text(d["superseded_by"])
-        st.link_button("Permalink", f"./decisions?namespace={quote(ns, safe='')}&decision={quote(d['id'], safe='')}",
-                       icon=":material/link:")
+            st.page_link("pages/decisions.py", label="Replaced by a newer version: open it",
+                         icon=":material/arrow_forward:", query_params={"namespace": ns,
+                                                                        "decision": d["superseded_by"]})
+        review_actions(d, "list")
+        st.page_link("pages/decisions.py", label="Open this decision (details, neighbourhood graph)",
+                     icon=":material/open_in_new:", query_params={"namespace": ns, "decision": d["id"]})

@@ -34,6 +34,13 @@ except GraphUnreadable as exc:
     ui.graph_error(exc)
 
 node_id = ui.param("node")
+wanted_file = ui.param("file")
+if wanted_file and not node_id:  # a link naming a file (from a decision's code): open its file node
+    node_id = cache.file_node(src, wanted_file)
+    if node_id is None:
+        st.warning(f"{ui.md_escape(wanted_file)} is not in the code graph (the code changed since the link was "
+                   "made, or it was never ingested).", icon=":material/link_off:")
+        st.stop()
 if query.strip():
     if not results:
         st.caption("Nothing matches; try a shorter word or another kind.")
@@ -179,10 +186,14 @@ else:
             st.caption("None. A decision is linked to code when an entity it is about names a class, function or "
                        "file of the graph.")
         for i, d in enumerate(found["decisions"]):
-            status = "current" if d["current"] else "superseded"
-            state = {"changed": "code changed since", "gone": "file gone", "unchanged": ""}[d["code_state"]]
-            label = " · ".join(x for x in (d["valid_from"][:10], status, state, ui.md_escape(d["content"])) if x)
+            state = {"changed": ":orange[code changed since]", "gone": ":orange[file gone]",
+                     "unchanged": ""}[d["code_state"]]
+            label = " · ".join(x for x in (d["valid_from"][:10], ui.status_badge(d.get("status")), state,
+                                           ui.md_escape(d["content"])) if x)
             with st.expander(label, icon=":material/gavel:", expanded=i == 0):
+                if d.get("status") == "proposed":
+                    st.info("Proposed, not agreed yet: it waits in the review queue of the Decisions page.",
+                            icon=":material/pending:")
                 if d["code_state"] == "changed":
                     st.warning("The file's content changed since this decision was linked to it (content hash "
                                "differs): check that it still holds.", icon=":material/update:")
@@ -198,8 +209,12 @@ else:
                 st.dataframe(refs, hide_index=True, column_config={
                     "qualified_name": "Touches", "kind": "Kind", "start_line": "From line", "end_line": "To line",
                     "entity": "Through entity"})
-                st.page_link("pages/decisions.py", label="Open in Decisions", icon=":material/open_in_new:",
-                             query_params={"decision": d["id"], "namespace": ns})
+                st.page_link("pages/decisions.py", label="Open in Decisions (status, reviews, provenance)",
+                             icon=":material/open_in_new:", query_params={"decision": d["id"], "namespace": ns})
+        if found["total"]:
+            area = node["file"]
+            st.page_link("pages/decisions.py", label=f"All decisions on {ui.md_escape(area)} in Decisions",
+                         icon=":material/filter_alt:", query_params={"area": area, "namespace": ns})
 
 # ---------------------------------------------------------------- history
 st.subheader("Recent commits and authors", anchor="history")

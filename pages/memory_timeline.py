@@ -1,7 +1,8 @@
-"""Memory Timeline: every version of a topic or entity as a validity interval, an as-of
-cursor, and a diff between two versions."""
+"""Memory Timeline: every version of an entity (or a text) as a validity interval, an as-of
+cursor (valid time), a known-at control (transaction time: the memory as it was recorded by
+then), a diff between two versions and the full list, paged."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -10,15 +11,24 @@ import streamlit as st
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import as_of_version, version_diff, version_window
 from nervapack_core.errors import NervapackError
+from nervapack_core.memory.timeutil import parse_time, to_iso
 
 WINDOW = 60
 TABLE_PAGE = 50
-FMT = "%Y-%m-%dT%H:%M:%S.%fZ"
+CHART_VERSIONS = 10_000  # versions loaded for the cursor and the charts; the table pages through all
+# the dates a Streamlit slider can carry (microseconds from 1970 as a JavaScript number)
+SLIDER_MIN, SLIDER_MAX = date(1684, 8, 1), date(2255, 6, 1)
 
 
 def parse(ts: str) -> datetime:
-    return datetime.strptime(ts, FMT).replace(tzinfo=UTC) if len(ts) == 27 else \
-        pd.Timestamp(ts).to_pydatetime()
+    """A stored time (any year 1-9999) as an aware datetime: no pandas, whose nanosecond
+    timestamps stop at 1677 and 2262."""
+    return parse_time(ts)
+
+
+def plot_time(moment: datetime) -> str:
+    """``moment`` as plotly.js reads a date (``YYYY-MM-DD HH:MM:SS.ffffff``, any year 1-9999)."""
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
 
 
 src = cache.sources()
@@ -31,7 +41,7 @@ if not spaces:
             icon=":material/psychology:")
     st.stop()
 
-top = st.columns([2, 3, 3])
+top = st.columns([2, 3, 3, 2])
 with top[0]:
     ns = ui.namespace_picker(src, spaces)
 entities = cache.memory_entities(src, ns)
@@ -44,31 +54,59 @@ with top[1]:
                           f"{e} ({next(x['versions'] for x in entities if x['name'] == e)} memories)")
 with top[2]:
     free = st.text_input("…or any topic word", value=wanted if wanted and wanted not in names else "", key="free")
+with top[3]:
+    known_text = st.text_input("Known at", value=ui.param("known_at", ""), key="known_at",
+                               placeholder="now, or e.g. 2026-05-01",
+                               help="Transaction time: show the memory as it had been recorded by then — later "
+                                    "memories, supersessions and forgetting left out.").strip()
 topic = (free or "").strip() or entity
 if not topic:
     st.caption("Pick an entity or type a topic.")
     st.stop()
 if st.query_params.get("topic") != topic:
     st.query_params["topic"] = topic
-
+if (st.query_params.get("known_at") or "") != known_text:
+    if known_text:
+        st.query_params["known_at"] = known_text
+    else:
+        del st.query_params["known_at"]
 try:
-    versions = cache.timeline(src, ns, topic)
+    known_at = to_iso(known_text, field="Known at") if known_text else None
 except NervapackError as exc:
     st.warning(str(exc))
     st.stop()
-present = sorted({v["kind"] for v in versions})
-if len(present) > 1:
-    kinds = st.pills("Kinds", present, selection_mode="multi", default=present, key="kinds")
-    versions = [v for v in versions if v["kind"] in (kinds or present)]
-if not versions:
-    st.info(f"Nothing in namespace “{ui.md_escape(ns)}” is about “{ui.md_escape(topic)}”.")
+
+try:
+    loaded = cache.timeline(src, ns, topic, known_at=known_at, limit=CHART_VERSIONS)
+    present = sorted({v["kind"] for v in loaded["items"]})
+    kinds: tuple = ()  # none picked, or all: every kind
+    if len(present) > 1:
+        chosen = st.pills("Kinds", present, selection_mode="multi", default=present, key="kinds")
+        if chosen and set(chosen) != set(present):
+            kinds = tuple(sorted(chosen))
+            loaded = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=CHART_VERSIONS)
+except NervapackError as exc:
+    st.warning(str(exc))
     st.stop()
+versions = loaded["items"]
+total = loaded["total"]
+mode = (f"entity **{ui.md_escape(loaded['entity'])}**: the memories linked to it and their earlier and later versions"
+        if loaded["mode"] == "entity" else
+        f"text **{ui.md_escape(topic)}** (no entity of that name): the memories that mention it, with their versions")
+known_note = f", as recorded by {known_at[:19].replace('T', ' ')} UTC" if known_at else ""
+if not versions:
+    st.info(f"Nothing in namespace “{ui.md_escape(ns)}” is about “{ui.md_escape(topic)}”{known_note}.")
+    st.stop()
+st.caption(f"Timeline of the {mode}{known_note}.")
+if total > len(versions):
+    st.warning(f"The cursor and the charts cover the oldest {len(versions):,} of the {total:,} versions; "
+               "the table at the bottom pages through all of them.", icon=":material/info:")
 
 n = len(versions)
 current = [v for v in versions if v["current"]]
 superseded = [v for v in versions if v.get("superseded_by")]
 cols = st.columns(4)
-cols[0].metric("Versions", ui.fmt_int(n), border=True)
+cols[0].metric("Versions", ui.fmt_int(total), border=True)
 cols[1].metric("Current", ui.fmt_int(len(current)), border=True)
 cols[2].metric("Superseded", ui.fmt_int(len(superseded)), border=True)
 cols[3].metric("Since", versions[0]["valid_from"][:10], border=True)
@@ -79,12 +117,16 @@ first = parse(versions[0]["valid_from"])
 last = max(parse(versions[-1]["valid_from"]), now)
 lo, hi = first.date(), last.date()
 if lo == hi:
-    hi = lo + timedelta(days=1)
-as_of_day = st.slider("As of", min_value=lo, max_value=hi, value=hi, format="YYYY-MM-DD", key="as_of",
-                      help="Moves the cursor: which version was valid at the end of that day.")
-as_of = datetime(as_of_day.year, as_of_day.month, as_of_day.day, 23, 59, 59, 999999, tzinfo=UTC)
+    hi = lo + timedelta(days=1) if lo < date.max else lo
+cursor_help = "Moves the cursor: which version was valid at the end of that day."
+if SLIDER_MIN <= lo and hi <= SLIDER_MAX:
+    as_of_day = st.slider("As of", min_value=lo, max_value=hi, value=hi, format="YYYY-MM-DD", key="as_of",
+                          help=cursor_help)
+else:  # a slider cannot carry dates this far from 1970; a date box can
+    as_of_day = st.date_input("As of", value=hi, min_value=lo, max_value=hi, key="as_of_date", help=cursor_help)
+as_of = datetime.combine(as_of_day, datetime.max.time(), tzinfo=UTC)
 as_of = min(as_of, now)
-valid = as_of_version(versions, as_of.strftime(FMT))
+valid = as_of_version(versions, to_iso(as_of))
 if valid:
     st.success(f"**As of {as_of_day.isoformat()}**, {len(valid)} of the {n:,} versions held; the latest to take "
                f"effect ({valid[-1]['kind']}, since {valid[-1]['valid_from'][:10]}): "
@@ -102,40 +144,43 @@ around = index_of[valid[-1]["id"]] if valid else n - 1
 start, end = version_window(n, around, WINDOW)
 shown = versions[start:end]
 rows = []
+open_end = last + timedelta(days=1) if last.date() < date.max else last
 for i, v in enumerate(shown, start=start):
     status = "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed")
-    rows.append({"label": f"v{i + 1} · {v['content'][:50]}", "start": parse(v["valid_from"]),
-                 "end": parse(v["valid_until"]) if v.get("valid_until") else last + timedelta(days=1),
-                 "status": status, "content": v["content"], "id": v["id"],
-                 "until": (v.get("valid_until") or "now")[:10]})
-df = pd.DataFrame(rows)
+    begin = parse(v["valid_from"])
+    end = parse(v["valid_until"]) if v.get("valid_until") else open_end
+    # plain strings and floats, not pandas timestamps: any year 1-9999 draws
+    rows.append({"label": f"v{i + 1} · {v['content'][:50]}", "start": plot_time(begin),
+                 "ms": max(0.0, (end - begin) / timedelta(milliseconds=1)), "status": status, "content": v["content"],
+                 "id": v["id"], "until": (v.get("valid_until") or "now")[:10]})
 fig = go.Figure()
 style = {"current": dict(color="#1d4ed8", pattern=dict(shape="")),
          "superseded": dict(color="#cbd5e1", pattern=dict(shape="/", fgcolor="#64748b")),
          "closed": dict(color="#fde68a", pattern=dict(shape="x", fgcolor="#b45309"))}
 for status, marker in style.items():
-    part = df[df["status"] == status]
-    if part.empty:
+    part = [r for r in rows if r["status"] == status]
+    if not part:
         continue
-    ms = (part["end"] - part["start"]).dt.total_seconds() * 1000
-    fig.add_bar(y=part["label"], x=ms, base=part["start"], orientation="h", name=status,
-                marker=dict(line=dict(color="#0f172a", width=0.5), **marker),
-                customdata=list(zip(part["id"], part["until"])),
+    fig.add_bar(y=[r["label"] for r in part], x=[r["ms"] for r in part], base=[r["start"] for r in part],
+                orientation="h", name=status, marker=dict(line=dict(color="#0f172a", width=0.5), **marker),
+                customdata=[(r["id"], r["until"]) for r in part],
                 hovertemplate="%{y}<br>from %{base|%Y-%m-%d} until %{customdata[1]}<br>%{customdata[0]}<extra></extra>")
-fig.add_shape(type="line", x0=as_of, x1=as_of, y0=0, y1=1, yref="paper", line=dict(color="#ef4444", dash="dash"))
-fig.add_annotation(x=as_of, y=1, yref="paper", text="as of", showarrow=False, font=dict(color="#ef4444"),
+cursor = plot_time(as_of)
+fig.add_shape(type="line", x0=cursor, x1=cursor, y0=0, y1=1, yref="paper", line=dict(color="#ef4444", dash="dash"))
+fig.add_annotation(x=cursor, y=1, yref="paper", text="as of", showarrow=False, font=dict(color="#ef4444"),
                    yanchor="bottom")
 window_note = f" (versions {start + 1}-{end} of {n:,}, around the cursor)" if n > WINDOW else ""
 fig.update_layout(title=f"Validity intervals{window_note}; superseded versions hatched",
                   xaxis=dict(type="date"), yaxis=dict(autorange="reversed", categoryorder="array",
-                                                      categoryarray=list(df["label"])),
+                                                      categoryarray=[r["label"] for r in rows]),
                   barmode="overlay", legend=dict(orientation="h"))
-ui.chart(fig, key="intervals", height=min(700, 140 + 22 * len(df)))
+ui.chart(fig, key="intervals", height=min(700, 140 + 22 * len(rows)))
 
 if n > WINDOW:
     monthly = pd.Series([v["valid_from"][:7] for v in versions]).value_counts().sort_index()
-    fig = go.Figure(go.Bar(x=monthly.index, y=monthly.values, marker_color="#1d4ed8"))
-    fig.update_layout(title=f"All {n:,} versions by the month they took effect", yaxis_title="versions")
+    fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly.index], y=list(monthly.values), marker_color="#1d4ed8"))
+    fig.update_layout(title=f"All {n:,} versions by the month they took effect", yaxis_title="versions",
+                      xaxis=dict(type="date"))
     ui.chart(fig, key="monthly", height=240)
 
 # ---------------------------------------------------------------- diff
@@ -151,11 +196,14 @@ st.code(diff or "(identical)", language="diff")
 
 # ---------------------------------------------------------------- table
 st.subheader("All versions", anchor="versions")
-page = ui.page_controls(n, TABLE_PAGE, key="page")
-table = pd.DataFrame([{"version": i + 1, "valid_from": v["valid_from"][:19],
+page = ui.page_controls(total, TABLE_PAGE, key="page")
+offset = page * TABLE_PAGE
+part = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=TABLE_PAGE, offset=offset)
+st.caption(f"Showing {offset + 1:,}–{offset + len(part['items']):,} of {part['total']:,}, oldest first.")
+table = pd.DataFrame([{"version": offset + i + 1, "valid_from": v["valid_from"][:19],
                        "valid_until": (v["valid_until"] or "")[:19],
                        "status": "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed"),
                        "kind": v["kind"], "content": v["content"], "superseded_by": v.get("superseded_by") or "",
                        "id": v["id"]}
-                      for i, v in list(enumerate(versions))[page * TABLE_PAGE:(page + 1) * TABLE_PAGE]])
+                      for i, v in enumerate(part["items"])])
 st.dataframe(table, hide_index=True)

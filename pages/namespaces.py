@@ -55,10 +55,12 @@ for i, ns in enumerate(chosen):
     if act.empty:
         continue
     daily = act.groupby("day")["nodes"].sum()
-    fig.add_scatter(x=pd.to_datetime(daily.index), y=daily.cumsum(), mode="lines", name=ns,
+    # the ISO day strings as they are: plotly.js reads any year 1-9999 on a date axis, while
+    # pandas timestamps (nanoseconds) stop at 1677
+    fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines", name=ns,
                     line=dict(color=COLORS[i % len(COLORS)], width=2))
 fig.update_layout(title="Memories over time (cumulative, by the day they took effect)", yaxis_title="memories",
-                  legend=dict(orientation="h"))
+                  xaxis=dict(type="date"), legend=dict(orientation="h"))
 ui.chart(fig, key="activity", height=300)
 
 columns = st.columns(len(chosen))

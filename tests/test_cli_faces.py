@@ -16,12 +16,12 @@ from nervapack_core.cli.common import emit, json_option
 from nervapack_core.cli.memory import main as memory_main
 from nervapack_core.cli.memory import memory_cli
 
-NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hotspots", "ingest",
-                      "knowledge", "memory", "query", "serve", "status", "sync"]
+NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hooks", "hotspots",
+                      "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync"]
 MEMORY_COMMANDS = [
-    "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "for-code", "forget",
-    "import", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search", "sessions", "show",
-    "stale", "staleness", "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
+    "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "export-adr", "for-code",
+    "forget", "import", "import-adr", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search",
+    "sessions", "show", "stale", "staleness", "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
 ]
 
 
@@ -114,7 +114,7 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     d2 = run("store", "Chose JWT for auth", "--kind", "decision", "--supersedes", d1, "--entity", "Auth",
              group_level=True)["id"]
     assert run("recall", "auth", "--budget", "300")["tokens"] <= 300
-    assert [n["id"] for n in run("timeline", "auth")] == [d1, d2]
+    assert [n["id"] for n in run("timeline", "auth")["items"]] == [d1, d2]
     assert run("about", "Auth")["current"]
     assert run("why", d1)["rationale"] == "simple"
     assert run("stats")["total_nodes"] >= 3
@@ -123,7 +123,8 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     assert run("search", "JWT")
     assert run("show", d2)["id"] == d2
     assert run("verify", d2, "confirm")["id"] == d2
-    assert run("decisions")[0]["id"] == d2
+    page = run("decisions")
+    assert page["decisions"][0]["id"] == d2 and page["total"] == 2
     assert run("recall-log")
     assert run("consolidate", "--dry-run")["dry_run"] is True
     assert run("for-code", "src/auth.py") == []
@@ -140,6 +141,8 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     assert run("export", "--out", str(out))["path"] == str(out)
     assert run("import", str(out))["skipped"] >= 1
     assert run("backup", str(tmp_path / "copy.db"))["bytes"] > 0
+    assert run("export-adr", str(tmp_path / "adr"))["written"] == 2
+    assert run("import-adr", str(tmp_path / "adr"))["imported"] == 0
     s2 = run("start-session", "scratch")["session_id"]
     n = run("store", "scratch note")["id"]
     assert run("forget", "--node-id", n)["ids"] == [n]

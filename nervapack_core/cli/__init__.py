@@ -2,7 +2,8 @@
 
 Every click command of both command lines lives in this package (the engines hold no
 CLI code): ``code`` (ingest, status, export), ``query`` (query, history, explore,
-dependencies), ``git_history`` (hotspots, coupling, knowledge, file-history), ``serve``
+dependencies), ``git_history`` (hotspots, coupling, knowledge, file-history), ``review``
+(review-changes, hooks), ``serve``
 (the dashboard), ``memory`` (``nervapack memory`` and the
 ``nervapack-memory`` script); ``common`` holds the shared options and ``emit``.
 
@@ -32,10 +33,11 @@ def _register_subcommands():
     from . import code as code_commands
     from . import git_history as history_commands
     from . import query as query_commands
+    from . import review as review_commands
     from . import serve as dashboard_commands
     from .memory import memory_cli
 
-    for module in (code_commands, query_commands, history_commands, dashboard_commands):
+    for module in (code_commands, query_commands, history_commands, dashboard_commands, review_commands):
         module.register(cli)
     cli.add_command(memory_cli, "memory")
 

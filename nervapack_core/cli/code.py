@@ -262,6 +262,10 @@ def _print_sync(console, report, llm: dict | None = None) -> None:
     _history_row(t, report)
     if report.embedder:
         t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder})")
+    if report.adr:
+        a = report.adr
+        t.add_row("decisions", escape(f"{a['folder']}: {a['imported']} new, {a['updated']} updated, {a['unchanged']} "
+                                      f"unchanged, {len(a['skipped'])} skipped, {len(a['warnings'])} warning(s)"))
     t.add_row("time", "  ".join(f"{k} {v.wall_s:.2f}s" for k, v in report.phases.items()))
     console.print(t)
     for old, new in report.renamed[:20]:
@@ -272,6 +276,8 @@ def _print_sync(console, report, llm: dict | None = None) -> None:
         _print_llm(console, llm)
     if report.memory_note:
         console.print(f"[yellow]{report.memory_note}[/]")
+    if report.adr_note:
+        console.print(f"[yellow]{escape(report.adr_note)}[/]")
     if report.memories:
         mt = Table(title=f"{len(report.memories)} memory reference(s) to code that changed or vanished",
                    title_justify="left")

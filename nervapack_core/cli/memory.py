@@ -18,6 +18,7 @@ import click
 from ..errors import NervapackError
 from .common import (
     UserErrorGroup,
+    console,
     db_option,
     emit,
     json_mode,
@@ -169,6 +170,8 @@ def end_session_cmd(summary, session_id):
 @click.option("--supersedes", default=None, metavar="ID", help="Id of the memory this one replaces.")
 @click.option("--valid-from", default=None, metavar="TIME", help="When it became true (ISO-8601; default now).")
 @click.option("--expires-at", default=None, metavar="TIME", help="When it stops being recalled (TTL).")
+@click.option("--expires-in", default=None, metavar="DURATION",
+              help="Stop recalling it after this long: 30m, 12h, 7d, 2w (not with --expires-at).")
 @click.option("--source", default=None, help="Where this came from (provenance).")
 @click.option("--metadata", default=None, metavar="JSON", help="Extra JSON object to keep with the memory.")
 @click.option("--caused-by", default=None, metavar="ID", help="Decision or action that caused this outcome.")
@@ -181,8 +184,8 @@ def end_session_cmd(summary, session_id):
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--author", default=None, help="Who wrote it (default: git user.name <user.email>, else the OS user).")
 @memory_options
-def store_cmd(text, kind, entities, confidence, rationale, alternatives, supersedes, valid_from, expires_at, source,
-              metadata, caused_by, contradicts, derived_from, status, commit, title, tags, author):
+def store_cmd(text, kind, entities, confidence, rationale, alternatives, supersedes, valid_from, expires_at,
+              expires_in, source, metadata, caused_by, contradicts, derived_from, status, commit, title, tags, author):
     """Store TEXT (use - to read stdin) as one atomic memory.
 
     Storing what is already current (same kind, text and entities) returns the existing id.
@@ -190,9 +193,10 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
     store = _store()
     nid = store.store(_read_text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
                       rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
-                      valid_from=valid_from, expires_at=expires_at, source=source, metadata=metadata,
-                      caused_by=caused_by, contradicts=list(contradicts), derived_from=list(derived_from),
-                      status=status, commit=commit, title=title, tags=list(tags), author=author)
+                      valid_from=valid_from, expires_at=expires_at, expires_in=expires_in, source=source,
+                      metadata=metadata, caused_by=caused_by, contradicts=list(contradicts),
+                      derived_from=list(derived_from), status=status, commit=commit, title=title, tags=list(tags),
+                      author=author)
     n = store.get_node(nid)
     emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"]},
          lambda d: f"✓ Stored {d['id']}" + (f" ({d['status']})" if d["status"] else "")
@@ -202,36 +206,54 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
 @memory_cli.command("recall")
 @click.argument("query")
 @click.option("--budget", "-b", type=int, default=500, show_default=True, help="Token budget (hard cap).")
-@click.option("--as-of", default=None, metavar="TIME", help="Recall what was true at this time.")
+@click.option("--as-of", default=None, metavar="TIME", help="Recall what was true at this time (valid time).")
+@click.option("--known-at", default=None, metavar="TIME",
+              help="Recall what had been recorded by this time (transaction time); combines with --as-of.")
 @click.option("--min-confidence", type=float, default=0.0, show_default=True, help="Drop memories below this.")
 @memory_options
-def recall_cmd(query, budget, as_of, min_confidence):
+def recall_cmd(query, budget, as_of, known_at, min_confidence):
     """Recall memories relevant to QUERY as Markdown that fits the token budget."""
-    r = _store().recall(query, budget_tokens=budget, as_of=as_of, min_confidence=min_confidence)
+    r = _store().recall(query, budget_tokens=budget, as_of=as_of, min_confidence=min_confidence, known_at=known_at)
     emit(r.to_dict(), lambda d: d["text"] or f"(nothing fits in {budget} tokens)")
 
 
 @memory_cli.command("timeline")
 @click.argument("topic")
 @click.option("--include-forgotten", is_flag=True, help="Also show tombstoned memories.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True, help="Versions per page.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="Versions to skip (paging).")
+@click.option("--known-at", default=None, metavar="TIME",
+              help="As recorded by this time (transaction time): later memories and changes left out.")
 @memory_options
-def timeline_cmd(topic, include_forgotten):
-    """Every version about TOPIC (a word or an entity), oldest first, superseded ones marked."""
-    rows = _store().timeline(topic, include_tombstoned=include_forgotten)
+def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
+    """Every version about TOPIC, oldest first, superseded ones marked, one page at a time.
 
-    def human(rows):
-        if not rows:
-            return f"No memories about {topic!r}."
-        out = [f"Timeline: {topic} ({len(rows)} versions)"]
+    TOPIC is an entity (the memories linked to it and their supersession chains) or, when
+    no entity has that name, any text (the memories that mention it)."""
+    page = _store().timeline(topic, include_tombstoned=include_forgotten, limit=limit, offset=offset,
+                             known_at=known_at)
+
+    def human(page):
+        rows, total = page["items"], page["total"]
+        what = f"entity {page['entity']}" if page["mode"] == "entity" else f"text {topic!r} (no entity of that name)"
+        known = f", as known at {page['known_at']}" if page["known_at"] else ""
+        if not total:
+            return f"No memories about {what}{known}."
+        out = [f"Timeline of {what}{known}: {total:,} version(s)"]
         for n in rows:
             mark = f"  [superseded by {n['superseded_by']}]" if n["superseded_by"] else ""
             if n["tombstoned"]:
                 mark += "  [forgotten]"
             out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {n['kind']} · "
                        f"{' '.join(n['content'].split())}{mark}")
+        if rows:
+            out.append(f"showing {offset + 1:,}–{offset + len(rows):,} of {total:,}"
+                       + (f" (next: --offset {offset + len(rows)})" if offset + len(rows) < total else ""))
+        else:
+            out.append(f"showing none of {total:,} (--offset {offset:,} is past the end)")
         return "\n".join(out)
 
-    emit(rows, human)
+    emit(page, human)
 
 
 @memory_cli.command("about")
@@ -338,10 +360,11 @@ def namespaces_cmd():
 @click.argument("query")
 @click.option("--limit", type=int, default=20, show_default=True, help="Maximum results.")
 @click.option("--history", is_flag=True, help="Include superseded and closed memories.")
+@click.option("--known-at", default=None, metavar="TIME", help="Search what had been recorded by this time.")
 @memory_options
-def search_cmd(query, limit, history):
+def search_cmd(query, limit, history, known_at):
     """Full-text search (no budget, no ranking beyond BM25)."""
-    rows = _store().search(query, limit=limit, include_history=history)
+    rows = _store().search(query, limit=limit, include_history=history, known_at=known_at)
     emit(rows, lambda rows: "\n".join(f"{r['score']:.2f}  {_node_line(r)}" for r in rows) or "No matches.")
 
 
@@ -506,27 +529,46 @@ def staleness_cmd():
 
 
 @memory_cli.command("decisions")
+@click.option("--status", "statuses", multiple=True,
+              type=click.Choice(["proposed", "accepted", "rejected", "deprecated", "superseded"]),
+              help="Only decisions with this status (repeatable).")
+@click.option("--author", default=None, help="Only decisions by this author.")
+@click.option("--entity", default=None, help="Only decisions about this entity (name or alias).")
+@click.option("--code-area", default=None, metavar="PATH", help="Only decisions touching code in this file or folder.")
+@click.option("--tag", default=None, help="Only decisions with this tag.")
+@click.option("--since", default=None, metavar="DATE", help="valid_from on or after DATE.")
+@click.option("--until", default=None, metavar="DATE", help="valid_from on or before DATE (a bare date: that day too).")
+@click.option("--text", default=None, help="Only decisions matching every word of this text.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session's decisions.")
-@click.option("--text", default=None, help="Only decisions matching this text.")
-@click.option("--current", is_flag=True, help="Hide superseded decisions.")
+@click.option("--current", is_flag=True, help="Hide superseded and closed decisions.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Page size.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="Page start.")
 @memory_options
-def decisions_cmd(session_id, text, current):
-    """Decision log: rationale, rejected alternatives, outcomes, session."""
-    rows = _store().list_decisions(session_id=session_id, text=text, include_superseded=not current)
+def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, session_id, current, limit, offset):
+    """Decision log, newest first, one page with the total: status, provenance, rationale,
+    rejected alternatives, outcomes. Counts by status are over every match."""
+    page = _store().decisions(status=list(statuses) or None, author=author, entity=entity, code_area=code_area,
+                              tag=tag, since=since, until=until, text=text, session_id=session_id, current=current,
+                              limit=limit, offset=offset)
 
-    def human(rows):
-        out = []
-        for d in rows:
+    def human(page):
+        if not page["total"]:
+            return "No decisions."
+        first, last = page["offset"] + 1, page["offset"] + len(page["decisions"])
+        counts = ", ".join(f"{n} {s}" for s, n in page["by_status"].items() if n)
+        out = [f"{page['total']} decision(s) ({counts}); showing {first}–{last}" if page["decisions"]
+               else f"{page['total']} decision(s) ({counts}); none at offset {page['offset']}"]
+        for d in page["decisions"]:
             out.append(_node_line(d))
             if d["rationale"]:
                 out.append(f"  why: {d['rationale']}")
             if d["alternatives_rejected"]:
                 out.append(f"  rejected: {', '.join(d['alternatives_rejected'])}")
-            for o in d["outcomes"]:
+            for o in d.get("outcomes", []):
                 out.append(f"  outcome: {o['content']}")
-        return "\n".join(out) or "No decisions."
+        return "\n".join(out)
 
-    emit(rows, human)
+    emit(page, human)
 
 
 _VERDICTS = {"accept": "accepted", "reject": "rejected", "deprecate": "deprecated", "propose": "proposed"}
@@ -607,6 +649,62 @@ def stale_cmd(min_commits, min_lines):
                 where = f"{r['qualified_name']} ({r['file']})" if r["qualified_name"] else r["file"]
                 out.append(f"  {r['reason']}: {where} — {r['detail']}")
         return "\n".join(out)
+
+    emit(d, human)
+
+
+# ---------------------------------------------------------------- ADR folders (import-adr, export-adr)
+def _print_adr_import(d: dict) -> None:
+    from rich.markup import escape
+
+    out = console()
+    n_skipped = len(d["skipped"])
+    out.print(f"[green]✓[/] {escape(d['folder'])} → namespace {escape(d['namespace'])}: {d['imported']} imported, "
+              f"{d['updated']} updated, {d['unchanged']} unchanged, {n_skipped} skipped, "
+              f"{d['supersessions']} supersession(s)", soft_wrap=True)
+    for r in d["decisions"]:
+        out.print(f"  {r['action']:<8} {r['status']:<10} {r['id']}  {escape(r['source'])} — {escape(r['title'] or '')}",
+                  soft_wrap=True)
+    for source, reason in d["skipped"]:
+        out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
+    for source, message in d["warnings"]:
+        out.print(f"  [yellow]warning[/]  {escape(source)}: {escape(message)}", soft_wrap=True)
+    for m in d["missing"]:
+        out.print(f"  [yellow]gone[/]     {escape(m['source'])} (decision {m['id']} kept; forget it to drop it)",
+                  soft_wrap=True)
+
+
+@memory_cli.command("import-adr")
+@click.argument("folder", type=click.Path(path_type=str))
+@memory_options
+def import_adr_cmd(folder):
+    """Import FOLDER of Markdown ADRs (Nygard/adr-tools, MADR, log4brains) as decisions.
+
+    Templates and indexes are skipped. Re-running is cheap and idempotent: unchanged
+    files change nothing, an edited file updates its decision in place, "Superseded
+    by" links become supersessions, files that disappeared are reported, not deleted.
+    """
+    d = _store().import_adr(folder)
+    emit(d, _print_adr_import)
+
+
+@memory_cli.command("export-adr")
+@click.argument("folder", type=click.Path(path_type=str))
+@click.option("--overwrite", is_flag=True, help="Replace files that exist with other content.")
+@memory_options
+def export_adr_cmd(folder, overwrite):
+    """Write the namespace's decisions into FOLDER as MADR files (NNNN-slug.md, one per
+    decision, its memory id in front matter) that `import-adr` reads back to the same
+    decisions. Files already there keep their names; nothing is written when a file
+    would be replaced, unless --overwrite."""
+    d = _store().export_adr(folder, overwrite=overwrite)
+
+    def human(d):
+        lines = [f"✓ {d['decisions']} decision(s) in {d['folder']}: {d['written']} written, {d['replaced']} replaced, "
+                 f"{d['unchanged']} unchanged"]
+        lines += [f"  {f['action']:<9} {f['file']}  ({f['status']}, {f['id']})" for f in d["files"]
+                  if f["action"] != "unchanged"]
+        return "\n".join(lines)
 
     emit(d, human)
 

@@ -39,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from ..errors import NervapackError
-from ..storage import UTC_FORMAT, utc_iso, utc_now
+from ..storage import utc_iso, utc_now
 
 __all__ = ["TRIGGERS", "CHANGES", "FileChanges", "file_changes", "has_snapshot", "snapshot_missing",
            "record_snapshot", "snapshots", "snapshot_count", "changed_since", "since_days"]
@@ -300,4 +300,4 @@ def changed_since(conn: sqlite3.Connection, since: int | str | datetime | None =
 def since_days(days: float, now: datetime | None = None) -> str:
     """The instant ``days`` before ``now`` in the stored format (a ``changed_since`` baseline)."""
     moment = (now or datetime.now(UTC)) - timedelta(days=days)
-    return moment.astimezone(UTC).strftime(UTC_FORMAT)
+    return utc_iso(moment)

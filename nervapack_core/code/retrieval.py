@@ -141,7 +141,9 @@ class Retriever:
                 self._vector_warning = index.warning
             self._vectors = index
             try:
-                VectorSnapshot.save(self.cache, key, index)
+                # keyed on the store's files as they are *after* opening: Chroma touches its
+                # sqlite file when a client opens it, so the key read before would never match again
+                VectorSnapshot.save(self.cache, self._snapshot_key(embedder, where), index)
             except Exception:  # a cache: never fail a query over it
                 pass
         except Exception as exc:  # a broken store or a server that is down must not break FTS retrieval

@@ -42,6 +42,8 @@ class SyncReport(IngestReport):
     commits: int = 0
     memories: list[dict] = field(default_factory=list)  # memories whose code changed or vanished
     memory_note: str = ""
+    adr: dict = field(default_factory=dict)  # the ADR folder re-imported (memory.adr import report, in short)
+    adr_note: str = ""
 
 
 def sync(
@@ -88,7 +90,34 @@ def sync(
     update(root, planner=planner, trigger="sync", embed=embed, embedder=embedder, workers=workers,
            progress=progress, on_wait=on_wait, report=report)
     _touched_memories(report, workspace, memory_db)
+    _import_adr_folder(report, workspace, memory_db)
     return report
+
+
+def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db) -> None:
+    """Re-import the workspace's ADR folder (``[memory] adr_dir``, else ``docs/adr`` …),
+    so every member's memory follows the decisions the repository keeps. Only new or
+    edited files are parsed; a problem is reported, it never fails the sync."""
+    from ..memory.adr import find_adr_dir
+    from ..settings import setting
+
+    try:
+        folder, how = find_adr_dir(workspace)
+        if folder is None:
+            return
+        chosen = setting(workspace, "memory", "adr_namespace", "NERVAPACK_ADR_NAMESPACE")
+        namespace = str(chosen.value) if chosen is not None else "default"
+        from ..memory.store import MemoryStore
+
+        with MemoryStore(Path(memory_db) if memory_db else workspace.memory_db, namespace=namespace,
+                         graph_db=workspace.graph_db, origin="adr") as memory:
+            done = memory.import_adr(folder)
+    except NervapackError as exc:
+        report.adr_note = f"ADR folder not imported: {exc}"
+        return
+    report.adr = {"folder": done["source_prefix"].rstrip("/") or done["folder"], "found": how,
+                  "namespace": done["namespace"], **{k: done[k] for k in (
+                      "imported", "updated", "unchanged", "supersessions", "skipped", "missing", "warnings")}}
 
 
 def _touched_memories(report: SyncReport, workspace: Workspace, memory_db) -> None:

@@ -30,6 +30,9 @@ __all__ = [
     "community_detail",
     "changed_since",
     "coupling",
+    "decision_facets",
+    "decision_graph",
+    "decision_page",
     "decisions",
     "decisions_touching",
     "evolution",
@@ -50,13 +53,18 @@ __all__ = [
     "namespace_stats",
     "namespaces",
     "neighbours",
+    "file_node",
     "node_detail",
+    "open_contradictions",
     "overview",
     "recall_log",
+    "review_queue",
+    "reviewer",
     "search_nodes",
     "sessions",
     "snapshot_page",
     "sources",
+    "stale_decisions",
     "timeline",
     "why",
 ]
@@ -260,14 +268,72 @@ def decisions(src: data.Sources, namespace: str, *, text: str = "", session_id: 
                                       include_superseded=include_superseded, limit=limit)
 
 
+@cached_on(memory_marker, max_entries=128)
+def decision_page(src: data.Sources, namespace: str, *, page: int = 0, page_size: int = 20, status=(), author=None,
+                  entity=None, code_area=None, tag=None, since=None, until=None, text=None, ids=None,
+                  include_tombstoned: bool = False) -> dict:
+    """One page of the decisions passing the filters, with counts over all of them
+    (``MemoryStore.decisions``); ``page`` is clamped to the last page."""
+    filters = dict(status=list(status) or None, author=author, entity=entity, code_area=code_area, tag=tag,
+                   since=since, until=until, text=text, ids=None if ids is None else list(ids),
+                   include_tombstoned=include_tombstoned)
+    store = memory(src)
+    page_size = max(1, min(int(page_size), 1000))
+    found = store.decisions(namespace=namespace, limit=page_size, offset=max(0, int(page)) * page_size, **filters)
+    pages = max(1, -(-found["total"] // page_size))
+    if page >= pages:  # the filters shrank the list under the page asked for
+        found = store.decisions(namespace=namespace, limit=page_size, offset=(pages - 1) * page_size, **filters)
+    return {**found, "page": min(max(0, int(page)), pages - 1), "pages": pages, "page_size": page_size}
+
+
+@cached_on(memory_marker, max_entries=16)
+def decision_facets(src: data.Sources, namespace: str) -> dict:
+    return memory(src).decision_facets(namespace=namespace)
+
+
+@cached_on(memory_marker, max_entries=64)
+def decision_graph(src: data.Sources, namespace: str, *, around=None, hops: int = 2, max_nodes: int = 120,
+                   status=(), author=None, entity=None, code_area=None, tag=None, since=None, until=None,
+                   text=None, ids=None) -> dict:
+    return memory(src).decision_graph(
+        namespace=namespace, around=around, hops=hops, max_nodes=max_nodes, status=list(status) or None,
+        author=author, entity=entity, code_area=code_area, tag=tag, since=since, until=until, text=text,
+        ids=None if ids is None else list(ids))
+
+
+@cached_on(memory_marker, max_entries=32)
+def review_queue(src: data.Sources, namespace: str, page: int = 0, page_size: int = 10) -> dict:
+    """Proposed decisions waiting for review, oldest first, one page with the total."""
+    store = memory(src)
+    found = store.review_queue(namespace=namespace, limit=page_size, offset=max(0, int(page)) * page_size)
+    pages = max(1, -(-found["total"] // page_size))
+    if page >= pages:
+        found = store.review_queue(namespace=namespace, limit=page_size, offset=(pages - 1) * page_size)
+    return {**found, "page": min(max(0, int(page)), pages - 1), "pages": pages}
+
+
+@cached_on(memory_marker, max_entries=16)
+def open_contradictions(src: data.Sources, namespace: str) -> list[dict]:
+    return memory(src).open_contradictions(namespace=namespace)
+
+
+@cached_on(memory_file_marker, max_entries=4)
+def reviewer(src: data.Sources) -> str | None:
+    """Who a review from the dashboard is recorded as (the memory store's author)."""
+    return data.reviewer(_memory_db(src), src.graph_db if src.has_graph else None)
+
+
 @cached_on(memory_marker, max_entries=64)
 def why(src: data.Sources, namespace: str, node_id: str) -> dict:
     return memory(src).why(node_id, namespace=namespace)
 
 
 @cached_on(memory_marker, shared=True, max_entries=32)  # shared, not copied: read-only
-def timeline(src: data.Sources, namespace: str, topic: str, limit: int = 20_000) -> list[dict]:
-    return memory(src).timeline(topic, namespace=namespace, limit=limit)
+def timeline(src: data.Sources, namespace: str, topic: str, *, known_at: str | None = None, kinds=(),
+             limit: int = 100, offset: int = 0) -> dict:
+    """One page of ``MemoryStore.timeline``: ``{mode, entity, total, offset, limit, items, ...}``."""
+    return memory(src).timeline(topic, namespace=namespace, known_at=known_at or None, kinds=list(kinds) or None,
+                                limit=limit, offset=offset)
 
 
 def memory_and_graph_marker(src: data.Sources):
@@ -282,6 +348,17 @@ def decisions_touching(src: data.Sources, namespace: str, kind: str, file: str, 
     return data.decisions_touching(memory(src), src.graph_db, namespace,
                                    {"kind": kind, "file": file, "qualified_name": qualified_name},
                                    include_history=include_history, page=page, page_size=page_size)
+
+
+@cached_on(memory_and_graph_marker, max_entries=16)
+def stale_decisions(src: data.Sources, namespace: str) -> dict:
+    """Decisions that may be stale, with the reasons (see ``data.stale_decisions``)."""
+    return data.stale_decisions(memory(src), namespace)
+
+
+@cached_on(graph_marker, max_entries=256)
+def file_node(src: data.Sources, path: str) -> str | None:
+    return data.file_node(_graph_db(src), path)
 
 
 @cached_on(memory_marker, max_entries=32)

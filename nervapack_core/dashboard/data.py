@@ -33,7 +33,8 @@ __all__ = [
     "node_detail", "neighbours", "decisions_touching", "file_history", "read_code",
     "load_history", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
-    "version_window", "md_escape",
+    "version_window", "md_escape", "stale_decisions", "review_blocker", "review_decision", "reviewer",
+    "explorer_params", "file_node", "area_options", "STATUS_BADGES",
 ]
 
 MAX_CODE_LINES = 400
@@ -695,6 +696,157 @@ def version_diff(old: dict, new: dict) -> str:
 
     return "\n".join(difflib.unified_diff(lines(old), lines(new), fromfile=old.get("id", "old"),
                                           tofile=new.get("id", "new"), lineterm=""))
+
+
+# ---------------------------------------------------------------------------- decisions
+# Status badge of a decision as the pages show it: (label, Streamlit colour). A proposed
+# decision is never shown as if agreed.
+STATUS_BADGES = {
+    "proposed": ("PROPOSED · not agreed", "orange"),
+    "accepted": ("accepted", "green"),
+    "rejected": ("rejected", "red"),
+    "deprecated": ("deprecated", "gray"),
+    "superseded": ("superseded", "blue"),
+}
+
+
+def _detail_text(value) -> str:
+    if value is None or value == "":
+        return ""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_detail_text(v)}" for k, v in value.items() if v not in (None, "", [], {}))
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(_detail_text(v) for v in value)
+    return str(value)
+
+
+def _reason_text(reason) -> str:
+    """One staleness reason as a line: ``changed: Cart.total (shop/cart.py) — the
+    definition's content changed``."""
+    if not isinstance(reason, dict):
+        return _detail_text(reason)
+    where = reason.get("qualified_name") or ""
+    if reason.get("file"):
+        where = f"{where} ({reason['file']})" if where else str(reason["file"])
+    text = str(reason.get("reason") or "may be stale")
+    if where:
+        text += f": {where}"
+    detail = _detail_text(reason.get("detail") or reason.get("details"))
+    return f"{text} — {detail}" if detail else text
+
+
+def stale_decisions(store, namespace: str) -> dict:
+    """Which decisions of ``namespace`` may be stale, and why: ``{available, history,
+    source, reasons: {decision id: [reason text, ...]}}``.
+
+    Uses ``MemoryStore.stale_decisions`` (a touched definition changed or is gone, or its
+    file churned since the decision) when the store has it, else ``verify_staleness``
+    (the touched file's content changed or it left the code graph). Items name their
+    decision (``id``/``node_id``) and carry ``reasons`` (dicts with ``reason``, ``file``,
+    ``qualified_name``, ``detail``) or one ``reason`` (with ``file``).
+    """
+    finder = getattr(store, "stale_decisions", None)
+    source = "stale_decisions"
+    if callable(finder):
+        found = finder(namespace=namespace)
+    else:
+        source = "verify_staleness"
+        found = store.verify_staleness(namespace=namespace)
+    available = not (isinstance(found, dict) and found.get("available") is False)
+    items = found
+    if isinstance(found, dict):
+        items = next((found[k] for k in ("stale", "decisions", "items") if isinstance(found.get(k), list)), [])
+    reasons: dict[str, list[str]] = {}
+    for item in items or []:
+        if not isinstance(item, dict) or item.get("kind") not in (None, "decision"):
+            continue
+        nid = item.get("id") or item.get("node_id") or item.get("decision_id")
+        if not nid:
+            continue
+        listed = item.get("reasons")
+        if not isinstance(listed, list):
+            listed = [{"reason": listed or item.get("reason") or "may be stale", "file": item.get("file"),
+                       "detail": item.get("details") or item.get("detail")}]
+        for reason in listed:
+            text = _reason_text(reason)
+            if text not in reasons.setdefault(str(nid), []):
+                reasons[str(nid)].append(text)
+    history = bool(found.get("history")) if isinstance(found, dict) else False
+    return {"available": available, "history": history, "source": source, "reasons": reasons}
+
+
+def review_blocker(memory_db: Path | None) -> str | None:
+    """Why the dashboard cannot record a review in ``memory_db`` (None: it can). SQLite
+    writes the database and, beside it, its ``-wal`` and ``-shm`` files: both the file and
+    its folder must be writable."""
+    if memory_db is None or not Path(memory_db).is_file():
+        return "There is no memory database to write the review to."
+    folder = Path(memory_db).resolve().parent
+    if not os.access(memory_db, os.W_OK) or not os.access(folder, os.W_OK | os.X_OK):
+        return (f"The memory folder {folder} is read-only, so the dashboard cannot record reviews there. "
+                "Review from a terminal where it is writable: `nervapack memory review ID --accept --note …`.")
+    return None
+
+
+def reviewer(memory_db: Path, graph_db: Path | None = None) -> str | None:
+    """Who a review from the dashboard is recorded as: the memory store's author (git's
+    ``user.name <user.email>`` of the repository, else the OS user)."""
+    from ..memory import MemoryStore
+
+    with MemoryStore(db_path=str(memory_db), graph_db=graph_db, read_only=True) as store:
+        return store.author
+
+
+def review_decision(memory_db: Path, graph_db: Path | None, namespace: str, node_id: str, status: str,
+                    note: str | None = None) -> dict:
+    """Record a review (``accepted``/``rejected``/``deprecated``/``proposed``) of one decision
+    through ``MemoryStore.review``, the reviewer being the store's author. The dashboard
+    browses memory read-only; this opens a writable store for this one write only, and
+    refuses with a clear message when the memory folder is read-only."""
+    from ..memory import MemoryStore
+
+    blocked = review_blocker(memory_db)
+    if blocked:
+        raise NervapackError(blocked)
+    try:
+        with MemoryStore(db_path=str(memory_db), graph_db=graph_db, namespace=namespace,
+                         origin="dashboard") as store:
+            return store.review(node_id, status, note=note)
+    except sqlite3.Error as exc:  # e.g. a read-only file system the access check cannot see
+        raise NervapackError(f"could not record the review in {memory_db}: {exc}") from None
+
+
+def explorer_params(ref: dict) -> dict[str, str]:
+    """The Graph Explorer's query parameters opening one code reference of a decision: a
+    file by its path (``file``), a definition by its graph node id (``node``)."""
+    if ref.get("kind") == "file" or not ref.get("graph_node_id"):
+        return {"file": str(ref.get("file") or "")}
+    return {"node": str(ref["graph_node_id"])}
+
+
+def file_node(graph_db: Path, path: str) -> str | None:
+    """The graph node id of file ``path`` (None: not in the graph)."""
+    with graph(graph_db) as conn:
+        row = conn.execute("SELECT id FROM nodes WHERE kind = 'file' AND file = ? ORDER BY id LIMIT 1",
+                           (path,)).fetchone()
+        return row[0] if row else None
+
+
+def area_options(files: list[dict]) -> list[dict]:
+    """Code areas to filter decisions by, from the files decisions touch (``facets``):
+    every folder above them (``pkg/``) and each file, with how many links lead there
+    (``{area, files, links}``; a decision on two files of a folder counts twice, the
+    filter itself counts decisions exactly), sorted by path."""
+    areas: dict[str, list[int]] = {}
+    for f in files:
+        parts = str(f["file"]).split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth]) + "/"
+            a = areas.setdefault(folder, [0, 0])
+            a[0] += 1
+            a[1] += int(f["decisions"])
+        areas[str(f["file"])] = [1, int(f["decisions"])]
+    return [{"area": k, "files": v[0], "links": v[1]} for k, v in sorted(areas.items())]
 
 
 # ---------------------------------------------------------------------------- text

@@ -138,16 +138,19 @@ def _git(root: Path, *args: str, when: str | None = None) -> bool:
     return done.returncode == 0
 
 
+MO = "Mo Memory <mo@nervapack.invalid>"
+
+
 def seed_demo_memory(db: Path) -> None:
     """Decisions made while building NervaPack Core, as a team would record them."""
     from ..memory import MemoryStore
 
-    with MemoryStore(db_path=db, graph_db=db.parent / "graph.db") as m:
+    with MemoryStore(db_path=db, graph_db=db.parent / "graph.db", author="Ada Core <ada@nervapack.invalid>") as m:
         # -- namespace "default": the core team
         m.start_session("Offline embeddings")
         e1 = m.store("Use Chroma's default embedding function", kind="decision", entities=["Embeddings"],
                      valid_from="2025-09-01", rationale="Zero setup: Chroma ships it.",
-                     alternatives_rejected=["OpenAI embeddings API"])
+                     alternatives_rejected=["OpenAI embeddings API"], tags=["embeddings"])
         o1 = m.store("First ingest on an offline machine failed: Chroma tried to download its model",
                      kind="outcome", entities=["Embeddings"], valid_from="2025-09-20", caused_by=[e1])
         e2 = m.store("Use a deterministic hashing embedder", kind="decision", entities=["Embeddings"],
@@ -157,7 +160,8 @@ def seed_demo_memory(db: Path) -> None:
         e3 = m.store("Use all-MiniLM-L6-v2 as int8 ONNX with onnxruntime + tokenizers", kind="decision",
                      entities=["Embeddings"], supersedes=e2, valid_from="2026-01-15",
                      rationale="Real semantic vectors, 22 MB, no PyTorch, loads from registry packages offline.",
-                     alternatives_rejected=["hashing embedder as the default", "fp32 model (4x larger)"])
+                     alternatives_rejected=["hashing embedder as the default", "fp32 model (4x larger)"],
+                     tags=["embeddings", "offline"], author="Ben Search <ben@nervapack.invalid>")
         m.store("1,000 short texts embed in 3.5 s on 2 cores", kind="outcome", entities=["Embeddings"],
                 valid_from="2026-01-20", caused_by=[e3])
         m.end_session("MiniLM int8 is the default; hashing stays as the announced fallback.")
@@ -171,7 +175,7 @@ def seed_demo_memory(db: Path) -> None:
         c2 = m.store("Compute communities at ingest and store them in graph.db", kind="decision",
                      entities=["Communities", "refresh_snapshots", "GraphStore"], supersedes=c1,
                      valid_from="2025-11-15", rationale="Ingest already holds the graph; pages only read.",
-                     alternatives_rejected=["cache in the Streamlit process only"])
+                     alternatives_rejected=["cache in the Streamlit process only"], tags=["performance", "dashboard"])
         m.store("Communities page renders under 1 s on Django", kind="outcome", entities=["Communities"],
                 valid_from="2025-11-20", caused_by=[c2])
         m.store("Show a community-level map, never thousands of raw nodes in one chart", kind="decision",
@@ -181,7 +185,7 @@ def seed_demo_memory(db: Path) -> None:
 
         m.store("Store the code graph in SQLite with FTS5", kind="decision", entities=["GraphStore"],
                 valid_from="2025-08-15", rationale="One local file, transactional, full-text search built in.",
-                alternatives_rejected=["Neo4j (a server to run)", "pickled networkx graph"])
+                alternatives_rejected=["Neo4j (a server to run)", "pickled networkx graph"], tags=["storage"])
         m.store("Health score components are each linear in a meaningful ratio", kind="fact",
                 entities=["Health score"], valid_from="2025-12-01")
         m.store("Run `nervapack ingest .` after large refactors", kind="procedure", entities=["GraphStore"],
@@ -191,20 +195,30 @@ def seed_demo_memory(db: Path) -> None:
         ns = "memory-team"
         m.start_session("Bi-temporal rules", namespace=ns)
         s1 = m.store("Superseding closes the old version at now", kind="decision", entities=["Supersede"],
-                     valid_from="2025-10-01", namespace=ns, rationale="Simplest to implement.")
+                     valid_from="2025-10-01", namespace=ns, rationale="Simplest to implement.", author=MO)
         m.store("as_of between two versions returned both of them", kind="outcome", entities=["Supersede"],
                 valid_from="2025-10-12", namespace=ns, caused_by=[s1])
         m.store("Superseding closes the old version at the new one's valid_from", kind="decision",
                 entities=["Supersede", "MemoryStore"], supersedes=s1, valid_from="2025-10-20", namespace=ns,
                 rationale="as_of between the two versions must return exactly one.",
-                alternatives_rejected=["close at now", "keep both open"])
+                alternatives_rejected=["close at now", "keep both open"], author=MO)
         m.store("Namespaces scope aliases, sessions and every lookup", kind="decision",
                 entities=["Namespaces", "MemoryStore"], valid_from="2025-10-25", namespace=ns,
                 rationale="A shared alias table leaked entities between teams.",
-                alternatives_rejected=["one database per namespace"])
+                alternatives_rejected=["one database per namespace"], author=MO, tags=["namespaces"])
         m.store("pack() never returns more than budget_tokens, header included", kind="fact",
                 entities=["Recall"], valid_from="2025-11-02", namespace=ns)
         m.end_session("Supersede and namespace rules fixed.", namespace=ns)
+        # an agent's proposals (over MCP): waiting in the review queue, one contradicting an agreed decision
+        with MemoryStore(db_path=db, graph_db=db.parent / "graph.db", origin="mcp",
+                         author="claude-code (MCP)") as agent:
+            agent.store("Cache embeddings by file sha so a re-ingest skips unchanged files", kind="decision",
+                        status="proposed", entities=["Embeddings", "GraphStore"], valid_from="2026-03-05",
+                        rationale="Re-ingesting Django re-embeds 4,000 unchanged files.", tags=["performance"])
+            agent.store("Compute communities in the dashboard process again, cached for 10 minutes",
+                        kind="decision", status="proposed", entities=["Communities", "refresh_snapshots"],
+                        valid_from="2026-03-06", rationale="One step less at ingest.", contradicts=[c2],
+                        tags=["dashboard"])
         m.recall("embeddings offline", budget_tokens=300, namespace="default")
         m.recall("communities", budget_tokens=200, namespace="default")
         m.recall("supersede as_of", budget_tokens=300, namespace=ns)

@@ -8,7 +8,7 @@ from . import data
 from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int", "page_controls", "param", "history_panel"]
+           "md_escape", "fmt_int", "page_controls", "param", "history_panel", "status_badge", "pager"]
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
@@ -93,6 +93,33 @@ def page_controls(total: int, page_size: int, key: str) -> int:
         return 0
     page = st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1, step=1, key=key)
     return int(page) - 1
+
+
+def pager(total: int, page_size: int, key: str, *, reset_on=None, noun: str = "") -> int:
+    """A page number input for ``total`` rows and the caption "showing X–Y of N"; returns
+    the 0-based page. ``reset_on``: a value (the filters) whose change sends it back to
+    page 1. The number is kept within the pages there are, whatever the filters did."""
+    pages = max(1, -(-total // page_size))
+    marker = f"{key}__on"
+    if reset_on is not None and st.session_state.get(marker) != reset_on:
+        st.session_state[marker] = reset_on
+        st.session_state[key] = 1
+    current = min(max(1, int(st.session_state.get(key, 1) or 1)), pages)
+    st.session_state[key] = current
+    if pages > 1:
+        st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=key)
+        current = int(st.session_state[key])
+    page = current - 1
+    first, last = page * page_size + 1, min(total, (page + 1) * page_size)
+    what = f" {noun}" if noun else ""
+    st.caption(f"Showing {first:,}–{last:,} of {total:,}{what}" if total else f"None of the{what} match.")
+    return page
+
+
+def status_badge(status: str | None) -> str:
+    """A decision status as a coloured Markdown badge; a proposed one says it is not agreed."""
+    text, color = data.STATUS_BADGES.get(str(status), (str(status or "no status"), "gray"))
+    return f":{color}-badge[{text}]"
 
 
 def history_panel(hist: dict, file: str) -> None:

@@ -1,4 +1,4 @@
-"""``nervapack-memory-mcp``: the memory engine's 19 tools over MCP stdio (official ``mcp`` SDK 2.x).
+"""``nervapack-memory-mcp``: the memory engine's 20 tools over MCP stdio (official ``mcp`` SDK 2.x).
 
 Add to ``.mcp.json``::
 
@@ -29,7 +29,7 @@ TOOL_NAMES = [
     "memory_start_session", "memory_store", "memory_recall", "memory_about", "memory_why", "memory_timeline",
     "memory_end_session", "memory_forget", "memory_verify", "memory_list_sessions", "memory_clear_session",
     "memory_stats", "memory_for_code", "memory_to_code", "memory_import", "memory_switch_namespace",
-    "memory_verify_staleness", "memory_review_queue", "memory_stale_decisions",
+    "memory_verify_staleness", "memory_review_queue", "memory_stale_decisions", "decisions_for_change",
 ]
 
 INSTRUCTIONS = (
@@ -88,6 +88,7 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         commit: str | None = None,
         title: str | None = None,
         tags: list[str] | None = None,
+        expires_in: str | None = None,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
         """Persist a fact, decision, action, outcome, procedure, preference or entity.
@@ -97,25 +98,29 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         contradicts / derived_from: ids of memories this one contradicts / is derived from.
         commit: the commit that implemented it (sha or HEAD). A decision lands as "proposed"
         (a person reviews it) unless the workspace says agents' decisions are accepted.
+        expires_at / expires_in: when it stops being recalled — an ISO-8601 time, or a duration from now
+        such as "30m", "12h", "7d", "2w" (one or the other).
         """
         m = mem()
         nid = m.store(content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
                       alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
                       namespace=namespace, metadata=metadata, source=source, expires_at=expires_at,
-                      caused_by=caused_by, contradicts=contradicts, derived_from=derived_from, commit=commit,
-                      title=title, tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
+                      caused_by=caused_by, expires_in=expires_in, contradicts=contradicts, derived_from=derived_from,
+                      commit=commit, title=title, tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
                       status=agent_decision_status(m.graph.root))
         return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status")})
 
     @tool
     def memory_recall(query: str, budget_tokens: int = 500, as_of: str | None = None, namespace: str | None = None,
-                      min_confidence: float = 0.0) -> dict[str, Any]:
+                      min_confidence: float = 0.0, known_at: str | None = None) -> dict[str, Any]:
         """FTS5 search, graph expansion, scored recall as Markdown that never exceeds budget_tokens.
 
-        as_of: recall what was true at that time (ISO-8601). The Markdown is in "text".
+        as_of: recall what was true at that time (valid time, ISO-8601).
+        known_at: recall what had been recorded by that time (transaction time); combines with as_of.
+        The Markdown is in "text".
         """
         r = mem().recall(query, budget_tokens=budget_tokens, as_of=as_of, namespace=namespace,
-                         min_confidence=min_confidence)
+                         min_confidence=min_confidence, known_at=known_at)
         return ok(r.to_dict())
 
     @tool
@@ -129,9 +134,17 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         return ok(mem().why(node_id, namespace=namespace))
 
     @tool
-    def memory_timeline(topic: str, namespace: str | None = None) -> dict[str, Any]:
-        """Chronological trace of a topic or entity including superseded versions (oldest first)."""
-        return ok({"topic": topic, "versions": mem().timeline(topic, namespace=namespace)})
+    def memory_timeline(topic: str, namespace: str | None = None, limit: int = 50, offset: int = 0,
+                        known_at: str | None = None) -> dict[str, Any]:
+        """Chronological trace of an entity (its memories and their supersession chains) or, when no
+        entity has that name, of a text; superseded versions included, oldest first.
+
+        One page: "versions" holds items offset..offset+limit of "total"; "mode" is "entity" or "text".
+        known_at: as recorded by that time (transaction time).
+        """
+        page = mem().timeline(topic, namespace=namespace, limit=limit, offset=offset, known_at=known_at)
+        page["versions"] = page.pop("items")
+        return ok(page)
 
     @tool
     def memory_end_session(summary: str | None = None, namespace: str | None = None) -> dict[str, Any]:
@@ -198,6 +211,21 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     def memory_stale_decisions(namespace: str | None = None) -> dict[str, Any]:
         """Standing decisions whose code changed (content hash), vanished or churned since they were made."""
         return ok(mem().stale_decisions(namespace=namespace))
+
+    @tool
+    def decisions_for_change(paths: list[str] | None = None, diff: str | None = None, budget_tokens: int = 600,
+                             namespace: str | None = None) -> dict[str, Any]:
+        """Before editing code, read the decisions that govern it: the standing decisions
+        (accepted, proposed, deprecated) whose definitions your pending edit touches.
+
+        diff: the unified diff of the edit (matched definition by definition); paths: the files
+        it touches (every decision on them). The Markdown in "text" never exceeds budget_tokens;
+        "total" says how many there are, "shown" how many fit.
+        """
+        from ..review import edit_briefing
+
+        found = mem().decisions_for_edit(paths=paths, diff=diff, namespace=namespace)
+        return ok(edit_briefing(found, budget_tokens, mem().counter))
 
     return server
 

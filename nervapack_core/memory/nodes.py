@@ -20,7 +20,7 @@ from .timeutil import new_id, now_iso
 __all__ = [
     "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
     "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "PROVENANCE_FIELDS",
-    "provenance_values", "STATUS_SQL", "standing_marks",
+    "provenance_values", "STATUS_SQL", "standing_marks", "as_known_at", "review_status_at",
 ]
 
 NODE_COLS = (
@@ -256,11 +256,73 @@ def chain_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
     return found
 
 
-def standing_marks(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tuple[str | None, list[str]]]:
+def review_status_at(conn: sqlite3.Connection, ids: Iterable[str], known_at: str) -> dict[str, str | None]:
+    """The review status (``proposed``, ``accepted`` …; None for non-decisions) each of ``ids``
+    had at ``known_at``: the last review recorded by then, else the status the first later
+    review replaced, else the stored one."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[str, str | None] = {}
+    for chunk in chunked(ids, 400):
+        marks = ",".join("?" * len(chunk))
+        for nid, status in conn.execute(f"SELECT id, status FROM mem_nodes WHERE id IN ({marks})", chunk):
+            out[nid] = status
+        decided: set[str] = set()
+        for nid, status, previous, at in conn.execute(
+                f"SELECT node_id, status, previous, created_at FROM mem_reviews WHERE node_id IN ({marks}) "
+                "ORDER BY node_id, rid DESC", chunk):
+            if nid in decided:
+                continue
+            if at <= known_at:  # the latest review by then (rows come newest first)
+                out[nid] = status
+                decided.add(nid)
+            else:  # a later review: before it, the node had its ``previous`` status
+                out[nid] = previous
+    return out
+
+
+def as_known_at(conn: sqlite3.Connection, found: list[dict], known_at: str) -> list[dict]:
+    """``found`` (node dicts) as they stood at ``known_at`` (transaction time), in place:
+    ``superseded_by`` is the latest version whose SUPERSEDES edge was recorded by then,
+    ``valid_until`` is kept only if the node had been closed by then, ``tombstoned`` only if
+    it had been forgotten by then — the rule of :func:`nervapack_core.memory.recall.closed_sql`,
+    in Python for rows already read — and a decision's ``status`` is the one it had then
+    (its reviews by then; "superseded" only once that was recorded)."""
+    into: dict[str, list[tuple[str, str]]] = {}
+    for chunk in chunked([n["id"] for n in found], 400):
+        marks = ",".join("?" * len(chunk))
+        for src, dst, at in conn.execute(
+                f"SELECT src, dst, created_at FROM mem_edges WHERE kind = 'SUPERSEDES' AND dst IN ({marks}) "
+                "ORDER BY created_at, rid", chunk):
+            into.setdefault(dst, []).append((src, at))
+    reviewed = review_status_at(conn, [n["id"] for n in found if "status" in n], known_at)
+    for n in found:
+        edges = into.get(n["id"], [])
+        by_then = [src for src, at in edges if at <= known_at]
+        until = n.get("valid_until")
+        closed = bool(by_then) or (until is not None and until <= known_at
+                                   and (n.get("verified_at") == until or not edges))
+        n["superseded_by"] = by_then[-1] if by_then else None
+        n["valid_until"] = until if closed else None
+        forgotten = bool(n.get("tombstoned")) and (n.get("tombstoned_at") is None or n["tombstoned_at"] <= known_at)
+        n["tombstoned"] = forgotten
+        n["tombstoned_at"] = n.get("tombstoned_at") if forgotten else None
+        if "current" in n:
+            n["current"] = not forgotten and not closed
+        if "status" in n:
+            n["review_status"] = reviewed.get(n["id"])
+            n["status"] = effective_status(n.get("kind"), n["review_status"], n["superseded_by"])
+    return found
+
+
+def standing_marks(conn: sqlite3.Connection, ids: Iterable[str],
+                   known_at: str | None = None) -> dict[str, tuple[str | None, list[str]]]:
     """Per id: its served status (decisions) and the ids it is in an open contradiction
     with — what recall shows next to each item so nothing proposed or disputed passes
-    for agreed."""
+    for agreed. ``known_at``: both as they stood then (statuses by the reviews recorded by
+    then, contradictions recorded by then between memories still standing then)."""
     ids = list(dict.fromkeys(ids))
+    if known_at is not None:
+        return _standing_marks_at(conn, ids, known_at)
     out: dict[str, tuple[str | None, list[str]]] = {}
     live = ("{x}.tombstoned = 0 AND {x}.superseded_by IS NULL AND {x}.valid_until IS NULL "
             "AND COALESCE({x}.status, 'accepted') NOT IN ('rejected', 'deprecated')")
@@ -277,4 +339,37 @@ def standing_marks(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tu
                 f"ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.dst IN ({marks}) AND {both}", (*chunk, *chunk)):
             if mine in out and other not in out[mine][1]:
                 out[mine][1].append(other)
+    return out
+
+
+def _standing_marks_at(conn: sqlite3.Connection, ids: list[str],
+                       known_at: str) -> dict[str, tuple[str | None, list[str]]]:
+    """:func:`standing_marks` as of ``known_at``, from each node's state then (:func:`as_known_at`)."""
+    pairs: list[tuple[str, str]] = []
+    for chunk in chunked(ids, 400):
+        marks = ",".join("?" * len(chunk))
+        pairs += conn.execute(
+            f"SELECT src, dst FROM mem_edges WHERE kind = 'CONTRADICTS' AND created_at <= ? AND src IN ({marks}) "
+            f"UNION SELECT dst, src FROM mem_edges WHERE kind = 'CONTRADICTS' AND created_at <= ? "
+            f"AND dst IN ({marks})", (known_at, *chunk, known_at, *chunk)).fetchall()
+    involved = list(dict.fromkeys([*ids, *(o for _m, o in pairs)]))
+    state: dict[str, dict] = {}
+    for chunk in chunked(involved, 400):
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+                "SELECT id, kind, status, superseded_by, valid_until, verified_at, tombstoned, tombstoned_at "
+                f"FROM mem_nodes WHERE id IN ({marks})", chunk):
+            state[row[0]] = dict(zip(("id", "kind", "status", "superseded_by", "valid_until", "verified_at",
+                                      "tombstoned", "tombstoned_at"), row))
+    as_known_at(conn, list(state.values()), known_at)
+
+    def standing(nid: str) -> bool:
+        n = state.get(nid)
+        return n is not None and not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None \
+            and (n["review_status"] or "accepted") not in ("rejected", "deprecated")
+
+    out: dict[str, tuple[str | None, list[str]]] = {nid: (state[nid]["status"], []) for nid in ids if nid in state}
+    for mine, other in pairs:
+        if mine in out and standing(mine) and standing(other) and other not in out[mine][1]:
+            out[mine][1].append(other)
     return out

@@ -1,7 +1,10 @@
 """The recall pipeline: FTS5 -> 2-hop expansion -> temporal mask -> confidence -> score -> pack.
 
 Stages, as in the seed: (1) FTS5 BM25, exact phrase, then a prefix query per token,
-then an OR of the tokens, stopping at the first stage that finds a visible node;
+then an OR of the tokens, stopping at the first stage that finds a visible node — the
+namespace, kind, confidence and temporal filters apply inside the same query, before any
+limit (:data:`FTS_SCAN_CAP`, :data:`FTS_CANDIDATES`), so matches in other namespaces,
+forgotten nodes or versions not valid at ``as_of`` never crowd out the ones asked for;
 (2) graph expansion up to 2 hops, a neighbour inheriting 0.6x its parent's relevance
 per hop; (3) temporal mask; (4) confidence filter; (5) score = relevance x recency x
 frequency x connectivity; (6) budget pack. Returned nodes get ``access_count`` and
@@ -23,24 +26,29 @@ from dataclasses import asdict, dataclass, field, replace
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from .nodes import standing_marks
 from .pack import check_budget, pack
-from .timeutil import age_days, now, now_iso, parse_time, to_iso
+from .timeutil import age_days, now_iso, parse_time, to_iso
 from .validate import check_confidence
 
-__all__ = ["Recall", "RecallItem", "fts_stages", "visible_sql", "run_recall", "check_confidence", "query_tokens"]
+__all__ = [
+    "Recall", "RecallItem", "fts_stages", "visible_sql", "closed_sql", "run_recall", "check_confidence", "query_tokens",
+]
 
 _LN2 = math.log(2)
 HALF_LIFE_DAYS = 30.0
 HOP_DECAY = 0.6
 FTS_CANDIDATES = 100
-# at most this many FTS matches (the most recent ones) are scored per stage: bounds the cost
-# of a very common word on a large store
+# BM25 ranks at most this many *visible* matches per stage — the most recent ones, taken
+# after the namespace, kind, confidence and temporal filters: exact for any query with up to
+# this many visible matches, and a bound on the cost of a word found in a large share of a
+# large store (ranking all 14,500 visible matches of "for" in 100,000 memories costs ~30 ms,
+# these 1,000 ~4 ms)
 FTS_SCAN_CAP = 1000
 SEEDS_PER_HOP = 10
 FANOUT = 10
 BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
 
-_OUT_EDGES = "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?"
-_IN_EDGES = "SELECT src FROM mem_edges WHERE dst = ? AND kind != 'OCCURRED_IN' ORDER BY rid DESC LIMIT ?"
+_OUT_EDGES = "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN'{known} ORDER BY rid DESC LIMIT ?"
+_IN_EDGES = "SELECT src FROM mem_edges WHERE dst = ? AND kind != 'OCCURRED_IN'{known} ORDER BY rid DESC LIMIT ?"
 
 NODE_FIELDS = (
     "n.rid, n.id, n.kind, n.content, n.confidence, n.valid_from, n.valid_until, n.session_id, "
@@ -73,6 +81,7 @@ class Recall:
     tokens: int
     budget_tokens: int
     as_of: str | None = None
+    known_at: str | None = None
     namespace: str = "default"
     candidates: int = 0
     stage: str = ""
@@ -87,6 +96,7 @@ class Recall:
             "query": self.query,
             "namespace": self.namespace,
             "as_of": self.as_of,
+            "known_at": self.known_at,
             "budget_tokens": self.budget_tokens,
             "tokens": self.tokens,
             "candidates": self.candidates,
@@ -125,38 +135,83 @@ def fts_stages(query: str) -> list[tuple[str, str]]:
     return stages
 
 
-def visible_sql(as_of: str | None, reference: str) -> tuple[str, tuple]:
-    """The temporal mask as SQL over alias ``n``.
+# Transaction time ("known at" K): what the store held at instant K. A node counts when it
+# was recorded by K; it counts as forgotten, superseded or closed only when that too had
+# happened by K. Supersession is dated by its SUPERSEDES edge (``created_at``); forgetting by
+# ``tombstoned_at`` (a tombstone without a time, from an old release, counts at every K);
+# any other closing (a refute, a session's end) is dated by the closing time itself, which
+# is the moment it was written: ``valid_until`` when it equals ``verified_at`` (a refute) or
+# when no SUPERSEDES edge points at the node. A node whose end was later moved earlier by a
+# retroactive supersession of a newer version shows that moved end once it is closed at K.
+_SUPERSEDED_BY = ("EXISTS (SELECT 1 FROM mem_edges s WHERE s.dst = n.id AND s.kind = 'SUPERSEDES' "
+                  "AND s.created_at <= ?)")
+_EVER_SUPERSEDED = "EXISTS (SELECT 1 FROM mem_edges s WHERE s.dst = n.id AND s.kind = 'SUPERSEDES')"
 
-    ``as_of`` None: current truth (open, not superseded, not expired);
-    otherwise: valid at that instant (``valid_from <= T < valid_until``, not expired at T).
-    Tombstoned nodes are never visible.
-    """
-    if as_of is None:
-        return (
-            "n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL "
-            "AND (n.expires_at IS NULL OR n.expires_at > ?)",
-            (reference,),
-        )
+
+def closed_sql(known_at: str) -> tuple[str, tuple]:
+    """``n`` had been closed (superseded, refuted, ended) by ``known_at``, as SQL over alias ``n``."""
     return (
-        "n.tombstoned = 0 AND n.valid_from <= ? AND (n.valid_until IS NULL OR n.valid_until > ?) "
-        "AND (n.expires_at IS NULL OR n.expires_at > ?)",
-        (as_of, as_of, as_of),
+        f"({_SUPERSEDED_BY} OR (n.valid_until IS NOT NULL AND n.valid_until <= ? "
+        f"AND (n.verified_at IS n.valid_until OR NOT {_EVER_SUPERSEDED})))",
+        (known_at, known_at),
     )
 
 
-def _with_standing(read, items: list[RecallItem]) -> list[RecallItem]:
-    """``items`` with each decision's status and open contradictions filled in."""
+def visible_sql(as_of: str | None, reference: str, known_at: str | None = None) -> tuple[str, tuple]:
+    """The temporal mask as SQL over alias ``n``.
+
+    ``as_of`` None: current truth (open, not superseded, not expired at ``reference``);
+    otherwise: valid at that instant (``valid_from <= T < valid_until``, not expired at T).
+    Tombstoned nodes are never visible.
+
+    ``known_at`` K (transaction time) asks the same question of the store as it stood at
+    K: only nodes recorded by K, and a node is forgotten, superseded or closed only if that
+    was recorded by K (the rule above :func:`closed_sql`). With ``as_of`` None, "current"
+    means open as far as was known at K, and not expired at K (pass ``reference=K``).
+    """
+    if known_at is None:
+        if as_of is None:
+            return (
+                "n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL "
+                "AND (n.expires_at IS NULL OR n.expires_at > ?)",
+                (reference,),
+            )
+        return (
+            "n.tombstoned = 0 AND n.valid_from <= ? AND (n.valid_until IS NULL OR n.valid_until > ?) "
+            "AND (n.expires_at IS NULL OR n.expires_at > ?)",
+            (as_of, as_of, as_of),
+        )
+    closed, closed_params = closed_sql(known_at)
+    known = "n.recorded_at <= ? AND NOT (n.tombstoned = 1 AND (n.tombstoned_at IS NULL OR n.tombstoned_at <= ?))"
+    if as_of is None:
+        return (
+            f"{known} AND NOT {closed} AND (n.expires_at IS NULL OR n.expires_at > ?)",
+            (known_at, known_at, *closed_params, reference),
+        )
+    return (
+        f"{known} AND n.valid_from <= ? AND (NOT {closed} OR n.valid_until > ?) "
+        "AND (n.expires_at IS NULL OR n.expires_at > ?)",
+        (known_at, known_at, as_of, *closed_params, as_of, as_of),
+    )
+
+
+def _with_standing(read, items: list[RecallItem], known_at: str | None = None) -> list[RecallItem]:
+    """``items`` with each decision's status and open contradictions filled in (as they
+    stood at ``known_at``, when given)."""
     if not items:
         return items
-    found = read(lambda conn: standing_marks(conn, [it.id for it in items]))
+    found = read(lambda conn: standing_marks(conn, [it.id for it in items], known_at))
     return [replace(it, status=found.get(it.id, (None, []))[0], contradicts=tuple(found.get(it.id, (None, []))[1]))
             for it in items]
 
 
 def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=None, min_confidence=0.0, *,
-               log: bool = True, touch: bool = True) -> Recall:
+               log: bool = True, touch: bool = True, known_at=None) -> Recall:
     """The whole pipeline for namespace ``ns`` (already checked).
+
+    ``as_of`` (valid time): what was true then; ``known_at`` (transaction time): what had
+    been recorded by then (see :func:`visible_sql`); both together: what we believed at
+    ``known_at`` about ``as_of``.
 
     ``read(fn)`` runs ``fn(conn)`` on one snapshot; ``write(fn)`` runs it in a write
     transaction that does not count as a memory change, or is ``None`` for a read-only
@@ -167,11 +222,19 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
     min_conf = check_confidence(min_confidence, "min_confidence")
     query = "" if query is None else str(query)
     as_of_iso = to_iso(as_of, field="as_of")
-    ref_dt = parse_time(as_of_iso) if as_of_iso else now()
-    reference = as_of_iso or now_iso()
-    mask, mask_params = visible_sql(as_of_iso, reference)
+    known_iso = to_iso(known_at, field="known_at")
+    reference = as_of_iso or known_iso or now_iso()
+    ref_dt = parse_time(reference)
+    mask, mask_params = visible_sql(as_of_iso, reference, known_iso)
     base_filter = f"+n.namespace = ? AND n.kind != 'session' AND n.confidence >= ? AND {mask}"
     base_params = (ns, min_conf, *mask_params)
+    fields, field_params = NODE_FIELDS, ()
+    if known_iso is not None:  # the end of validity as it was recorded by then
+        closed, closed_params = closed_sql(known_iso)
+        fields = NODE_FIELDS.replace("n.valid_until", f"CASE WHEN {closed} THEN n.valid_until END")
+        field_params = closed_params
+    edge_known, edge_params = ("", ()) if known_iso is None else (" AND created_at <= ?", (known_iso,))
+    out_edges, in_edges = _OUT_EDGES.format(known=edge_known), _IN_EDGES.format(known=edge_known)
 
     def gather(conn):
         cur = conn.cursor()
@@ -180,12 +243,15 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
         rows: dict[str, tuple] = {}
         stage_used = ""
         for stage, match in fts_stages(query):
+            # filter first (namespace, kind, confidence, temporal mask) while FTS5 streams its
+            # matches newest first, stop after FTS_SCAN_CAP visible ones, then keep the best by BM25
             found = cur.execute(
-                "WITH hits AS (SELECT rowid AS rid, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
-                "WHERE mem_fts MATCH ? ORDER BY rowid DESC LIMIT ?) "
-                f"SELECT {NODE_FIELDS}, hits.r FROM hits JOIN mem_nodes n ON n.rid = hits.rid WHERE {base_filter} "
+                "WITH hits AS (SELECT n.rid AS rid, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
+                f"JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? AND {base_filter} "
+                "ORDER BY mem_fts.rowid DESC LIMIT ?) "
+                f"SELECT {fields}, hits.r FROM hits JOIN mem_nodes n ON n.rid = hits.rid "
                 "ORDER BY hits.r, n.rid LIMIT ?",
-                (match, FTS_SCAN_CAP, *base_params, FTS_CANDIDATES),
+                (match, *base_params, FTS_SCAN_CAP, *field_params, FTS_CANDIDATES),
             ).fetchall()
             if found:
                 stage_used = stage
@@ -200,9 +266,9 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
             if tokens <= BRIEFING_WORDS:
                 stage_used = "briefing"
                 for row in cur.execute(
-                    f"SELECT {NODE_FIELDS} FROM mem_nodes n WHERE {base_filter} AND n.kind != 'entity' "
+                    f"SELECT {fields} FROM mem_nodes n WHERE {base_filter} AND n.kind != 'entity' "
                     "ORDER BY n.rid DESC LIMIT ?",
-                    (*base_params, FTS_CANDIDATES),
+                    (*field_params, *base_params, FTS_CANDIDATES),
                 ):
                     rel[row[1]] = 1.0
                     rows[row[1]] = row
@@ -215,8 +281,8 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
             proposed: dict[str, float] = {}
             for parent in frontier:
                 inherited = rel[parent] * HOP_DECAY
-                for sql in (_OUT_EDGES, _IN_EDGES):
-                    for (other,) in cur.execute(sql, (parent, FANOUT)):
+                for sql in (out_edges, in_edges):
+                    for (other,) in cur.execute(sql, (parent, *edge_params, FANOUT)):
                         if rel.get(other, 0.0) < inherited and proposed.get(other, 0.0) < inherited:
                             proposed[other] = inherited
             if not proposed:
@@ -227,8 +293,8 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
                 chunk = ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 for row in cur.execute(
-                    f"SELECT {NODE_FIELDS} FROM mem_nodes n WHERE n.id IN ({marks}) AND {base_filter}",
-                    (*chunk, *base_params),
+                    f"SELECT {fields} FROM mem_nodes n WHERE n.id IN ({marks}) AND {base_filter}",
+                    (*field_params, *chunk, *base_params),
                 ):
                     nid = row[1]
                     if nid not in rows:
@@ -252,9 +318,11 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
                                  session_id))
     # deterministic: score, then id
     scored.sort(key=lambda it: (-it.score, it.id))
-    scored = _with_standing(read, scored)
+    scored = _with_standing(read, scored, known_iso)
 
     label = (as_of_iso or reference)[:10]
+    if known_iso is not None:
+        label += f", known at {known_iso[:10]}"
     result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=counter)
     latency = (time.perf_counter() - started) * 1000.0
     returned = [it.id for it in result.items]
@@ -270,10 +338,10 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
                 )
             if log:
                 conn.execute(
-                    "INSERT INTO mem_recall_log(namespace, query, as_of, budget_tokens, stage, candidates, "
-                    "returned_ids, tokens, latency_ms, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (ns, query, as_of_iso, budget, stage_used, len(rows), json.dumps(returned), result.tokens,
-                     round(latency, 3), stamp),
+                    "INSERT INTO mem_recall_log(namespace, query, as_of, known_at, budget_tokens, stage, candidates, "
+                    "returned_ids, tokens, latency_ms, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (ns, query, as_of_iso, known_iso, budget, stage_used, len(rows), json.dumps(returned),
+                     result.tokens, round(latency, 3), stamp),
                 )
 
         write(record)
@@ -285,6 +353,7 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
         tokens=result.tokens,
         budget_tokens=budget,
         as_of=as_of_iso,
+        known_at=known_iso,
         namespace=ns,
         candidates=len(rows),
         stage=stage_used,

@@ -249,6 +249,28 @@ _V6 = [
     "ALTER TABLE mem_code_refs ADD COLUMN node_sha TEXT",
 ]
 
+
+def _pad_years(table: str, columns: tuple[str, ...]) -> str:
+    """Zero-pad the year of every stored time in ``columns`` written with fewer than four
+    digits (``999-01-01T…`` -> ``0999-01-01T…``)."""
+    def fix(c: str) -> str:
+        return f"{c} = CASE WHEN instr({c}, '-') BETWEEN 2 AND 4 THEN substr('000', 1, 5 - instr({c}, '-')) || {c} " \
+               f"ELSE {c} END"
+    where = " OR ".join(f"instr({c}, '-') BETWEEN 2 AND 4" for c in columns)
+    return f"UPDATE {table} SET {', '.join(fix(c) for c in columns)} WHERE {where}"
+
+
+# v7: releases up to 0.1 wrote times
+# before year 1000 unpadded (strftime's ``%Y``), which broke string order and every recall
+# that read one; pad them. The recall log also records the transaction time asked for.
+_V7 = [
+    "ALTER TABLE mem_recall_log ADD COLUMN known_at TEXT",
+    _pad_years("mem_nodes", ("valid_from", "valid_until", "recorded_at", "expires_at", "tombstoned_at",
+                             "verified_at", "last_accessed")),
+    _pad_years("mem_edges", ("created_at",)),
+    _pad_years("mem_recall_log", ("as_of",)),
+]
+
 _NAMED = [
     ("initial schema", _V1),
     ("first-class columns, FTS over content and rationale, indexes", _V2),
@@ -256,6 +278,7 @@ _NAMED = [
     ("degree and change counter maintained by the store, not per-row triggers", _V4),
     ("covering index for incoming edges", _V5),
     ("decision lifecycle, provenance, reviews, code node hashes", _V6),
+    ("four-digit years in every stored time; known_at in the recall log", _V7),
 ]
 MIGRATIONS: list[Migration] = [
     Migration(version, name, tuple(statements)) for version, (name, statements) in enumerate(_NAMED, start=1)

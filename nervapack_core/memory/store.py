@@ -27,11 +27,13 @@ from ..storage import Database, applied_version, env_lock_timeout, open_reader, 
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
+from . import decisions as _decisions
 from . import provenance, schema, stale, transfer, validate, views, writes
 from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
+from .timeutil import to_iso
 from .validate import (
     EDGE_KINDS,
     NODE_KINDS,
@@ -223,13 +225,16 @@ class MemoryStore:
     def store(self, content, kind="fact", entities=None, confidence=1.0, rationale=None,
               alternatives_rejected=None, supersedes=None, valid_from=None, metadata=None, source=None,
               expires_at=None, *, namespace=None, session_id=None, caused_by=None, derived_from=None,
-              contradicts=None, status=None, commit=None, title=None, tags=None, author=None) -> str:
+              contradicts=None, status=None, commit=None, title=None, tags=None, author=None,
+              expires_in=None) -> str:
         """Store one atomic memory; returns its id.
 
         ``entities`` are resolved (or created) in the namespace and linked with ABOUT (and
         TOUCHES when the code graph defines them); the active session gets OCCURRED_IN;
         ``supersedes`` closes the old version at this one's ``valid_from``; ``contradicts``
-        and ``derived_from`` (ids) link CONTRADICTS and DERIVED_FROM edges.
+        and ``derived_from`` (ids) link CONTRADICTS and DERIVED_FROM edges. The memory stops
+        being recalled at ``expires_at``, or ``expires_in`` (``30m``, ``12h``, ``7d``, ``2w``)
+        from now — one or the other.
 
         A decision gets ``status`` (``accepted`` by default; an agent's land as
         ``proposed``), and every memory its provenance: ``author`` (default: git's user),
@@ -241,7 +246,7 @@ class MemoryStore:
         self._writable()
         ns = self._ns(namespace)
         args = store_args(content, kind, entities, confidence, rationale, alternatives_rejected, valid_from,
-                          metadata, source, expires_at, caused_by, derived_from)
+                          metadata, source, validate.expiry(expires_at, expires_in), caused_by, derived_from)
         args["contradicts"] = validate.str_list(contradicts, "contradicts")
         prov = self.provenance(
             author=None if author is None else validate.check_content(author),
@@ -380,28 +385,52 @@ class MemoryStore:
         return self._read(lambda conn: views.get_node(conn, ns, node_id, with_edges=with_edges))
 
     def recall(self, query, budget_tokens=500, as_of=None, namespace=None, min_confidence=0.0, *,
-               log=True, touch=True) -> Recall:
-        """Scored, budget-capped recall. ``r.tokens <= budget_tokens`` always."""
+               log=True, touch=True, known_at=None) -> Recall:
+        """Scored, budget-capped recall. ``r.tokens <= budget_tokens`` always.
+
+        ``as_of`` (valid time): what was true at that instant. ``known_at`` (transaction
+        time): what the store had recorded by that instant — only memories recorded by
+        then, and superseded, closed or forgotten only if that was recorded by then (the
+        rule is in :func:`nervapack_core.memory.recall.visible_sql`). The two combine: what
+        we believed at ``known_at`` about ``as_of``.
+        """
         ns = self._ns(namespace)
         # telemetry and access counts are not memory changes; a read-only store skips them
         record = None if self.read_only else (lambda fn: self._write(fn, changes=False))
         return run_recall(self._read, record, self.counter, ns, query, budget_tokens, as_of, min_confidence,
-                          log=log, touch=touch)
+                          log=log, touch=touch, known_at=known_at)
 
-    def search(self, query, limit=20, *, namespace=None, include_history=False, kinds=None) -> list[dict]:
-        """Plain FTS search (no expansion, no budget, no access update), best first."""
+    def search(self, query, limit=20, *, namespace=None, include_history=False, kinds=None,
+               known_at=None) -> list[dict]:
+        """Plain FTS search (no expansion, no budget, no access update), best first.
+
+        ``known_at``: search the store as it stood at that instant (transaction time; each
+        node's ``superseded_by``/``valid_until``/``current`` as then recorded)."""
         ns = self._ns(namespace)
+        known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.search(conn, ns, query, limit, include_history=include_history,
-                                                    kinds=kinds))
+                                                    kinds=kinds, known_at=known))
 
-    def timeline(self, topic_or_entity, *, namespace=None, include_tombstoned=False, limit=500) -> list[dict]:
-        """Every version about a topic or entity, oldest first, each with ``superseded_by``."""
+    def timeline(self, topic_or_entity, *, namespace=None, include_tombstoned=False, limit=100, offset=0,
+                 known_at=None, kinds=None) -> dict:
+        """Every version about an entity — or, when ``topic_or_entity`` names no entity, about
+        a text — oldest first, one page at a time with the total.
+
+        Entity mode: the memories linked to the entity (ABOUT/TOUCHES) and every version of
+        their supersession chains. Text mode: the memories whose text matches, and their
+        chains. Returns ``{mode: "entity"|"text", entity, topic, total, offset, limit,
+        known_at, items}``; each item has ``supersedes``, ``superseded_by`` and ``current``.
+        ``known_at``: as the store stood at that instant (transaction time); ``kinds``: only
+        memories of these kinds.
+        """
         ns = self._ns(namespace)
         topic = str(topic_or_entity or "").strip()
         if not topic:
             raise NervapackError("timeline needs a topic or an entity name")
+        limit, offset = validate.page(limit, offset)
+        known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.timeline(conn, ns, topic, include_tombstoned=include_tombstoned,
-                                                      limit=limit))
+                                                      limit=limit, offset=offset, known_at=known, kinds=kinds))
 
     def about(self, entity, *, namespace=None) -> dict:
         """Entity dossier: the entity, its aliases, current and past memories about it, code locations."""
@@ -445,6 +474,51 @@ class MemoryStore:
         return self._read(lambda conn: views.list_decisions(
             conn, ns, session_id=session_id, text=text, include_superseded=include_superseded,
             include_tombstoned=include_tombstoned, limit=limit))
+
+    def decisions(self, *, namespace=None, limit=50, offset=0, status=None, author=None, entity=None,
+                  code_area=None, tag=None, since=None, until=None, text=None, session_id=None, ids=None,
+                  current=False, include_tombstoned=False) -> dict:
+        """One page of the decision log, newest first (``valid_from``), with counts over
+        every decision that matches — no cap: ``{total, offset, limit, decisions,
+        by_status, by_month, with_outcomes}``.
+
+        Filters (all optional, combined with AND): ``status`` (one or a list of proposed,
+        accepted, rejected, deprecated, superseded), ``author``, ``entity`` (a name or
+        alias the decision is about), ``code_area`` (a file or folder of the code it
+        touches), ``tag``, ``since``/``until`` (``valid_from`` range; a bare date includes
+        its day), ``text`` (every word, full-text), ``session_id``, ``ids``, ``current``
+        (not superseded or closed). Each decision carries its outcomes, entities, session
+        name, code references, reviews and open contradictions.
+        """
+        ns = self._ns(namespace)
+        f = _decisions.check_filters(
+            status=status, author=author, entity=entity, code_area=self._area(code_area), tag=tag, since=since,
+            until=until, text=text, session_id=session_id, ids=ids, current=current,
+            include_tombstoned=include_tombstoned)
+        return self._read(lambda conn: _decisions.decisions(conn, ns, f, limit=limit, offset=offset))
+
+    def decision_facets(self, *, namespace=None) -> dict:
+        """The values the decision filters can take, each with its number of decisions:
+        ``{total, authors, tags, entities, files, first, last}``."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: _decisions.facets(conn, ns))
+
+    def decision_graph(self, *, namespace=None, around=None, hops=2, max_nodes=120, **filters) -> dict:
+        """The supersession/causation graph (SUPERSEDES, CAUSED, CONTRADICTS, DERIVED_FROM)
+        of the decisions passing ``filters`` (those of :meth:`decisions`), or of the
+        neighbourhood of ``around`` up to ``hops`` links, at most ``max_nodes`` nodes, with
+        the size of the whole graph (``total_nodes``, ``truncated``)."""
+        ns = self._ns(namespace)
+        if "code_area" in filters:
+            filters["code_area"] = self._area(filters["code_area"])
+        f = _decisions.check_filters(**filters)
+        return self._read(lambda conn: _decisions.graph(conn, ns, f, around=around, hops=hops,
+                                                        max_nodes=max_nodes))
+
+    def _area(self, code_area):
+        """A code area given as a path inside the repository, as the code graph stores it."""
+        area = _decisions.area_prefix(code_area)
+        return self.graph.relative(area) if area and Path(area).is_absolute() else area
 
     def review_queue(self, *, namespace=None, limit=50, offset=0) -> dict:
         """Decisions waiting for review (``proposed``), oldest first: ``{total, offset, limit, decisions}``."""
@@ -496,6 +570,23 @@ class MemoryStore:
         state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
         return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
 
+    def decisions_for_edit(self, *, paths=None, diff=None, all_namespaces=True, namespace=None) -> list[dict]:
+        """Standing decisions whose code a pending edit touches (``diff``: a unified diff,
+        matched by definition; ``paths``: whole files), most binding first. See
+        :func:`nervapack_core.review.decisions_for_edit`."""
+        from ..review import decisions_for_edit
+
+        root = self.graph.root
+        if root is None:
+            raise NervapackError("this memory is not inside a repository: no code to match an edit against")
+        files = [self.graph.relative(str(p)) for p in validate.str_list(paths, "paths")]
+        if diff is not None and not isinstance(diff, str):
+            raise NervapackError("diff must be the text of a unified diff")
+        if not files and not (diff and diff.strip()):
+            raise NervapackError("give the paths an edit touches, or its unified diff")
+        ns = None if all_namespaces and namespace is None else self._ns(namespace)
+        return self._read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))
+
     def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
         """Live memories (every namespace) touching graph nodes whose content changed
         (``changed``) or that are gone (``removed``): what ``nervapack sync`` lists."""
@@ -538,6 +629,22 @@ class MemoryStore:
         code = self.graph.lookup(names) if names else {}
         ids = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))
         return {"imported": len(ids), "skipped": 0, "ids": ids, "namespace": ns}
+
+    def import_adr(self, folder, *, namespace=None) -> dict:
+        """Import a folder of Markdown ADRs (Nygard/adr-tools, MADR, log4brains) as decisions,
+        idempotently, in one transaction: ``{imported, updated, unchanged, skipped,
+        supersessions, missing, warnings, decisions}`` (see :mod:`.adr.importer`)."""
+        from .adr import import_folder
+
+        self._writable()
+        return import_folder(self, folder, self._ns(namespace))
+
+    def export_adr(self, folder, *, namespace=None, overwrite=False) -> dict:
+        """Write the namespace's decisions (current and superseded) as MADR files into
+        ``folder``, one per decision with its id in front matter (see :mod:`.adr.export`)."""
+        from .adr import export_folder
+
+        return export_folder(self, folder, self._ns(namespace), overwrite=overwrite)
 
     def backup(self, dest, *, overwrite=False) -> dict:
         """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""

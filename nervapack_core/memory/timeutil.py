@@ -1,23 +1,30 @@
 """Time handling for the memory store.
 
-Every instant is stored as UTC ISO-8601 with a fixed width
-(``2026-06-01T00:00:00.000000Z``, :data:`nervapack_core.storage.UTC_FORMAT`) so that string
-comparison in SQL is time order.
+Every instant is stored as UTC ISO-8601 with a fixed width of 27 characters and a
+four-digit, zero-padded year (``2026-06-01T00:00:00.000000Z``, ``0500-01-01T00:00:00.000000Z``;
+:func:`nervapack_core.storage.utc_iso`) so that string comparison in SQL is time order.
 Inputs accept ``datetime`` (naive = UTC), ``date`` (midnight UTC), ISO-8601 strings
 (date only, with or without time, ``Z`` or an offset) and the words ``now``/``today``.
+The supported range is that of Python's ``datetime`` in UTC, years 1 to 9999: an input
+whose UTC instant falls outside it (``0001-01-01T00:00:00+01:00`` is 31 December of year 0
+in UTC) is refused with a clear error rather than clamped, since a clamped time would be
+an hour (or more) away from what was asked. Durations for relative times (``7d``, ``12h``,
+``30m``, ``2w``) are read by :func:`parse_duration`.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from datetime import UTC, date, datetime, timedelta
 
 from ..errors import NervapackError
 from ..storage import utc_iso, utc_now
 
-__all__ = ["now", "now_iso", "to_iso", "parse_time", "day_of", "age_days", "new_id", "KIND_PREFIX"]
+__all__ = ["now", "now_iso", "to_iso", "parse_time", "parse_duration", "after", "padded", "day_of", "age_days",
+           "new_id", "KIND_PREFIX", "MIN_TIME", "MAX_TIME"]
 
 KIND_PREFIX = {
     "session": "s",
@@ -40,12 +47,21 @@ def now_iso() -> str:
 
 
 _from_datetime = utc_iso
+MIN_TIME = "0001-01-01T00:00:00Z"
+MAX_TIME = "9999-12-31T23:59:59.999999Z"
 
 
 def parse_time(value, *, field: str = "time") -> datetime:
     """``value`` as an aware UTC datetime; a clear ``NervapackError`` when it is not a time."""
     if isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        try:
+            return value.astimezone(UTC)
+        except OverflowError:
+            raise NervapackError(
+                f"{field}: {value.isoformat()} is outside the supported range "
+                f"({MIN_TIME} to {MAX_TIME} in UTC)") from None
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -82,6 +98,57 @@ def to_iso(value, *, field: str = "time") -> str | None:
     return _from_datetime(parse_time(value, field=field))
 
 
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+_UNIT_SECONDS = {"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+                 "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+                 "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+                 "d": 86400, "day": 86400, "days": 86400,
+                 "w": 604800, "wk": 604800, "week": 604800, "weeks": 604800}
+
+
+def parse_duration(value, *, field: str = "duration") -> timedelta:
+    """A relative time such as ``7d``, ``12h``, ``30m``, ``2w``, ``90s`` or ``1d12h`` (also
+    ``timedelta`` or a number of seconds) as a positive ``timedelta``; a clear error otherwise.
+
+    ``m`` is minutes (months have no fixed length; write ``30d``)."""
+    if isinstance(value, timedelta):
+        delta = value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise NervapackError(f"{field}: {value!r} is not a duration")
+        delta = timedelta(seconds=value)
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        parts = _DURATION_PART.findall(text)
+        if not text or "".join(n + u for n, u in parts) != text or any(u not in _UNIT_SECONDS for _, u in parts):
+            raise NervapackError(
+                f"{field}: {value!r} is not a duration; use a number and a unit: 30m, 12h, 7d or 2w")
+        try:
+            delta = timedelta(seconds=sum(float(n) * _UNIT_SECONDS[u] for n, u in parts))
+        except OverflowError:
+            raise NervapackError(f"{field}: {value!r} is too long") from None
+    else:
+        raise NervapackError(f"{field}: expected a duration such as 7d, got {type(value).__name__}")
+    if delta <= timedelta(0):
+        raise NervapackError(f"{field}: {value!r} must be longer than zero")
+    return delta
+
+
+def after(delta: timedelta, *, field: str = "duration", start: datetime | None = None) -> str:
+    """The stored form of ``start`` (default now) plus ``delta``; a clear error past year 9999."""
+    try:
+        return _from_datetime((start or now()) + delta)
+    except OverflowError:
+        raise NervapackError(f"{field}: ends after {MAX_TIME}, the latest time that can be stored") from None
+
+
+def padded(iso: str) -> str:
+    """A stored time with its year zero-padded to four digits: older releases wrote years
+    before 1000 unpadded (``999-01-01T…``); a read-only store of theirs is read as it is."""
+    dash = iso.find("-")
+    return "0" * (4 - dash) + iso if 0 < dash < 4 and iso[:dash].isdigit() else iso
+
+
 def day_of(iso: str | None) -> str:
     return iso[:10] if iso else ""
 
@@ -94,7 +161,7 @@ def age_days(iso: str | None, reference: datetime) -> float:
         if then.tzinfo is None:
             then = then.replace(tzinfo=UTC)
     except ValueError:
-        then = parse_time(iso)
+        then = parse_time(padded(iso))
     return max(0.0, (reference - then) / timedelta(days=1))
 
 

@@ -234,7 +234,8 @@ def import_export(conn: sqlite3.Connection, data: dict, rows: list[tuple], overr
             "INSERT OR IGNORE INTO mem_edges(namespace, src, dst, kind, weight, created_at, data)"
             " VALUES (?,?,?,?,?,?,?)",
             [(ns_of(e), e["source"], e["target"], check_edge_kind(e["kind"]), float(e.get("weight", 1.0)),
-              e.get("created_at") or now_iso(), json.dumps(e.get("data") or {}, sort_keys=True)) for e in edges])
+              to_iso(e.get("created_at"), field="edge created_at") or now_iso(),
+              json.dumps(e.get("data") or {}, sort_keys=True)) for e in edges])
         conn.executemany("INSERT OR IGNORE INTO mem_aliases(namespace, alias, entity_id) VALUES (?,?,?)",
                          [(ns_of(a), a["alias"], a["entity_id"]) for a in aliases])
         conn.executemany(

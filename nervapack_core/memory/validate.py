@@ -11,12 +11,12 @@ from typing import Any
 
 from ..errors import NervapackError
 from .resolve import clean_name
-from .timeutil import KIND_PREFIX, to_iso
+from .timeutil import KIND_PREFIX, after, parse_duration, to_iso
 
 __all__ = [
     "NODE_KINDS", "EDGE_KINDS", "check_namespace", "check_kind", "check_edge_kind", "check_content",
     "check_confidence", "str_list", "json_dict", "store_args", "node_args", "verdict", "REVIEW_STATUSES",
-    "STATUSES", "check_status", "check_commit_ref",
+    "STATUSES", "check_status", "check_commit_ref", "page", "MAX_PAGE", "expiry",
 ]
 
 NODE_KINDS = tuple(KIND_PREFIX)
@@ -135,6 +135,32 @@ def store_args(content: Any, kind: Any, entities: Any, confidence: Any, rational
     args["rationale"], args["source"] = rationale, source
     args["names"] = [clean_name(content)] + names if kind == "entity" else names
     return args
+
+
+MAX_PAGE = 10_000
+
+
+def page(limit: Any, offset: Any) -> tuple[int, int]:
+    """``limit`` (1 to :data:`MAX_PAGE`) and ``offset`` (>= 0) of a paged read, or a clear error."""
+    try:
+        lim, off = int(limit), int(offset)
+    except (TypeError, ValueError):
+        raise NervapackError(f"limit and offset must be whole numbers, got {limit!r} and {offset!r}") from None
+    if not 1 <= lim <= MAX_PAGE:
+        raise NervapackError(f"limit must be between 1 and {MAX_PAGE:,}, got {limit!r}")
+    if off < 0:
+        raise NervapackError(f"offset must be 0 or more, got {offset!r}")
+    return lim, off
+
+
+def expiry(expires_at: Any, expires_in: Any) -> Any:
+    """The absolute expiry to store: ``expires_at`` as given, or now + ``expires_in`` (``7d``,
+    ``12h``, ``30m``, ``2w``); giving both is an error, since they could disagree."""
+    if expires_in is None or (isinstance(expires_in, str) and not expires_in.strip()):
+        return expires_at
+    if expires_at is not None:
+        raise NervapackError("give expires_at (an instant) or expires_in (a duration such as 7d), not both")
+    return after(parse_duration(expires_in, field="expires_in"), field="expires_in")
 
 
 def verdict(value: Any) -> str:

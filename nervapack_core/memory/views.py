@@ -12,7 +12,8 @@ import sqlite3
 from typing import Any
 
 from ..errors import NervapackError
-from ..storage import in_chunks
+from ..storage import chunked, in_chunks
+from . import decisions as _decisions
 from . import nodes, schema
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
@@ -41,15 +42,17 @@ def get_node(conn: sqlite3.Connection, ns: str, node_id, *, with_edges: bool = F
 
 
 def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_history: bool = False,
-           kinds=None) -> list[dict]:
-    """Plain FTS search (no expansion, no budget, no access update), best first."""
+           kinds=None, known_at: str | None = None) -> list[dict]:
+    """Plain FTS search (no expansion, no budget, no access update), best first.
+
+    ``known_at`` (stored form): over the store as it stood then (transaction time)."""
     limit = max(1, min(int(limit), 10_000))
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
     params: tuple[Any, ...]
     if include_history:
-        mask, params = "n.tombstoned = 0", ()
+        mask, params = _present(known_at)
     else:
-        mask, params = visible_sql(None, now_iso())
+        mask, params = visible_sql(None, known_at or now_iso(), known_at)
     kind_sql = ""
     if kind_list:
         kind_sql = f" AND n.kind IN ({','.join('?' * len(kind_list))})"
@@ -68,48 +71,81 @@ def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_histor
                 node["score"] = round(max(1e-6, -rank / best), 6) if best > 0 else 1.0
                 node["stage"] = stage
                 out.append(node)
-            return out
+            return nodes.as_known_at(conn, out, known_at) if known_at else out
     return []
 
 
+def _present(known_at: str | None, include_tombstoned: bool = False) -> tuple[str, tuple]:
+    """SQL over alias ``n``: the node existed (recorded by ``known_at``) and, unless
+    ``include_tombstoned``, had not been forgotten (by ``known_at``)."""
+    if known_at is None:
+        return ("1" if include_tombstoned else "n.tombstoned = 0"), ()
+    if include_tombstoned:
+        return "n.recorded_at <= ?", (known_at,)
+    return ("n.recorded_at <= ? AND NOT (n.tombstoned = 1 AND (n.tombstoned_at IS NULL OR n.tombstoned_at <= ?))",
+            (known_at, known_at))
+
+
+_TIMELINE_COLS = ", ".join(f"n.{c.strip()}" for c in NODE_COLS.split(","))
+
+
 def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstoned: bool = False,
-             limit: int = 500) -> list[dict]:
-    """Every version about a topic or entity, oldest first, each with ``supersedes``."""
-    ids: set[str] = set()
+             limit: int = 100, offset: int = 0, known_at: str | None = None, kinds=None) -> dict:
+    """One page of the versions about ``topic``, oldest first, with the total.
+
+    When ``topic`` resolves to an entity of ``ns`` (any alias spelling): the memories
+    linked to it by ABOUT or TOUCHES, plus their supersession chains (``mode: "entity"``) —
+    not every memory whose text happens to contain the word. Otherwise: the memories whose
+    text matches (the first FTS stage that finds any) plus their chains (``mode: "text"``).
+    Sessions and entities themselves are left out; ``kinds`` keeps only those kinds (in the
+    page and the total). ``known_at`` (stored form): the store as it stood then; nodes
+    recorded later are left out and each one's state is as then known.
+    """
+    kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
     try:
         eid = find_entity(conn, ns, topic)
     except NervapackError:
         eid = None
+    present, present_params = _present(known_at, include_tombstoned)
+    kinds = "n.kind NOT IN ('session', 'entity')"
+    seeds: list[str] = []
+    entity_name = None
     if eid:
-        ids.update(r[0] for r in conn.execute(
-            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES')", (eid,)))
-    tomb = "" if include_tombstoned else " AND n.tombstoned = 0"
-    for _stage, match in fts_stages(topic):
-        rows = conn.execute(
-            "SELECT n.id FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
-            f"AND n.namespace = ? AND n.kind NOT IN ('session', 'entity'){tomb} "
-            "ORDER BY bm25(mem_fts, 1.0, 0.5), n.rid LIMIT ?", (match, ns, limit)).fetchall()
-        if rows:
-            ids.update(r[0] for r in rows)
-            break
-    ids = nodes.chain_ids(conn, ids)
-    found = [n for n in nodes.nodes(conn, ids, ns).values()
-             if n["kind"] not in ("session", "entity") and (include_tombstoned or not n["tombstoned"])]
-    order = {r[0]: r[1] for r in conn.execute(
-        f"SELECT id, rid FROM mem_nodes WHERE id IN ({','.join('?' * len(found))})",
-        [n["id"] for n in found])} if found else {}
+        mode = "entity"
+        entity_name = conn.execute("SELECT content FROM mem_nodes WHERE id = ?", (eid,)).fetchone()[0]
+        seeds = [r[0] for r in conn.execute(
+            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') AND namespace = ?", (eid, ns))]
+    else:
+        mode = "text"
+        for _stage, match in fts_stages(topic):
+            seeds = [r[0] for r in conn.execute(
+                "SELECT n.id FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
+                f"AND +n.namespace = ? AND {kinds} AND {present}", (match, ns, *present_params))]
+            if seeds:
+                break
+    ids = json.dumps(sorted(nodes.chain_ids(conn, seeds))) if seeds else "[]"
+    only = f" AND n.kind IN ({','.join('?' * len(kind_list))})" if kind_list else ""
+    matched = (f"FROM json_each(?) j JOIN mem_nodes n ON n.id = j.value "
+               f"WHERE +n.namespace = ? AND {kinds} AND {present}{only}")
+    args = (ids, ns, *present_params, *kind_list)
+    total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
+    rows = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} ORDER BY n.valid_from, n.recorded_at, n.rid "
+                        "LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+    items = [node_dict(r) for r in rows]
     sup: dict[str, list[str]] = {}
-    if found:
-        marks = ",".join("?" * len(found))
+    for chunk in chunked([n["id"] for n in items], 400):
+        known = "" if known_at is None else " AND created_at <= ?"
         for src, dst in conn.execute(
-                f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND src IN ({marks}) ORDER BY rid",
-                [n["id"] for n in found]):
+                f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND src IN ({','.join('?' * len(chunk))})"
+                f"{known} ORDER BY rid", (*chunk, *(() if known_at is None else (known_at,)))):
             sup.setdefault(src, []).append(dst)
-    for n in found:
+    for n in items:
         n["supersedes"] = sup.get(n["id"], [])
         n["current"] = (not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None)
-    found.sort(key=lambda n: (n["valid_from"], n["recorded_at"], order.get(n["id"], 0)))
-    return found[:limit]
+    if known_at is not None:
+        nodes.as_known_at(conn, items, known_at)
+    return {"mode": mode, "entity": entity_name, "topic": topic, "total": total, "offset": offset, "limit": limit,
+            "known_at": known_at, "items": items}
 
 
 def about(conn: sqlite3.Connection, ns: str, entity) -> dict:
@@ -236,75 +272,16 @@ def recall_log(conn: sqlite3.Connection, ns: str | None, limit: int = 100) -> li
     return out
 
 
-_PREFIXED_COLS = ", ".join(f"m.{c.strip()}" for c in NODE_COLS.split(","))
-
-
 def list_decisions(conn: sqlite3.Connection, ns: str, *, session_id=None, text=None, include_superseded=True,
                    include_tombstoned=False, limit=500) -> list[dict]:
-    """Decisions with caused outcomes, entities and session name, newest first, in ONE query.
-
-    The statement returns each decision (part 0) followed by the nodes it CAUSED
-    (part 1), the entities it is ABOUT (part 2) and its session (part 3, when linked),
-    so a namespace with many decisions costs one round trip, not one per decision.
-    """
-    where = ["n.namespace = ?", "n.kind = 'decision'"]
-    params: list = [ns]
-    if not include_tombstoned:
-        where.append("n.tombstoned = 0")
-    if not include_superseded:
-        where.append("n.superseded_by IS NULL AND n.valid_until IS NULL")
-    if session_id:
-        where.append("n.session_id = ?")
-        params.append(session_id)
-    join = ""
-    if text and str(text).strip():
-        stages = fts_stages(str(text))
-        if not stages:
-            return []
-        join = "JOIN mem_fts ON mem_fts.rowid = n.rid"
-        where.append("mem_fts MATCH ?")
-        params.append(stages[-1][1])  # the broadest stage: any of the words
-    order = "n.valid_from DESC, n.rid DESC"
-    rows = conn.execute(
-        f"WITH d AS (SELECT n.id, n.session_id, ROW_NUMBER() OVER (ORDER BY {order}) AS pos "
-        f"FROM mem_nodes n {join} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?), "
-        "rel(pos, part, other) AS ("
-        "SELECT pos, 0, id FROM d "
-        "UNION ALL SELECT d.pos, CASE e.kind WHEN 'CAUSED' THEN 1 ELSE 2 END, e.dst FROM d "
-        "JOIN mem_edges e ON e.src = d.id WHERE e.kind IN ('CAUSED', 'ABOUT') "
-        "UNION ALL SELECT pos, 3, session_id FROM d WHERE session_id IS NOT NULL AND EXISTS ("
-        "SELECT 1 FROM mem_edges e WHERE (e.src = d.id AND e.dst = d.session_id) "
-        "OR (e.dst = d.id AND e.src = d.session_id))) "
-        f"SELECT rel.pos, rel.part, {_PREFIXED_COLS} FROM rel JOIN mem_nodes m ON m.id = rel.other "
-        "AND +m.namespace = ? ORDER BY rel.pos, rel.part, m.id",
-        (*params, int(limit), ns)).fetchall()
-    out: list[dict] = []
-    current: dict | None = None
-    for row in rows:
-        part = row[1]
-        node = node_dict(_strip(row))
-        if part == 0:
-            current = node
-            current.update(outcomes=[], entities=[], session_name=None)
-            current["current"] = (not node["tombstoned"] and node["valid_until"] is None
-                                  and node["superseded_by"] is None)
-            out.append(current)
-            continue
-        assert current is not None  # rows come by position, then part: each decision's part 0 first
-        if part == 1:
-            current["outcomes"].append(node)
-        elif part == 2:
-            current["entities"].append(node["content"])
-        else:
-            current["session_name"] = node["content"]
-    return out
-
-
-def _strip(row: sqlite3.Row) -> dict:
-    """A joined row without its two ordering columns, keyed like a node row."""
-    d = dict(row)
-    d.pop("pos"), d.pop("part")
-    return d
+    """Decisions with caused outcomes, entities and session name, newest first, in ONE query
+    (see :func:`.decisions.enriched`; :func:`.decisions.decisions` pages, filters and counts)."""
+    f = _decisions.check_filters(session_id=session_id, text=text, current=not include_superseded,
+                                 include_tombstoned=include_tombstoned)
+    sql = _decisions.where_sql(conn, ns, f, any_word=True)
+    if sql is None:
+        return []
+    return _decisions.enriched(conn, ns, *sql, limit=max(1, int(limit)))
 
 
 def for_code(conn: sqlite3.Connection, ns: str, path: str, line=None, *, include_history: bool = False) -> list[dict]:

@@ -39,7 +39,7 @@ def find_duplicate(conn: sqlite3.Connection, ns: str, kind: str, content: str, n
     entities = sorted(n.casefold() for n in names)
     rows = conn.execute(
         "SELECT n.id, n.content FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
-        "AND n.namespace = ? AND n.kind = ? AND n.tombstoned = 0 AND n.valid_until IS NULL "
+        "AND +n.namespace = ? AND +n.kind = ? AND n.tombstoned = 0 AND n.valid_until IS NULL "
         "AND n.superseded_by IS NULL AND (n.expires_at IS NULL OR n.expires_at > ?) ORDER BY n.rid LIMIT 50",
         ("content : " + fts_quote(" ".join(tokens)), ns, kind, now_iso())).fetchall()
     for nid, text in rows:

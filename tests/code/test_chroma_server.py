@@ -145,8 +145,9 @@ def test_ingest_and_query_on_a_server_equal_the_embedded_store(chroma_server, fi
     # in-process: vector search is really used, and finds what the embedded store finds
     from nervapack_core.code.retrieval import Retriever
 
+    shutil.rmtree(local / ".nervapack" / "cache", ignore_errors=True)  # the collection, not its float16 snapshot
     disk_side = Retriever(local)
-    assert disk_side.vectors() is not None  # opened before the variable below is set
+    assert isinstance(disk_side.vectors(), VectorIndex)  # opened before the variable below is set
     monkeypatch.setenv(CHROMA_URL_ENV, url)
     shutil.rmtree(remote / ".nervapack" / "cache", ignore_errors=True)  # no snapshot: ask the server
     server_side = Retriever(remote)

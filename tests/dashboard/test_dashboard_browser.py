@@ -32,7 +32,8 @@ PAGES = [
     ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood", "Decisions touching it",
                                                                          "Recent commits and authors"], 1),
     ("communities", "communities", "Communities", ["Community map", "Drill down"], 3),
-    ("decisions", "decisions", "Decisions", [], 1),
+    ("decisions", "decisions", "Decisions", ["Review queue (2)", "Supersession and causation graph",
+                                             "Open contradictions (1)", "Decisions"], 2),
     ("timeline?topic=Embeddings", "memory_timeline", "Memory Timeline", ["Compare two versions", "All versions"], 1),
     ("namespaces", "namespaces", "Namespaces", ["default", "memory-team"], 2),
 ]
@@ -157,7 +158,47 @@ def test_dashboard_every_page_in_chromium(demo_server):
             page.goto(f"{base}/decisions?namespace=memory-team")
             page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
             assert page.get_by_text("Superseding closes the old version at now").count() >= 1
+            review_in_chromium(page, base, shots, tmp)
         finally:
             browser.close()
     assert outside == [], f"requests left the machine: {outside[:5]}"
     print("first render (s):", {k: round(v, 2) for k, v in timings.items()})
+
+
+def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
+    """The review queue in a real browser: an agent's proposed decision gets a note, Accept,
+    then the confirmation; the page says so and the memory holds the review."""
+    from nervapack_core.dashboard import demo
+    from nervapack_core.memory import MemoryStore
+
+    page.goto(f"{base}/decisions")
+    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
+    assert page.get_by_text("PROPOSED · not agreed").count() >= 2  # badges: queue and list
+    queue = page.locator('[data-testid="stVerticalBlockBorderWrapper"]', has_text="Cache embeddings by file sha")
+    page.get_by_placeholder("why (kept with the review)").first.fill("Benchmarked on Django")
+    page.keyboard.press("Tab")  # commit the text input
+    page.wait_for_timeout(300)
+    page.get_by_role("button", name="Accept", exact=True).first.click()
+    page.get_by_role("button", name="Yes, accept").wait_for(timeout=30_000)
+    assert page.get_by_text("with the note").count() >= 1
+    page.screenshot(path=str(shots / "decisions_review_confirm.png"))
+    page.get_by_role("button", name="Yes, accept").click()
+    page.get_by_text("Accepted:").first.wait_for(timeout=30_000)
+    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
+    assert [h for h in page.locator("h3").all_inner_texts() if h.startswith("Review queue")] == ["Review queue (1)"]
+    assert queue.count() == 0 or "Cache embeddings by file sha" not in queue.first.inner_text()
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(shots / "decisions_after_review.png"))
+    graph = page.locator(".st-key-decision_graph")
+    graph.scroll_into_view_if_needed()
+    assert graph.locator(".annotation").count() >= 3  # arrowheads on the edges
+    graph.screenshot(path=str(shots / "decisions_graph.png"))
+    page.locator("#list").scroll_into_view_if_needed()
+    page.locator('[data-testid="stExpander"] summary').first.click()
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(shots / "decisions_list.png"))
+    db = demo.demo_root({"XDG_DATA_HOME": str(tmp / "xdg")}) / ".nervapack" / "memory.db"
+    with MemoryStore(db_path=db, read_only=True) as m:
+        accepted = m.decisions(text="cache embeddings file sha")["decisions"][0]
+        assert accepted["status"] == "accepted" and accepted["origin"] == "mcp"
+        assert accepted["reviews"][-1]["note"] == "Benchmarked on Django" and accepted["reviews"][-1]["reviewer"]

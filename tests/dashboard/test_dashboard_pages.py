@@ -195,7 +195,8 @@ def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
     at = app("graph_explorer", {"node": _node_id(root, "AuthService")})
     assert "Decisions touching it" in [s.value for s in at.subheader]
     # the live decision about AuthService; its superseded predecessor only on request
-    assert [e.label.replace("\\", "") for e in at.expander] == ["2026-06-01 · current · Chose JWT for auth"]
+    assert [e.label.replace("\\", "") for e in at.expander] == [
+        "2026-06-01 · :green-badge[accepted] · Chose JWT for auth"]
     body = texts(at)
     assert "1 current decision(s) in namespace default touch this definition or one inside it" in body
     # user text stays text: the HTML and the Markdown link are shown literally
@@ -205,7 +206,8 @@ def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
     assert list(refs["qualified_name"]) == ["AuthService"] and list(refs["entity"]) == ["AuthService"]
     at.toggle(key="decisions_history").set_value(True).run()
     assert [e.label.replace("\\", "") for e in at.expander] == [
-        "2026-06-01 · current · Chose JWT for auth", "2026-01-01 · superseded · Chose session cookies for auth"]
+        "2026-06-01 · :green-badge[accepted] · Chose JWT for auth",
+        "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     # the file node gathers the decisions on everything in the file
     at = app("graph_explorer", {"node": _node_id(root, "pkg/auth.py")})
     assert "touch code in this file" in texts(at) and len(at.expander) == 1
@@ -271,22 +273,29 @@ def test_dashboard_communities_numbers(on_seeded, app):
 def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
     at = app("decisions")
     m = metrics(at)
-    assert (m["Decisions"], m["Current"], m["Superseded"], m["With outcomes"]) == ("3", "2", "1", "1")
+    assert (m["Decisions"], m["Accepted"], m["Proposed"], m["Superseded"], m["With outcomes"]) == (
+        "3", "2", "0", "1", "1")
     labels = [e.label.replace("\\", "") for e in at.expander]
-    assert labels == ["2026-06-01 · current · Chose JWT for auth",
-                      "2026-02-01 · current · Use PostgreSQL for storage",
-                      "2026-01-01 · superseded · Chose session cookies for auth"]
+    assert labels == ["2026-06-01 · :green-badge[accepted] · Chose JWT for auth",
+                      "2026-02-01 · :green-badge[accepted] · Use PostgreSQL for storage",
+                      "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
+    assert "Showing 1–3 of 3 decisions, newest first" in texts(at)
     body = texts(at)
     assert "Simple and server-side revocable" in body
     assert "- JWT\n- Basic auth" in body  # rejected alternatives
     assert "- Cookie auth broke the mobile client (2026-03-01)" in body  # the outcome it CAUSED
-    at.radio(key="status").set_value("current").run()
-    assert len(at.expander) == 2
-    at.text_input(key="text").set_value("cookies").run()
-    assert len(at.expander) == 0  # the cookie decision is superseded: not current
-    at.radio(key="status").set_value("all").run()
+    # filters change the list, the metrics and the chart, and go into the URL
+    at.multiselect(key="dec_status").set_value(["accepted"]).run()
+    assert len(at.expander) == 2 and metrics(at)["Decisions"] == "2" and metrics(at)["Superseded"] == "0"
+    assert at.query_params["status"] == "accepted"
+    at.text_input(key="dec_q").set_value("cookies").run()
+    assert len(at.expander) == 0 and metrics(at)["Decisions"] == "0"  # the cookie decision is superseded
+    at.multiselect(key="dec_status").set_value([]).run()
     assert [e.label.replace("\\", "") for e in at.expander] == [
-        "2026-01-01 · superseded · Chose session cookies for auth"]
+        "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
+    assert metrics(at)["Decisions"] == "1"  # search updates the metrics too
+    trace = plotly_traces(at, "by the month")
+    assert set(trace) == {"superseded"} and list(trace["superseded"]["y"]) == [1]
 
 
 def test_dashboard_decisions_deep_link_is_escaped(on_seeded, app):

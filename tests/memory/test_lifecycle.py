@@ -65,7 +65,7 @@ def test_provenance_records_git_author_head_and_implementing_commit(repo):
     # shown by show, why and decisions --json
     assert "written by: Grace Hopper <grace@example.org> · via cli" in cli(db, "show", nid).output
     assert f"implemented in: {head}" in cli(db, "why", nid).output
-    listed = json.loads(cli(db, "decisions", "--json").stdout)
+    listed = json.loads(cli(db, "decisions", "--json").stdout)["decisions"]
     assert {k: listed[0][k] for k in ("status", "title", "author", "commit_sha")} == {
         "status": "accepted", "title": "Money in cents", "author": "Grace Hopper <grace@example.org>",
         "commit_sha": head}

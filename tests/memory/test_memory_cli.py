@@ -42,7 +42,7 @@ def test_full_cli_flow(run, tmp_path):
     assert [i["id"] for i in past["items"] if i["kind"] == "decision"] == [d1] and past["tokens"] <= 500
     tl = run("timeline", "auth").output
     assert f"[superseded by {d2}]" in tl
-    assert js(run("timeline", "auth", "--json"))[0]["superseded_by"] == d2
+    assert js(run("timeline", "auth", "--json"))["items"][0]["superseded_by"] == d2
     assert "aliases" in run("about", "auth_service").output
     assert js(run("why", d1, "--json"))["alternatives_rejected"] == ["JWT"]
     assert "rationale: simple" in run("why", d1).output
@@ -53,7 +53,7 @@ def test_full_cli_flow(run, tmp_path):
     assert len(js(run("search", "auth", "--history", "--json"))) == 2
     assert d1 in run("show", d1).output
     assert js(run("verify", d2, "confirm", "--json"))["confidence"] == 1.0
-    assert js(run("decisions", "--json"))[0]["id"] == d2
+    assert js(run("decisions", "--json"))["decisions"][0]["id"] == d2
     assert js(run("recall-log", "--json"))[0]["query"] == "auth mechanism"
     assert "summary" in run("end-session", "JWT everywhere").output
     exported = tmp_path / "dump.json"
@@ -151,3 +151,17 @@ def test_mounted_under_nervapack_and_console_main(tmp_path, capsys):
         main(["recall", "mounted", "--db", db, "--budget", "0"])
     assert exc.value.code == 1
     assert "budget_tokens" in capsys.readouterr().err
+
+
+def test_decisions_are_paged_with_the_total_and_filtered(run):
+    ids = [js(run("store", f"Decision number {i}", "--kind", "decision", "--valid-from", f"2026-01-{i + 1:02d}",
+                  "--json"))["id"] for i in range(7)]
+    js(run("store", "A proposal", "--kind", "decision", "--status", "proposed", "--json"))
+    page = js(run("decisions", "--limit", "3", "--offset", "3", "--json"))
+    assert page["total"] == 8 and [d["id"] for d in page["decisions"]] == ids[::-1][2:5]
+    assert page["by_status"]["accepted"] == 7 and page["by_status"]["proposed"] == 1
+    out = run("decisions", "--limit", "3").output
+    assert out.startswith("8 decision(s) (1 proposed, 7 accepted); showing 1–3")
+    only = js(run("decisions", "--status", "proposed", "--json"))
+    assert only["total"] == 1 and only["decisions"][0]["status"] == "proposed"
+    assert js(run("decisions", "--until", "2026-01-02", "--json"))["total"] == 2

@@ -58,12 +58,12 @@ def test_supersede_closes_at_new_valid_from(mem, jwt):
 
 def test_timeline_lists_both_oldest_first_with_superseded_by(mem, jwt):
     _, d1, d2 = jwt
-    t = mem.timeline("auth")
+    t = mem.timeline("auth")["items"]
     assert [n["id"] for n in t] == [d1, d2]
     assert t[0]["superseded_by"] == d2 and t[1]["superseded_by"] is None
     assert t[1]["supersedes"] == [d1] and t[1]["current"] and not t[0]["current"]
     # by entity name (any spelling) as well
-    assert [n["id"] for n in mem.timeline("auth-service")][:1] == [d1]
+    assert [n["id"] for n in mem.timeline("auth-service")["items"]][:1] == [d1]
 
 
 def test_timeline_cli_marks_superseded(tmp_path, jwt, mem):
@@ -283,7 +283,7 @@ def test_tombstone_vs_purge(mem):
     mem.forget(t)
     assert mem.get_node(t)["tombstoned"] is True  # still there
     assert t not in [i.id for i in mem.recall("build server").items]
-    assert t in [n["id"] for n in mem.timeline("build server", include_tombstoned=True)]
+    assert t in [n["id"] for n in mem.timeline("build server", include_tombstoned=True)["items"]]
     mem.forget(p, purge=True)
     with pytest.raises(NervapackError):
         mem.get_node(p)
@@ -406,7 +406,7 @@ def test_import_export_round_trip(tmp_path, jwt, mem):
     for key in ("nodes", "edges", "aliases", "code_refs"):
         assert again[key] == data[key], key
     assert [i.id for i in target.recall("auth mechanism", as_of="2026-03-15").items if i.kind == "decision"] == [d1]
-    assert target.timeline("auth")[0]["superseded_by"] == d2
+    assert target.timeline("auth")["items"][0]["superseded_by"] == d2
     assert target.import_nodes(data)["skipped"] == len(data["nodes"])  # idempotent
     full = mem.export(all_namespaces=True)
     assert {n["namespace"] for n in full["nodes"]} == {"default", "other"}

@@ -1,4 +1,4 @@
-"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 19 tools via the SDK client."""
+"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 20 tools via the SDK client."""
 
 import json
 import os
@@ -36,7 +36,7 @@ def test_mcp_round_trip_all_tools(tmp_path):
     async def scenario():
         async with Client(params, read_timeout_seconds=60) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 19
+            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 20
 
             async def call(tool, **args):
                 called.add(tool)
@@ -65,6 +65,8 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert (await call("memory_to_code", node_id=d2))["locations"][0]["file"] == "src/auth.py"
             assert (await call("memory_verify_staleness"))["stale"] == []
             assert (await call("memory_stale_decisions"))["stale"] == []
+            brief = await call("decisions_for_change", paths=["src/auth.py"], budget_tokens=200)
+            assert brief["total"] == 1 and d2 in brief["text"] and brief["tokens"] <= 200
             imp = await call("memory_import", nodes=[{"content": "Deploy via GitHub Actions", "kind": "procedure"}])
             assert len(imp["ids"]) == 1
             stats = await call("memory_stats")

@@ -80,7 +80,7 @@ def test_as_of_returns_at_most_the_version_valid_then(shared, offsets, probe_hal
     now = shared.recall("release plan gateway", budget_tokens=2000, namespace=ns, log=False, touch=False)
     assert [it.id for it in now.items if it.id in ids] == [ids[-1]]
     # the timeline keeps all versions, oldest valid_from first, each pointing to its successor
-    tl = shared.timeline("release plan", namespace=ns)
+    tl = shared.timeline("release plan", namespace=ns)["items"]
     assert sorted(n["id"] for n in tl) == sorted(ids)
     sup = {n["id"]: n["superseded_by"] for n in tl}
     assert all(sup[ids[i]] == ids[i + 1] for i in range(len(ids) - 1)) and sup[ids[-1]] is None

@@ -45,7 +45,7 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert [v for v, _name, _at in before[1]] == [1, 2, 3, 4, 5]
 
     m = MemoryStore(db)
-    assert m.schema_version() == schema.LATEST_VERSION == 6
+    assert m.schema_version() == schema.LATEST_VERSION == 7
     # decisions stored before review existed were agreed by whoever stored them
     assert {d["status"] for d in m.list_decisions() if d["current"]} == {"accepted"}
     # current truth, and the past through as_of
@@ -56,7 +56,7 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert "Chose session cookies for auth" in [i.content for i in past.items]
     assert "Chose JWT tokens for auth" not in past.text
     # the supersession chain, oldest first, closed at the new version's valid_from
-    versions = [n for n in m.timeline("AuthService") if n["kind"] == "decision"]
+    versions = [n for n in m.timeline("AuthService")["items"] if n["kind"] == "decision"]
     assert [n["content"] for n in versions] == ["Chose session cookies for auth", "Chose JWT tokens for auth"]
     assert versions[0]["valid_until"] == versions[1]["valid_from"] == "2026-06-01T00:00:00.000000Z"
     assert versions[0]["superseded_by"] == versions[1]["id"] and versions[1]["supersedes"] == [versions[0]["id"]]
@@ -73,17 +73,18 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert m.list_sessions()[0]["summary"] == "moved auth to JWT"
     assert len(m.recall_log(namespace="*")) >= 2  # the 0.1 recall plus ours
     m.close()
-    # the upgrade only added v6's objects and its migration record; reopening changes nothing
+    # the upgrade only added v6's and v7's objects and its migration record; reopening changes nothing
     after = _schema_of(db)
-    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6]
-    assert set(before[0]) - set(after[0]) == {o for o in before[0] if o[1] in ("mem_nodes", "mem_code_refs")}
+    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6, 7]
+    assert set(before[0]) - set(after[0]) == {o for o in before[0]
+                                              if o[1] in ("mem_nodes", "mem_code_refs", "mem_recall_log")}
     MemoryStore(db).close()
     assert _schema_of(db) == after
     # and it stays writable
     with MemoryStore(db) as m2:
         nid = m2.store("Rotate JWT signing keys monthly", kind="procedure", entities=["AuthService"])
         assert nid in [i.id for i in m2.recall("signing keys").items]
-        assert m2.schema_version() == 6
+        assert m2.schema_version() == schema.LATEST_VERSION
 
 
 def test_database_older_than_the_previous_release_upgrades_in_place(tmp_path):

@@ -62,3 +62,21 @@ def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever
         assert abs(snap[0][1] - chroma[0][1]) < 0.01
     finally:
         fresh.close()
+
+
+def test_the_second_cold_process_does_not_open_chroma(minilm_retriever):
+    """Opening Chroma touches its sqlite file: a snapshot keyed on the file as it was
+    before would never match again, and every cold query would import chromadb."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = ("import sys; from nervapack_core.code.retrieval import Retriever; r = Retriever(sys.argv[1]); "
+             "v = r.vectors(); print(type(v).__name__, 'chromadb' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
+                                                                        os.environ.get("PYTHONPATH")]))}
+    minilm_retriever.cache.path("vectors_snapshot.npz").unlink(missing_ok=True)  # the first process writes it
+    runs = [subprocess.run([sys.executable, "-c", probe, str(minilm_retriever.root)], capture_output=True, text=True,
+                           env=env, check=True).stdout.split() for _ in range(3)]
+    assert runs[0] == ["VectorIndex", "True"] and runs[1] == runs[2] == ["VectorSnapshot", "False"], runs

@@ -1,0 +1,294 @@
+"""An ADR folder on disk: which files are records, their text and hash, their dates
+(from the text, the file name, git or the file's time) and where their links point.
+
+Reading is separate from writing: :func:`scan` lists and hashes every Markdown file (cheap);
+:func:`read_records` parses only the files the caller asks for (new or changed ones) and
+asks git once for the whole folder, so a re-import of an unchanged folder parses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ...errors import NervapackError
+from ...workspace import WORKSPACE_DIR, Workspace
+from ..provenance import repo_root
+from .parse import AdrSkip, ParsedAdr, parse_adr
+
+__all__ = ["AdrFile", "AdrRecord", "scan", "read_records", "find_adr_dir", "base_root", "file_name_date",
+           "AUTO_DIRS", "MARKDOWN"]
+
+MARKDOWN = (".md", ".markdown")
+# where teams keep their ADRs, looked for in this order when the workspace names none
+AUTO_DIRS = ("docs/adr", "doc/adr", "docs/decisions", "docs/architecture/decisions")
+_SKIP_DIRS = {"node_modules", ".git", WORKSPACE_DIR, "__pycache__"}
+_GIT_TIMEOUT = 30
+
+
+@dataclass
+class AdrFile:
+    """One Markdown file of the folder."""
+
+    path: Path  # absolute
+    source: str  # relative to the repository root, with "/" separators
+    sha: str
+    text: str | None = None
+    error: str | None = None  # why it cannot be read
+
+
+@dataclass
+class AdrRecord:
+    """A parsed record with everything the folder adds: where it is, its date and origin of
+    that date, its author from git, and its links resolved to other files' sources."""
+
+    file: AdrFile
+    adr: ParsedAdr
+    title: str
+    valid_from: str
+    date_from: str  # "text", "file name", "git", "file time"
+    git_author: str | None = None
+    targets: list[tuple[str, str]] = field(default_factory=list)  # (kind, target source)
+    warnings: list[str] = field(default_factory=list)
+
+
+def base_root(folder: Path, project: Path | None = None) -> Path:
+    """The root ``source`` paths are relative to: the git working tree holding the folder,
+    else ``project`` (the memory's project folder) when it holds the folder, else the
+    nearest folder with ``.nervapack/``, else the folder's parent."""
+    root = repo_root(folder)
+    if root is not None:
+        return root
+    if project is not None:
+        project = Path(project).resolve()
+        if folder == project or project in folder.parents:
+            return project
+    for p in (folder, *folder.parents):
+        if (p / WORKSPACE_DIR).is_dir():
+            return p
+    return folder.parent
+
+
+def checked_folder(folder) -> Path:
+    """``folder`` as an absolute directory, or a clear error."""
+    if folder is None or not str(folder).strip():
+        raise NervapackError("give the folder of ADR files (e.g. docs/adr)")
+    path = Path(folder).expanduser()
+    if not path.exists():
+        raise NervapackError(f"ADR folder {folder} does not exist")
+    if not path.is_dir():
+        raise NervapackError(f"{folder} is a file, not a folder of ADR files")
+    return path.resolve()
+
+
+def scan(folder: Path, root: Path) -> list[AdrFile]:
+    """Every Markdown file under ``folder`` (hidden folders and ``node_modules`` aside),
+    sorted by path, read and hashed."""
+    found: list[AdrFile] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.startswith(".") or not name.lower().endswith(MARKDOWN):
+                continue
+            path = Path(dirpath) / name
+            try:
+                source = path.relative_to(root).as_posix()
+            except ValueError:
+                source = path.as_posix()
+            source = unicodedata.normalize("NFC", source)
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                found.append(AdrFile(path, source, "", error=f"cannot be read ({exc.strerror or exc})"))
+                continue
+            sha = hashlib.sha256(raw).hexdigest()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                found.append(AdrFile(path, source, sha, error=f"is not UTF-8 text (byte {exc.start})"))
+                continue
+            found.append(AdrFile(path, source, sha, text=text))
+    found.sort(key=lambda f: f.source)
+    return found
+
+
+def file_name_date(stem: str) -> str | None:
+    """The date a file name starts with (``20200925-…``, ``2020-09-25-…``), or None."""
+    m = re.match(r"^(\d{4})-?(\d{2})-?(\d{2})(?!\d)", stem)
+    if not m:
+        return None
+    try:
+        d = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
+    except ValueError:
+        return None
+    return d.date().isoformat() if 1970 <= d.year <= 2100 else None
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-c", "core.quotePath=false", "-C", str(root), *args], capture_output=True,
+                              text=True, timeout=_GIT_TIMEOUT, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_first_seen(root: Path, folder: Path) -> dict[str, tuple[str, str]]:
+    """``{source: (ISO date, "Name <email>")}``: when and by whom each file under ``folder``
+    was added, from one ``git log`` of the folder (the oldest addition wins)."""
+    try:
+        rel = folder.relative_to(root).as_posix() or "."
+    except ValueError:
+        return {}
+    out = _git(root, "log", "--diff-filter=A", "--no-renames", "--format=%x1e%aI%x1f%an <%ae>", "--name-only",
+               "--", rel)
+    seen: dict[str, tuple[str, str]] = {}
+    for record in (out or "").split("\x1e"):
+        head, _, names = record.partition("\n")
+        if "\x1f" not in head:
+            continue
+        when, who = head.split("\x1f", 1)
+        for name in names.splitlines():
+            if name.strip():
+                seen[unicodedata.normalize("NFC", name.strip())] = (when.strip(), who.strip())
+    return seen
+
+
+def git_first_seen_file(root: Path, source: str) -> tuple[str, str] | None:
+    """When and by whom git first saw one file, following renames."""
+    out = _git(root, "log", "--diff-filter=A", "--follow", "--format=%aI%x1f%an <%ae>", "--", source)
+    rows = [ln for ln in (out or "").splitlines() if "\x1f" in ln]
+    if not rows:
+        return None
+    when, who = rows[-1].split("\x1f", 1)
+    return when.strip(), who.strip()
+
+
+def _title_from_name(stem: str) -> str:
+    words = re.sub(r"^(\d{4}-?\d{2}-?\d{2}|\d+)[-_ .]*", "", stem)
+    words = " ".join(re.split(r"[-_\s]+", words)).strip()
+    return (words[:1].upper() + words[1:]) if words else stem
+
+
+def read_records(files: list[AdrFile], folder: Path, root: Path, all_files: list[AdrFile]
+                 ) -> tuple[list[AdrRecord], list[tuple[str, str]]]:
+    """Parse ``files`` (a subset of ``all_files``, the whole folder, used to resolve
+    links): ``(records, skipped [(source, reason)])``."""
+    records: list[AdrRecord] = []
+    skipped: list[tuple[str, str]] = []
+    parsed: list[tuple[AdrFile, ParsedAdr]] = []
+    for f in files:
+        if f.error:
+            skipped.append((f.source, f.error))
+            continue
+        try:
+            parsed.append((f, parse_adr(f.text or "", f.path.name)))
+        except AdrSkip as exc:
+            skipped.append((f.source, str(exc)))
+    git_root = repo_root(folder)
+    need_git = [f for f, a in parsed if not a.date or not (a.author or a.deciders)]
+    first_seen = git_first_seen(git_root, folder) if git_root is not None and need_git else {}
+    index = _LinkIndex(all_files)
+    for f, a in parsed:
+        warnings = list(a.warnings)
+        seen = first_seen.get(f.source)
+        if seen is None and git_root is not None and f in need_git and not a.date \
+                and not file_name_date(f.path.stem):
+            seen = git_first_seen_file(git_root, f.source)
+        if a.date:
+            valid_from, origin = a.date, "text"
+        elif file_name_date(f.path.stem):
+            valid_from, origin = file_name_date(f.path.stem) or "", "file name"
+        elif seen:
+            valid_from, origin = seen[0], "git"
+        else:
+            try:
+                mtime = f.path.stat().st_mtime
+            except OSError:
+                mtime = datetime.now(UTC).timestamp()
+            valid_from, origin = datetime.fromtimestamp(mtime, UTC).isoformat(), "file time"
+        title = a.title or _title_from_name(f.path.stem)
+        rec = AdrRecord(f, a, title, valid_from, origin, git_author=seen[1] if seen else None, warnings=warnings)
+        for kind, text, href in a.links:
+            target = index.resolve(f, text, href)
+            if target is None:
+                if kind in ("superseded", "supersedes", "amends", "amended"):
+                    rec.warnings.append(f"link {text or href!r} ({kind}) names no ADR file of the folder")
+                continue
+            if target != f.source:
+                rec.targets.append((kind, target))
+        rec.targets = list(dict.fromkeys(rec.targets))
+        records.append(rec)
+    return records, skipped
+
+
+class _LinkIndex:
+    """Finds the file a link names: a relative path, the same name with ``.md``, the file
+    name alone, or an ADR number (``ADR-0003``, ``3. Title``)."""
+
+    def __init__(self, files: list[AdrFile]):
+        self.by_path = {os.path.normcase(str(f.path)): f.source for f in files}
+        self.by_name: dict[str, list[str]] = {}
+        self.by_number: dict[int, list[str]] = {}
+        for f in files:
+            self.by_name.setdefault(f.path.name.casefold(), []).append(f.source)
+            self.by_name.setdefault(f.path.stem.casefold(), []).append(f.source)
+            m = re.match(r"^(\d{1,7})(?!\d)", f.path.stem)
+            if m:
+                self.by_number.setdefault(int(m.group(1)), []).append(f.source)
+
+    def resolve(self, f: AdrFile, text: str, href: str) -> str | None:
+        if href.startswith("#") and href[1:].isdigit():
+            return self._number(int(href[1:]))
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc:
+            return None
+        path = unquote(parts.path)
+        if path:
+            target = os.path.normcase(os.path.normpath(str(f.path.parent / path)))
+            if target in self.by_path:
+                return self.by_path[target]
+            name = Path(path).name
+            for key in (name.casefold(), Path(name).stem.casefold()):
+                hits = self.by_name.get(key, [])
+                if len(hits) == 1:
+                    return hits[0]
+        m = re.match(r"^\s*(?:ADR[-\s_]?)?0*(\d+)\b", text, re.IGNORECASE)
+        return self._number(int(m.group(1))) if m else None
+
+    def _number(self, n: int) -> str | None:
+        hits = self.by_number.get(n, [])
+        return hits[0] if len(hits) == 1 else None
+
+
+def find_adr_dir(workspace: Workspace) -> tuple[Path | None, str]:
+    """The workspace's ADR folder and how it was found: ``[memory] adr_dir`` in
+    ``.nervapack/config.toml`` (or ``$NERVAPACK_ADR_DIR``), else the first of
+    :data:`AUTO_DIRS` that holds a Markdown file. ``(None, why)`` when there is none or
+    the setting is ``false``/``""`` (turned off); a configured folder that does not exist
+    is an error."""
+    from ...settings import setting
+
+    chosen = setting(workspace, "memory", "adr_dir", "NERVAPACK_ADR_DIR")
+    if chosen is not None:
+        if chosen.value is False or chosen.value == "" or str(chosen.value).strip().lower() in ("off", "none", "false"):
+            return None, f"turned off by {chosen.origin}"
+        if not isinstance(chosen.value, str) or not chosen.value.strip():
+            raise NervapackError(f"{chosen.origin} must name a folder, got {chosen.value!r}")
+        path = Path(chosen.value).expanduser()
+        path = path if path.is_absolute() else workspace.root / path
+        if not path.is_dir():
+            raise NervapackError(f"the ADR folder {chosen.value!r} ({chosen.origin}) does not exist")
+        return path.resolve(), f"set by {chosen.origin}"
+    for rel in AUTO_DIRS:
+        path = workspace.root / rel
+        if path.is_dir() and any(p.suffix.lower() in MARKDOWN for p in path.iterdir() if p.is_file()):
+            return path.resolve(), f"found at {rel}"
+    return None, "no ADR folder (set [memory] adr_dir in .nervapack/config.toml)"

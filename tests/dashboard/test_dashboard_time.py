@@ -1,0 +1,100 @@
+"""The memory pages and time: dates from any year 1-9999 (pandas' nanosecond timestamps stop
+at 1677, Streamlit's slider at 1684), the Timeline's known-at control (transaction time, kept
+in the URL) and its paging through every version."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import date
+
+import pytest
+
+from nervapack_core.memory import MemoryStore
+from nervapack_core.memory.timeutil import to_iso
+
+
+def metrics(at) -> dict:
+    return {m.label: m.value for m in reversed(list(at.metric))}
+
+
+def captions(at) -> str:
+    return "\n".join(str(c.value) for c in at.caption)
+
+
+def workspace(tmp_path, use_root):
+    (tmp_path / ".nervapack").mkdir()
+    use_root(tmp_path)
+    return tmp_path / ".nervapack" / "memory.db"
+
+
+@pytest.mark.parametrize("founded", ["0500-01-01", "1600-01-01", "0001-01-01"])
+def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_root, app, founded):
+    db = workspace(tmp_path, use_root)
+    with MemoryStore(db) as m:
+        first = m.store("Rome was founded", kind="fact", entities=["Rome"], valid_from=founded)
+        m.store("Rome is a capital city", kind="fact", entities=["Rome"], valid_from="1871-01-01", supersedes=first)
+        m.store("Rome has a metro", kind="fact", entities=["Metro"], valid_from="1955-02-10", namespace="transport")
+    at = app("namespaces")
+    assert not at.error
+    activity = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert founded in [x[:10] for t in activity["data"] for x in t.get("x", [])]
+    at = app("memory_timeline", {"topic": "Rome"})
+    assert not at.error and not at.warning, [w.body for w in at.warning]
+    m = metrics(at)
+    assert (m["Versions"], m["Current"], m["Superseded"], m["Since"]) == ("2", "1", "1", founded)
+    # too far from 1970 for a slider: the as-of cursor is a date box, and it reaches that far back
+    assert not at.get("slider")
+    at.date_input(key="as_of_date").set_value(date.fromisoformat(founded).replace(month=6)).run()
+    assert not at.exception
+    assert "Rome was founded" in at.success[0].body
+    intervals = json.loads(at.get("plotly_chart")[0].proto.spec)
+    bases = [b for t in intervals["data"] for b in t.get("base", [])]
+    assert f"{founded} 00:00:00.000000" in bases
+    assert at.dataframe[-1].value["valid_from"].iloc[0].startswith(founded)
+
+
+def test_timeline_known_at_shows_the_memory_as_recorded_then_and_keeps_it_in_the_url(tmp_path, use_root, app):
+    db = workspace(tmp_path, use_root)
+    with MemoryStore(db) as m:
+        jenkins = m.store("Deploys run on Jenkins", kind="fact", entities=["Deploys"], valid_from="2024-01-01")
+        time.sleep(0.01)
+        t1 = to_iso("now")
+        time.sleep(0.01)
+        m.store("Deploys run on GitHub Actions", kind="fact", entities=["Deploys"], valid_from="2024-06-01",
+                supersedes=jenkins)
+    at = app("memory_timeline", {"topic": "Deploys"})
+    assert (metrics(at)["Versions"], metrics(at)["Superseded"]) == ("2", "1")
+    assert "Timeline of the entity" in captions(at)
+    at = app("memory_timeline", {"topic": "Deploys", "known_at": t1})
+    assert at.text_input(key="known_at").value == t1
+    assert (metrics(at)["Versions"], metrics(at)["Current"], metrics(at)["Superseded"]) == ("1", "1", "0")
+    assert "as recorded by" in captions(at)
+    assert list(at.dataframe[-1].value["status"]) == ["current"]
+    # cleared: back to now, and out of the URL
+    at.text_input(key="known_at").set_value("").run()
+    assert metrics(at)["Versions"] == "2" and "known_at" not in at.query_params
+    at.text_input(key="known_at").set_value(t1[:10] + "T00:00:00Z").run()
+    assert at.query_params["known_at"] == t1[:10] + "T00:00:00Z"
+    assert "Nothing in namespace" in at.info[-1].body  # nothing had been recorded by that midnight... today
+    at.text_input(key="known_at").set_value("last tuesday").run()
+    assert "not a date or time" in at.warning[0].body
+
+
+def test_timeline_table_pages_through_every_version_with_the_range_shown(tmp_path, use_root, app):
+    db = workspace(tmp_path, use_root)
+    with MemoryStore(db) as m:
+        m.import_nodes([{"content": f"Config value is {i}", "kind": "fact", "entities": ["Config"],
+                         "valid_from": f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}Z"} for i in range(120)])
+        m.import_nodes([{"content": f"Config mentioned in passing {i}", "kind": "fact", "entities": ["Other"]}
+                        for i in range(30)])
+    at = app("memory_timeline", {"topic": "Config"})
+    assert metrics(at)["Versions"] == "120"  # the entity's memories, not every mention of the word
+    assert "Showing 1–50 of 120, oldest first." in captions(at)
+    at.number_input(key="page").set_value(3).run()
+    assert "Showing 101–120 of 120, oldest first." in captions(at)
+    table = at.dataframe[-1].value
+    assert list(table["version"]) == list(range(101, 121))
+    assert list(table["content"]) == [f"Config value is {i}" for i in range(100, 120)]
+    at = app("memory_timeline", {"topic": "passing"})  # no entity of that name: a labelled text search
+    assert metrics(at)["Versions"] == "30" and "no entity of that name" in captions(at)
