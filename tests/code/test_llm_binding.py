@@ -205,12 +205,13 @@ def test_rate_limits_server_errors_and_bad_requests(repo, name):
 @pytest.mark.parametrize("name", PROVIDERS)
 def test_timeouts_are_retried_then_skipped(repo, name):
     script = {
-        "Retry policy": [slow(1.2, answer("Retry.increment")), answer("Retry.increment")],
-        "Sessions": [slow(1.2, answer("Session")), slow(1.2, answer("Session"))],
+        "Retry policy": [slow(2.5, answer("Retry.increment")), answer("Retry.increment")],
+        "Sessions": [slow(2.5, answer("Session")), slow(2.5, answer("Session"))],
     }
-    settings = LLMSettings(concurrency=3, timeout=0.4, retries=1, backoff=0.01)
+    # 1 s: a loaded CI machine still answers the quick ones in time
+    settings = LLMSettings(concurrency=3, timeout=1.0, retries=1, backoff=0.01)
     with FakeLLM(script) as llm:
-        report = bind_docs(repo, provider_for(name, llm, timeout=0.4), settings=settings, assume_yes=True)
+        report = bind_docs(repo, provider_for(name, llm, timeout=1.0), settings=settings, assume_yes=True)
     assert report.answered == 2 and report.failed == 1 and report.retried == 2
     assert any("timed out" in w for w in report.warnings)
     assert [e[1] for e in llm_edges(repo)] == ["Retry.increment"]
