@@ -33,6 +33,8 @@ __all__ = [
     "Workspace", "find_workspace", "memory_db_path",
     # code graph
     "ingest", "IngestReport", "GraphReader", "Retriever", "answer", "query", "QueryResult",
+    # optional LLM doc binding
+    "bind_docs", "make_provider", "LLMReport",
     # memory
     "MemoryStore", "Recall", "RecallItem",
     # errors and tokens
@@ -46,6 +48,7 @@ _EXPORTS = {
     "GraphReader": ".code.reader",
     "Retriever": ".code.retrieval", "answer": ".code.retrieval", "query": ".code.retrieval",
     "QueryResult": ".code.retrieval",
+    "bind_docs": ".code.llm.binding", "make_provider": ".code.llm.providers", "LLMReport": ".code.llm.binding",
     "MemoryStore": ".memory", "Recall": ".memory", "RecallItem": ".memory",
     "NervapackError": ".errors", "DatabaseLockedError": ".storage", "CorruptDatabaseError": ".storage",
     "count_tokens": ".tokens",
@@ -53,6 +56,8 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # what type checkers and IDEs see
     from .code.ingest import IngestReport, ingest
+    from .code.llm.binding import LLMReport, bind_docs
+    from .code.llm.providers import make_provider
     from .code.reader import GraphReader
     from .code.retrieval import QueryResult, Retriever, answer, query
     from .errors import NervapackError

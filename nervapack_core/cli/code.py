@@ -43,6 +43,103 @@ def _console():
     return _rich_console()
 
 
+def llm_options(f):
+    """``--llm PROVIDER``, ``--llm-model NAME`` and ``--yes`` of ingest and sync."""
+    f = click.option("--yes", "-y", "assume_yes", is_flag=True,
+                     help="Agree to send doc sections to a remote --llm endpoint without asking (scripts, CI).")(f)
+    f = click.option("--llm-model", metavar="NAME", default=None,
+                     help="Model for --llm (default: llama3, gpt-4o-mini, claude-haiku-4-5; or [llm] model in "
+                          ".nervapack/config.toml, or $NERVAPACK_LLM_MODEL).")(f)
+    f = click.option("--llm", type=click.Choice(["ollama", "openai", "claude", "mcp"]), default=None,
+                     help="After the deterministic doc binding, ask an LLM which candidate code entities each "
+                          "doc section explains (Ollama: $OLLAMA_HOST; OpenAI-compatible: $OPENAI_BASE_URL, "
+                          "$OPENAI_API_KEY; Claude: $ANTHROPIC_API_KEY). Nothing is sent without it. `mcp` is "
+                          "the MCP server's bind_docs tool.")(f)
+    return f
+
+
+def _llm_setup(llm: str | None, model: str | None, path: str, assume_yes: bool):
+    """The provider and settings for ``--llm`` (None without it), checked before any work:
+    package installed, key set, and for a remote endpoint without --yes and without a
+    terminal to ask, a refusal now (nothing parsed, nothing sent)."""
+    if not llm:
+        if model:
+            raise NervapackError("--llm-model needs --llm ollama|openai|claude.")
+        return None
+    from ..code.llm.binding import LLMSettings
+    from ..code.llm.providers import make_provider
+    from ..settings import setting
+
+    ws = Workspace(Path(path).expanduser().resolve())
+    settings = LLMSettings.for_workspace(ws, llm)
+    if not model:
+        configured = setting(ws, "llm", "model", "NERVAPACK_LLM_MODEL")
+        model = str(configured.value) if configured else None
+    provider = make_provider(llm, model, timeout=settings.timeout)
+    if provider.remote and not assume_yes and not sys.stdin.isatty() and not _consented(ws, provider):
+        raise NervapackError(
+            f"--llm {llm} sends doc sections to {provider.host}, outside this machine, and this workspace has not "
+            "agreed to that yet; there is no terminal to ask. Pass --yes to agree (scripts, CI). Nothing was done.")
+    return provider, settings
+
+
+def _consented(ws: Workspace, provider) -> bool:
+    if not ws.graph_db.is_file():
+        return False
+    from ..code.llm.consent import CONSENT_KEY, consent_key
+
+    try:
+        with read_graph(ws) as graph:
+            return consent_key(provider) in (graph.meta(CONSENT_KEY) or {})
+    except NervapackError:
+        return False
+
+
+def _run_llm(setup, root: str, assume_yes: bool, show_progress: bool):
+    """The LLM pass after an ingest or sync; its report (the CLI prints it with the summary)."""
+    from ..code.llm.binding import bind_docs
+
+    provider, settings = setup
+    err = _console_err()
+
+    def announce(summary) -> bool:
+        err.print(summary.describe(), markup=False, highlight=False)
+        if not summary.needs_consent or assume_yes:
+            return True
+        if not sys.stdin.isatty():
+            from ..code.llm.consent import ConsentRefused
+
+            raise ConsentRefused(summary)
+        return click.confirm(f"Send them to {summary.host}?", default=False, err=True)
+
+    return _with_progress(show_progress, lambda progress, on_wait: bind_docs(
+        root, provider, settings=settings, assume_yes=assume_yes, announce=announce, progress=progress,
+        on_wait=on_wait))
+
+
+def _print_llm(console, llm: dict) -> None:
+    """The summary's lines about the LLM pass."""
+    from rich.markup import escape
+
+    if llm["error"]:
+        console.print(f"[yellow]warning:[/] LLM binding stopped: {escape(llm['error'])} The graph keeps its "
+                      f"deterministic doc links ({llm['answered']} answer(s) received before were kept).")
+    for w in llm["warnings"]:
+        console.print(f"[yellow]warning:[/] LLM: {escape(w)}")
+    tokens = (f"{llm['input_tokens']:,} in + {llm['output_tokens']:,} out"
+              if llm["tokens_reported"] else "not reported by the endpoint")
+    cost = ", local" if not llm["remote"] else "" if llm["cost_usd"] is None else f", ${llm['cost_usd']:.4f}"
+    console.print(
+        f"LLM binding ({escape(llm['binder'])}): {llm['sections']:,} sections ({llm['release_notes']:,} release "
+        f"notes and {llm['too_short']:,} too short not asked about), {llm['cached']:,} answered from the "
+        f"cache, {llm['to_ask']:,} to ask; {llm['requests']:,} requests ({llm['retried']:,} retries), "
+        f"{llm['answered']:,} answered, {llm['malformed']:,} malformed, {llm['failed']:,} failed, "
+        f"{llm['unanswered']:,} unanswered; {llm['hallucinated']:,} unknown names dropped; LLM edges "
+        f"{llm['edges']:,} (+{llm['edges_added']:,} / -{llm['edges_removed']:,}); tokens: estimated "
+        f"{llm['estimated_input_tokens']:,} in + {llm['estimated_output_tokens']:,} out, actual {tokens}{cost}; "
+        f"{llm['elapsed_s']:.1f}s", highlight=False)
+
+
 @click.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False, path_type=str))
 @click.option("--no-embed", is_flag=True, help="Skip the ChromaDB embeddings (graph and FTS only).")
@@ -53,9 +150,10 @@ def _console():
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parser processes (default: all cores).")
 @click.option("--max-file-size", type=click.IntRange(1_000), default=None,
               help="Skip source files larger than this many bytes (default 1,000,000).")
+@llm_options
 @json_option("Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, quiet):
+def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, llm, llm_model, assume_yes, as_json, quiet):
     """Build or update the code graph of the repository at PATH.
 
     Honours .gitignore and .nervapackignore; skips binary, minified, generated and
@@ -65,13 +163,22 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, as_json, q
     (and says so). Environment: NERVAPACK_LOCK_TIMEOUT=SECONDS bounds how long it
     waits for another ingest (default 900) or for the graph's write lock (default 60)
     before it stops with an error.
+
+    With --llm, an LLM is then asked which code entities each changed doc section
+    explains (answers are cached: unchanged sections are not asked again). A remote
+    endpoint is used only after you agree (once per workspace), or with --yes. An
+    unreachable endpoint leaves the deterministic doc links and exits 0 with a warning.
     """
     from ..code.ingest import ingest as run_ingest
 
+    setup = _llm_setup(llm, llm_model, path, assume_yes)
     report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_ingest(
         path, embed=not no_embed, embedder=embedder, rebuild=rebuild, workers=workers, progress=progress,
         max_file_bytes=max_file_size, on_wait=on_wait))
-    emit(_ingest_json(report), lambda _: _print_ingest(_console(), report))
+    data = _ingest_json(report)
+    if setup:
+        data["llm"] = _run_llm(setup, report.root, assume_yes, not (as_json or quiet)).as_dict()
+    emit(data, lambda _: _print_ingest(_console(), report, data.get("llm")))
 
 
 def _with_progress(wanted: bool, run):
@@ -101,9 +208,10 @@ def _with_progress(wanted: bool, run):
 @click.option("--embedder", type=click.Choice(["minilm", "hashing"]), default="minilm", show_default=True,
               help="Embedding model for the changed nodes.")
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parser processes (default: all cores).")
+@llm_options
 @json_option("Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def sync(path, no_embed, embedder, workers, as_json, quiet):
+def sync(path, no_embed, embedder, workers, llm, llm_model, assume_yes, as_json, quiet):
     """Bring the graph of PATH up to date with what changed since the last ingest or sync.
 
     In a git repository the changed files come from git: the commits since the
@@ -112,12 +220,19 @@ def sync(path, no_embed, embedder, workers, as_json, quiet):
     compared instead. Only changed files are parsed, their edges resolved again and
     their nodes embedded; the result equals a fresh ingest. The summary lists the
     memories whose code changed or vanished.
+
+    With --llm (see `nervapack ingest --help`), only doc sections whose text or
+    candidates changed are sent; the others keep their cached answers.
     """
     from ..code.sync import sync as run_sync
 
+    setup = _llm_setup(llm, llm_model, path, assume_yes)
     report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_sync(
         path, embed=not no_embed, embedder=embedder, workers=workers, progress=progress, on_wait=on_wait))
-    emit(_sync_json(report), lambda _: _print_sync(_console(), report))
+    data = _sync_json(report)
+    if setup:
+        data["llm"] = _run_llm(setup, report.root, assume_yes, not (as_json or quiet)).as_dict()
+    emit(data, lambda _: _print_sync(_console(), report, data.get("llm")))
 
 
 def _sync_json(report) -> dict:
@@ -127,7 +242,7 @@ def _sync_json(report) -> dict:
     return data
 
 
-def _print_sync(console, report) -> None:
+def _print_sync(console, report, llm: dict | None = None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -157,6 +272,8 @@ def _print_sync(console, report) -> None:
         console.print(f"  renamed {old} -> {new}", markup=False, highlight=False)
     if len(report.renamed) > 20:
         console.print(f"  … and {len(report.renamed) - 20} more renamed (see --json)", style="dim")
+    if llm:
+        _print_llm(console, llm)
     if report.memory_note:
         console.print(f"[yellow]{report.memory_note}[/]")
     if report.adr_note:
@@ -195,7 +312,7 @@ def _history_row(table, report) -> None:
                                           "in all" if h.get("available") else f"none: {h.get('reason', '')}"))
 
 
-def _print_ingest(console, report) -> None:
+def _print_ingest(console, report, llm: dict | None = None) -> None:
     from rich.table import Table
 
     for w in report.warnings:
@@ -230,6 +347,8 @@ def _print_ingest(console, report) -> None:
     if len(report.skipped) > 10:
         console.print(f"  … and {len(report.skipped) - 10} more skipped (see `nervapack status --detailed`)",
                       style="dim")
+    if llm:
+        _print_llm(console, llm)
 
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
@@ -265,6 +384,11 @@ def _print_status(console, d: dict, detailed: bool) -> None:
     t.add_row("Files", f"{d['files']:,}")
     t.add_row("Functions", f"{d['functions']:,}")
     t.add_row("Classes", f"{d['classes']:,}")
+    ex = d.get("explains")
+    if ex:
+        binders = ", ".join(f"{b} {n:,}" for b, n in sorted(ex["llm_binders"].items()))
+        t.add_row("Doc links", f"{ex['deterministic']:,} deterministic, {ex['llm']:,} by LLM"
+                               + (f" ({binders})" if binders else ""))
     t.add_row("Last ingest", f"{d['last_ingest']} ({(d['git_commit'] or 'no git')[:10]})")
     ch = d["changed_since_ingest"]
     t.add_row("Changed since", f"{ch['total']} file(s): {len(ch['modified'])} modified, {len(ch['added'])} added, "

@@ -39,6 +39,10 @@ from .imports import ImportResolver
 __all__ = ["node_id", "resolve_edges", "resolve_changed", "CROSS_FILE_EDGES", "Before", "capture_before"]
 
 CROSS_FILE_EDGES = ("IMPORTS", "CALLS", "INHERITS", "EXPLAINS")
+# A resolved edge. The columns are named: ``binder`` stays NULL (deterministic); the LLM
+# binder's edges (binder "llm:…") are never deleted here, and a deterministic edge between
+# the same two nodes replaces one, so the explicit mention wins.
+INSERT_EDGE = "INSERT OR REPLACE INTO edges (source, target, kind, confidence, evidence) VALUES (?, ?, ?, ?, ?)"
 _DEF_COLUMNS = "id, kind, name, qualified_name, file, subkind, parent_id"
 
 
@@ -109,7 +113,8 @@ def _definition(d, file_ids: dict[str, str] | None = None) -> Definition:
 
 def resolve_edges(conn) -> None:
     """Recompute every cross-file edge from the stored references and doc sections."""
-    conn.execute(f"DELETE FROM edges WHERE kind IN ({','.join('?' * len(CROSS_FILE_EDGES))})", CROSS_FILE_EDGES)
+    conn.execute(f"DELETE FROM edges WHERE kind IN ({','.join('?' * len(CROSS_FILE_EDGES))}) AND binder IS NULL",
+                 CROSS_FILE_EDGES)
     languages = dict(conn.execute("SELECT path, language FROM files"))
     file_ids = {path: _file_id(path) for path in languages}
     defs = conn.execute(f"SELECT {_DEF_COLUMNS} FROM nodes WHERE kind IN ('class', 'function', 'variable')").fetchall()
@@ -130,7 +135,7 @@ def resolve_edges(conn) -> None:
                          imports_of, qname_of.get)
     index = DefinitionIndex([_definition(d, file_ids) for d in defs if d["kind"] in ("class", "function")])
     edges += _doc_edges(conn.execute("SELECT id, name, text FROM nodes WHERE kind='doc'"), index)
-    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)", _best(edges))
+    conn.executemany(INSERT_EDGE, _best(edges))
 
 
 # -- only what changed ---------------------------------------------------------------------
@@ -162,7 +167,8 @@ def capture_before(conn, paths: Iterable[str]) -> Before:
     before.incoming = [tuple(r) for r in in_chunks(
         conn, "SELECT e.source, e.target, e.kind, e.confidence, e.evidence, s.file FROM edges e"
         " JOIN nodes t ON t.id = e.target JOIN nodes s ON s.id = e.source"
-        " WHERE e.kind IN (?, ?, ?, ?) AND t.file IN ({marks})", sorted(before.paths), CROSS_FILE_EDGES)]
+        " WHERE e.kind IN (?, ?, ?, ?) AND e.binder IS NULL AND t.file IN ({marks})", sorted(before.paths),
+        CROSS_FILE_EDGES)]
     before.incoming = [e for e in before.incoming if e[5] not in before.paths]
     return before
 
@@ -275,7 +281,8 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
     docs = {r["id"]: r for r in _docs_in(conn, sorted(present))}
     for r in _docs_mentioning(conn, affected):
         docs.setdefault(r["id"], r)
-    in_chunks(conn, "DELETE FROM edges WHERE kind = 'EXPLAINS' AND source IN ({marks})", sorted(docs))
+    in_chunks(conn, "DELETE FROM edges WHERE kind = 'EXPLAINS' AND binder IS NULL AND source IN ({marks})",
+              sorted(docs))
     edges += _doc_edges(docs.values(), lookup.index())
 
     # edges from elsewhere into the changed files that nothing above recomputes: kept
@@ -289,8 +296,7 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
         if keep:
             edges.append((source, target, kind, conf, evidence))
     live = _existing(conn, {e[1] for e in edges} | {e[0] for e in edges})
-    conn.executemany("INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?)",
-                     [e for e in _best(edges) if e[0] in live and e[1] in live])
+    conn.executemany(INSERT_EDGE, [e for e in _best(edges) if e[0] in live and e[1] in live])
 
 
 def _refs_of(conn, paths: list[str], condition: str) -> list:

@@ -6,6 +6,9 @@ The JSON contract (stable, relied on by tests and other tools)::
                 "language", "signature", "docstring", "subkind", "parent_id"}],
      "edges": [{"source", "target", "kind", "confidence", "evidence"}]}
 
+An EXPLAINS edge drawn by the optional LLM binder also has ``"binder": "llm:<provider>/<model>"``
+(deterministic edges have no such key).
+
 Nodes are ordered by file, start line and insertion; edges by kind, source, target.
 """
 
@@ -23,7 +26,12 @@ EDGE_FIELDS = ("source", "target", "kind", "confidence", "evidence")
 
 def graph_as_dict(store) -> dict:
     nodes = [{f: r[f] for f in NODE_FIELDS} for r in store.nodes()]
-    edges = [{f: r[f] for f in EDGE_FIELDS} for r in store.edges()]
+    edges = []
+    for r in store.edges():
+        edge = {f: r[f] for f in EDGE_FIELDS}
+        if "binder" in r.keys() and r["binder"]:  # a graph older than migration 6 has no such column
+            edge["binder"] = r["binder"]
+        edges.append(edge)
     return {"nodes": nodes, "edges": edges}
 
 

@@ -425,6 +425,10 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     incremental = (not rebuild and not plan.full and bool(stored_paths)
                    and len(replaced) <= max(INCREMENTAL_RESOLVE_MIN_FILES,
                                             INCREMENTAL_RESOLVE_MAX_SHARE * len(stored_paths)))
+    # sections with LLM-drawn EXPLAINS edges (through their partial index): those a replaced
+    # file takes away are given back from the LLM binder's cache afterwards, without a request
+    llm_sources = set() if nothing_changed else {
+        r[0] for r in conn.execute("SELECT DISTINCT source FROM edges WHERE binder IS NOT NULL")}
     with _timed(report, "write"), store.transaction():
         before = capture_before(conn, replaced)
         if rebuild:
@@ -504,6 +508,21 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             embed_pending(store, workspace, report, embedder, progress)
+    if llm_sources:
+        _restore_llm_edges(store, workspace, llm_sources)
+
+
+def _restore_llm_edges(store, workspace, sources: set[str]) -> None:
+    """The LLM-drawn doc links that replaced files took away, back from the cache when the
+    section and its candidates are unchanged (:func:`.llm.binding.restore_cached`; nothing is sent)."""
+    conn = store.conn
+    kept = {r[0] for r in storage.in_chunks(
+        conn, "SELECT DISTINCT source FROM edges WHERE binder IS NOT NULL AND source IN ({marks})", sorted(sources))}
+    lost = sorted(sources - kept)
+    if lost:
+        from .llm.binding import restore_cached
+
+        restore_cached(store, lost, workspace)
 
 
 def _node_changes(conn, before: Before, report: IngestReport) -> None:
@@ -623,7 +642,8 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
     conn.executemany(
         "INSERT OR REPLACE INTO nodes (id, kind, name, qualified_name, file, start_line, end_line, language,"
         " signature, docstring, text, subkind, parent_id, sha) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-    conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edges)
+    conn.executemany("INSERT OR IGNORE INTO edges (source, target, kind, confidence, evidence)"
+                     " VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
         "INSERT INTO refs (file, source_id, kind, name, line, names) VALUES (?, ?, ?, ?, ?, ?)",
         [(pf.path, by_qname.get(r.source, file_id) if r.source else file_id, r.kind, r.name, r.line,

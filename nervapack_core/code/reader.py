@@ -34,7 +34,7 @@ from ..errors import NervapackError
 from ..storage import CorruptDatabaseError, DatabaseLockedError, in_chunks, open_reader, read_error
 from ..text import fts_match, words
 
-__all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS"]
+__all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
 
 NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
                 "subkind, parent_id")
@@ -71,6 +71,20 @@ def graph_counts(conn: sqlite3.Connection) -> dict:
     return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
             "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
             "node_kinds": by_kind, "edge_kinds": edge_kinds}
+
+
+def explains_counts(conn: sqlite3.Connection, explains_total: int | None = None) -> dict:
+    """The doc -> code EXPLAINS edges by who drew them: ``{"deterministic": n, "llm": n,
+    "llm_binders": {"llm:<provider>/<model>": n}}`` (a graph older than migration 6 has only
+    deterministic ones). The LLM edges are counted through their partial index."""
+    if explains_total is None:
+        explains_total = conn.execute("SELECT count(*) FROM edges WHERE kind = 'EXPLAINS'").fetchone()[0]
+    binders: dict[str, int] = {}
+    if any(r[1] == "binder" for r in conn.execute("PRAGMA table_info(edges)")):
+        binders = {r[0]: r[1] for r in conn.execute(
+            "SELECT binder, count(*) FROM edges WHERE binder IS NOT NULL AND kind = 'EXPLAINS' GROUP BY binder")}
+    llm = sum(binders.values())
+    return {"deterministic": explains_total - llm, "llm": llm, "llm_binders": binders}
 
 
 class GraphReader:
@@ -226,6 +240,8 @@ class GraphReader:
             "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
             "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
         }
+        with self.guard():
+            data["explains"] = explains_counts(self.conn, counts["edge_kinds"].get("EXPLAINS", 0))
         if changes:
             data["changed_since_ingest"] = self.file_states()
         if detailed:

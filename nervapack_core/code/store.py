@@ -12,7 +12,8 @@ deleted from Chroma, recorded in the same transaction as the graph change so a c
 between the two is caught up by the next ingest), the git history read by
 :mod:`.history` (``git_commits``, ``git_changes``, ``file_complexity``), and
 ``graph_snapshots`` with ``snapshot_files`` (the graph's evolution: one row per ingest
-or sync that changed it, see :mod:`.evolution`).
+or sync that changed it, see :mod:`.evolution`), and ``llm_answers`` (the optional LLM
+doc binding's answers, see :mod:`.llm`; its EXPLAINS edges carry ``edges.binder``).
 
 The file is opened through :class:`nervapack_core.storage.Database`: busy retry with
 progress, ``BEGIN IMMEDIATE`` transactions, and the numbered migrations of
@@ -161,6 +162,21 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
                              WHERE key = 'health_snapshot' AND json_valid(value)),
         communities = (SELECT count(DISTINCT community) FROM communities)
         WHERE id = (SELECT max(id) FROM graph_snapshots)
+    """)),
+    # The optional LLM doc binding (nervapack_core/code/llm/): an edge's binder ("llm:<provider>/<model>";
+    # NULL for the deterministic resolvers, which never touch the others), and the answers by
+    # (section hash, shortlist hash, model), so an unchanged section is never asked again.
+    storage.Migration(6, "llm doc binding", _statements("""
+    ALTER TABLE edges ADD COLUMN binder TEXT;
+    CREATE INDEX edges_binder ON edges(binder, source) WHERE binder IS NOT NULL;
+    CREATE TABLE llm_answers (
+        section_sha TEXT NOT NULL, shortlist_sha TEXT NOT NULL, model TEXT NOT NULL,
+        binder TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        input_tokens INTEGER, output_tokens INTEGER,
+        answered_at TEXT NOT NULL,
+        PRIMARY KEY (section_sha, shortlist_sha, model)
+    ) WITHOUT ROWID
     """)),
 )
 

@@ -4,12 +4,15 @@ Run it in a workspace (or set ``NERVAPACK_HOME``). Tools:
 
 - ``query_codebase(prompt, max_hops=2, budget=2000)`` — the same retrieval and packing as
   ``nervapack query``: Markdown context under the budget plus a token-savings line;
-- ``graph_status()`` — counts by kind, languages, last ingest, files changed since;
+- ``graph_status()`` — counts by kind (doc links: deterministic and LLM-drawn), languages, last
+  ingest, files changed since;
 - ``list_entities(entity_type=None, file_path=None, name_contains=None, limit=100)``;
 - ``impact_analysis(target, max_hops=2, budget=2000)`` — what calls, subclasses, imports or
   documents ``target``: the code that may break when it changes;
 - ``hotspots(limit=20, since=None)`` — files by change frequency × complexity (git history);
-- ``file_history(path, limit=20)`` — one file's commits, authors with their shares, recent commits.
+- ``file_history(path, limit=20)`` — one file's commits, authors with their shares, recent commits;
+- ``bind_docs(max_sections=25)`` — the LLM doc binding done by the connected client's model through
+  MCP sampling (:mod:`.bind_docs`): EXPLAINS edges with ``binder = "llm:mcp/<model>"``.
 
 A workspace without git history answers the last two with ``{"available": false, "reason": …}``.
 
@@ -27,6 +30,8 @@ import sys
 from pathlib import Path
 
 import click
+from mcp.server.mcpserver import Context  # tool annotations are read from the module's globals
+from mcp.types import InputRequiredResult
 
 from ..cli.common import path_option
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
@@ -85,7 +90,7 @@ def graph_status_data(graph) -> dict:
     shared :meth:`~..code.reader.GraphReader.status` plus languages and staleness advice."""
     status = graph.status()
     changes = status["changed_since_ingest"]
-    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds")
+    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds", "explains")
     return {
         **{k: status[k] for k in keys},
         "languages": {r["language"]: r["files"] for r in graph.language_stats()},
@@ -199,6 +204,17 @@ def build_server(root: Path | None = None):
         if not state["available"]:
             return {"available": False, "reason": state["reason"]}
         return {"available": True, **graph.file_history(path, limit=max(0, min(int(limit), 200)))}
+
+    @tool
+    async def bind_docs(ctx: Context, max_sections: int = 25) -> dict | InputRequiredResult:
+        """Link doc sections to the code they explain using YOUR model (MCP sampling; no API key): for each
+        doc section a short list of candidate classes and functions is sent back as a sampling request,
+        the JSON answers are checked against the list, and EXPLAINS edges (binder llm:mcp/<model>) are
+        written to the graph. Answers are cached: only new or changed sections are asked, at most
+        `max_sections` per call; the result says how many remain."""
+        from .bind_docs import run_bind_docs
+
+        return await run_bind_docs(ctx, holder.workspace(), max(1, min(int(max_sections), 500)))
 
     return server
 

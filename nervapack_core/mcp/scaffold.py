@@ -12,6 +12,7 @@ else is logged with its traceback on stderr and reported with its type and messa
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import os
 import sys
@@ -57,16 +58,30 @@ def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., An
 
     tool_name = name or fn.__name__
 
+    def failure(exc: Exception):
+        if isinstance(exc, NervapackError | ToolError):
+            log.info("tool %s: %s", tool_name, exc)
+            return error_result(str(exc))
+        # a bug or an environment failure: say what it was, keep the traceback
+        log.exception("tool %s failed", tool_name)
+        return error_result(f"Unexpected error in {tool_name}: {type(exc).__name__}: {exc}")
+
+    if inspect.iscoroutinefunction(fn):  # a tool that awaits the client (sampling)
+        @functools.wraps(fn)
+        async def async_wrapper(*args, **kwargs):
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                return failure(exc)
+
+        return async_wrapper
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (NervapackError, ToolError) as exc:
-            log.info("tool %s: %s", tool_name, exc)
-            return error_result(str(exc))
-        except Exception as exc:  # a bug or an environment failure: say what it was, keep the traceback
-            log.exception("tool %s failed", tool_name)
-            return error_result(f"Unexpected error in {tool_name}: {type(exc).__name__}: {exc}")
+        except Exception as exc:
+            return failure(exc)
 
     return wrapper
 
