@@ -414,7 +414,7 @@ def test_cli_import_and_export(tmp_path):
     assert "skipped  docs/madr/0005-broken-front-matter.md: front matter is not valid YAML" in out
     data = json.loads(run("import-adr", str(folder), "--json").stdout)
     assert (data["imported"], data["unchanged"]) == (0, 6)
-        decisions = json.loads(run("decisions", "--json").stdout)["decisions"]
+    decisions = json.loads(run("decisions", "--json").stdout)["decisions"]
     graphql = next(d for d in decisions if d["source"] == "docs/madr/0004-graphql.md")
     assert graphql["status"] == "accepted" and graphql["title"] == "Offer GraphQL for public endpoints"
     exported = json.loads(run("export-adr", str(tmp_path / "out"), "--json").stdout)
