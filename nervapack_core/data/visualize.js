@@ -110,9 +110,10 @@
     });
     var t = { x: x, y: y, mode: arrows ? 'lines+markers' : 'lines', hoverinfo: 'skip', showlegend: false,
       type: arrows ? 'scatter' : 'scattergl', meta: 'edges',
-      line: { color: color || 'rgba(120,130,140,0.35)', width: width || 0.7 } };
+      line: { color: color || 'rgba(120,130,140,0.22)', width: width || 0.6 } };
     if (arrows) {
-      t.marker = { symbol: 'arrow', angleref: 'previous', size: size, color: color || 'rgba(90,100,110,0.6)' };
+      t.marker = { symbol: 'arrow', angleref: 'previous', size: size.map(function (v) { return v * (width ? 1.6 : 1); }),
+        color: color || 'rgba(90,100,110,0.45)' };
     }
     return t;
   }
@@ -135,8 +136,16 @@
       traces.push(edgeTrace(list, function (i) { return N.x[i]; }, function (i) { return N.y[i]; },
         list.length <= SVG_EDGES));
     }
-    var m = state.matches, sel = state.selected, pathSet = {};
-    (state.path || []).forEach(function (i) { pathSet[i] = 1; });
+    var m = state.matches, sel = state.selected;
+    if (sel >= 0 && mark[sel]) {  // the selected node's own links, in colour, with their direction
+      var mine = [];
+      for (var p = a.out.start[sel]; p < a.out.start[sel + 1]; p++) { if (mark[E.t[a.out.list[p]]]) { mine.push(a.out.list[p]); } }
+      for (p = a.inn.start[sel]; p < a.inn.start[sel + 1]; p++) { if (mark[E.s[a.inn.list[p]]]) { mine.push(a.inn.list[p]); } }
+      if (mine.length && mine.length <= SVG_EDGES) {
+        traces.push(edgeTrace(mine, function (i) { return N.x[i]; }, function (i) { return N.y[i]; }, true,
+          'rgba(207,34,46,0.75)', 1.4));
+      }
+    }
     var targets = {};
     (D.targets || []).forEach(function (i) { targets[i] = 1; });
     var size = [], color = [], symbol = [], opacity = [];
@@ -207,14 +216,20 @@
     return { traces: traces, shown: nComm, edges: 0 };
   }
 
-  function pathView() {
-    var p = state.path, pe = state.pathEdges;
-    var traces = [edgeTrace(pe, function (i) { return N.x[i]; }, function (i) { return N.y[i]; }, true,
+  function pathView() {  // the path as a chain, left to right, each link with its kind and direction
+    var p = state.path, pe = state.pathEdges, px = {}, py = {};
+    p.forEach(function (i, k) { px[i] = k * 3; py[i] = (k % 2) * 0.8; });
+    var traces = [edgeTrace(pe, function (i) { return px[i]; }, function (i) { return py[i]; }, true,
       'rgba(207,34,46,0.8)', 2)];
-    traces.push({ x: p.map(function (i) { return N.x[i]; }), y: p.map(function (i) { return N.y[i]; }),
-      customdata: p, mode: 'markers+text', type: 'scatter', hoverinfo: 'none', meta: 'nodes',
-      text: p.map(function (i) { return esc(N.name[i]); }), textposition: 'top center',
-      marker: { size: 13, color: p.map(nodeColor), symbol: p.map(function (i) {
+    traces.push({ x: pe.map(function (k) { return (px[E.s[k]] + px[E.t[k]]) / 2; }),
+      y: pe.map(function (k) { return (py[E.s[k]] + py[E.t[k]]) / 2 - 0.35; }),
+      text: pe.map(function (k) { return esc(D.edgeKinds[E.k[k]]); }), mode: 'text', type: 'scatter',
+      hoverinfo: 'skip', meta: 'edges', textfont: { size: 10, color: '#9a1b24' } });
+    traces.push({ x: p.map(function (i) { return px[i]; }), y: p.map(function (i) { return py[i]; }),
+      customdata: p, mode: 'markers+text', type: 'scatter', hoverinfo: 'none', meta: 'nodes', cliponaxis: false,
+      text: p.map(function (i) { return esc(qname(i)) + '<br>' + esc(kindOf(i)); }),
+      textposition: p.map(function (i, k) { return k % 2 ? 'top center' : 'bottom center'; }),
+      marker: { size: 14, color: p.map(nodeColor), symbol: p.map(function (i) {
         return kindOf(i) === 'file' ? 'diamond' : 'circle'; }), line: { width: 1, color: '#fff' } } });
     return { traces: traces, shown: p.length, edges: pe.length };
   }
@@ -448,7 +463,8 @@
   var searchBox = document.getElementById('np-search'), results = document.getElementById('np-results');
   var TEST_PATH = /(^|\/)(tests?|testing)(\/|_)|(^|\/)test_[^/]*$|_tests?\.py$/;
   function search(q) {
-    q = q.trim().toLowerCase();
+    var raw = q.trim();
+    q = raw.toLowerCase();
     if (!q) { return []; }
     if (!lower) {
       lower = { name: N.name.map(function (s) { return s.toLowerCase(); }),
@@ -459,11 +475,12 @@
     for (var i = 0; i < nNodes; i++) {
       if (!visible(i)) { continue; }
       var n = lower.name[i], qn = lower.qn[i] || n, score = -1;
-      if (n === q || qn === q) { score = 0; }
-      else if (qn.slice(-q.length - 1) === '.' + q) { score = 1; }
-      else if (n.indexOf(q) === 0) { score = 2; }
-      else if (qn.indexOf(q) >= 0) { score = 3; }
-      else if (kindOf(i) === 'file' && lower.file[N.file[i]].indexOf(q) >= 0) { score = 4; }
+      if (N.name[i] === raw || N.qn[i] === raw) { score = 0; }  // exactly as typed first
+      else if (n === q || qn === q) { score = 1; }
+      else if (qn.slice(-q.length - 1) === '.' + q) { score = 2; }
+      else if (n.indexOf(q) === 0) { score = 3; }
+      else if (qn.indexOf(q) >= 0) { score = 4; }
+      else if (kindOf(i) === 'file' && lower.file[N.file[i]].indexOf(q) >= 0) { score = 5; }
       if (score < 0) { continue; }
       var k = kindOf(i), rank = k === 'class' || k === 'function' ? 0 : k === 'file' ? 1 : 2;
       var test = TEST_PATH.test(lower.file[N.file[i]]) ? 1 : 0;
