@@ -177,12 +177,13 @@ def rings(groups: Sequence[Sequence[Hashable]], gap: float = 1.0) -> dict[Hashab
     return pos
 
 
-def layers(nodes: Sequence[str], edges: Sequence[tuple[str, str]], *, gap: float = 1.0,
+def layers(nodes: Sequence[str], edges: Sequence[tuple[str, str]], *, gap: float = 1.0, xgap: float = 3.0,
            ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """A layered drawing of a directed graph: each node's layer is the length of the longest
     chain of edges leading to it (mutually reachable nodes — cycles — share one layer),
-    layer 0 at the top; nodes of a layer left to right in the given order, rows of at most
-    ``sqrt(n) * 3`` nodes (a wide layer wraps onto several rows). Returns positions and layers."""
+    layer 0 at the top, ``1.6 * gap`` apart; nodes of a layer ``xgap`` apart, left to right in
+    the given order, rows of at most ``sqrt(n) * 3`` nodes (a wide layer wraps onto several
+    rows). Returns positions and layers."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -207,6 +208,6 @@ def layers(nodes: Sequence[str], edges: Sequence[tuple[str, str]], *, gap: float
         for k, n in enumerate(items):
             line, col = divmod(k, width)
             in_row = min(width, len(items) - line * width)
-            pos[n] = ((col - (in_row - 1) / 2) * gap, -(row + line * 0.45) * gap * 1.6)
+            pos[n] = ((col - (in_row - 1) / 2) * xgap, -(row + line * 0.45) * gap * 1.6)
         row += rows * 0.45 + 1
     return pos, layer

@@ -383,10 +383,11 @@ DEPENDENCY_GROUPS = [  # (name, colour) as `nervapack dependencies` explains the
 ]
 
 
-def dependency_view(reader: GraphReader, *, memory_db: str | os.PathLike | None = None,
+def dependency_view(reader: GraphReader, *, focus: str | None = None, memory_db: str | os.PathLike | None = None,
                     namespace: str = "default") -> View:
     """The import graph of the parsed source files, one layer per import depth (files
-    importing each other share a layer), orphans on the last rows."""
+    importing each other share a layer), orphans on the last rows; ``focus`` (a path of
+    the graph) is selected when the page opens."""
     from .dependencies import import_cycles
     from .edges import node_id
 
@@ -409,7 +410,7 @@ def dependency_view(reader: GraphReader, *, memory_db: str | os.PathLike | None 
     width = max(8, int(len(linked) ** 0.5 * 3))
     for k, f in enumerate(orphans):
         line, col = divmod(k, width)
-        pos[f] = ((col - (min(width, len(orphans) - line * width) - 1) / 2), bottom - line * 0.72)
+        pos[f] = ((col - (min(width, len(orphans) - line * width) - 1) / 2) * 3.0, bottom - line * 0.72)
     of = []
     for i, r in enumerate(nodes.rows):
         f = r["file"]
@@ -422,6 +423,8 @@ def dependency_view(reader: GraphReader, *, memory_db: str | os.PathLike | None 
                           "import cycles", start="all", root=root)
     data["groups"] = {"names": [n for n, _ in DEPENDENCY_GROUPS], "colors": [c for _, c in DEPENDENCY_GROUPS],
                       "of": of}
+    if focus:
+        data["targets"] = [i for i, r in enumerate(nodes.rows) if r["file"] == focus]
     data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace)
     return View("dependencies", data["title"], data)
 

@@ -169,6 +169,10 @@
     if (sel >= 0 && mark[sel]) { lab.push(sel); }
     Object.keys(targets).forEach(function (i) { if (mark[i]) { lab.push(+i); } });
     if (m && m.size <= 30) { m.forEach(function (i) { if (mark[i]) { lab.push(i); } }); }
+    if (D.distance) {  // a neighbourhood: name the first ring when it is small enough to read
+      var ring = vis.filter(function (i) { return D.distance[i] === 1; });
+      if (ring.length <= 40) { lab = lab.concat(ring); }
+    }
     var files = vis.filter(function (i) { return kindOf(i) === 'file'; });
     if (vis.length <= 40) { files = vis; }
     files.sort(function (p, q) { return N.deg[q] - N.deg[p]; });
