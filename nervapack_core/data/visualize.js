@@ -506,6 +506,7 @@
       li.appendChild(button('to', function () { setEnd('to', i); }));
       results.appendChild(li);
     });
+    results.setAttribute('data-query', q);  // which query the list answers (tests wait for it)
     if (q.trim()) {
       results.appendChild(el('li', 'np-muted', found.length ? fmt(found.length) + ' match(es)' +
         (found.length > 50 ? ', first 50 listed' : '') : 'No match.'));
