@@ -43,6 +43,9 @@ KIND_ORDER = ("file", "class", "function", "variable", "doc", "import")
 LINKS_PER_COMMUNITY = 12
 DEFAULT_OUTPUT = "graph.html"  # in .nervapack/
 _FILE_GAP = 0.8  # margin around a file's definitions
+# per group: label (where · name), best-connected name, where it lives, nodes, centre, radius, "not linked",
+# top folders [[folder, nodes]], best-connected node indexes, files, strongest links [[group, edges]]
+_GROUP_FIELDS = ("label", "name", "where", "size", "x", "y", "r", "loose", "folders", "top", "files", "links")
 _COMMUNITY_GAP = 2.5  # margin around a community
 
 
@@ -79,8 +82,8 @@ class _Nodes:
     def __init__(self, rows: Sequence[Any]) -> None:
         self.rows = list(rows)
         self.index = {r["id"]: i for i, r in enumerate(self.rows)}
-        kinds = sorted({r["kind"] for r in self.rows}, key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else 99, k))
-        self.kinds = kinds
+        self.kinds = sorted({r["kind"] for r in self.rows},
+                            key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else 99, k))
         self.langs = sorted({r["language"] or "" for r in self.rows})
         self.files = sorted({r["file"] for r in self.rows})
         self.x = [0.0] * len(self.rows)
@@ -154,7 +157,7 @@ def _place(folders: Counter, total: int) -> str:
     if count * 2 >= total or len(folders) == 1:
         return f"{_short(folder)}/" if folder else "(root)"
     spread = f"{len(folders):,} folders"
-    tops = Counter()
+    tops: Counter[str] = Counter()
     for f, n in folders.items():
         tops[f.split("/")[0] if f else "(root)"] += n
     top, n = tops.most_common(1)[0]
@@ -203,8 +206,7 @@ def _base(nodes: _Nodes, edges: dict, edge_kinds: list[str], degree: list[int], 
     return {"version": 1, "kind": kind, "title": title, "subtitle": subtitle, "start": start, "root": str(root),
             "generated": utc_now(), "kinds": nodes.kinds, "langs": nodes.langs, "files": nodes.files,
             "edgeKinds": edge_kinds, "n": dict(nodes.columns(), deg=degree), "e": edges,
-            "c": {"label": [], "name": [], "where": [], "size": [], "x": [], "y": [], "r": [], "loose": [], "folders": [], "top": [],
-                  "files": [], "links": []},
+            "c": {key: [] for key in _GROUP_FIELDS},
             "groups": None, "targets": [], "distance": None, "memories": [], "touch": {}, "notes": []}
 
 
@@ -277,8 +279,7 @@ def _nested_layout(nodes: _Nodes, keys: list[tuple]) -> dict:
 def _describe_groups(nodes: _Nodes, lay: dict, edges: dict, degree: list[int]) -> dict:
     """Label, size, folders, best-connected definitions and strongest links of every group."""
     order, members = lay["order"], lay["members"]
-    out: dict[str, list] = {"label": [], "name": [], "where": [], "size": [], "x": [], "y": [], "r": [], "loose": [], "folders": [], "top": [],
-                            "files": [], "links": []}
+    out: dict[str, list] = {key: [] for key in _GROUP_FIELDS}
     links: dict[int, Counter] = defaultdict(Counter)
     group = nodes.group
     for a, b in zip(edges["s"], edges["t"]):
@@ -356,8 +357,9 @@ def explore_view(reader: GraphReader, target: str, *, hops: int = 1, max_nodes: 
                                                        nodes.rows[i]["start_line"] or 0))
              for d in range(max(by_ring) + 1 if by_ring else 0)]
     pos = layout.rings(rings, gap=4.0)
-    for i, (x, y) in pos.items():
-        nodes.x[i], nodes.y[i] = x, y
+    for d_nodes in rings:
+        for i in d_nodes:
+            nodes.x[i], nodes.y[i] = pos[i]
     root = reader.root
     names = ", ".join(t["qualified_name"] for t in sub.targets[:3]) + (" …" if len(sub.targets) > 3 else "")
     data = _base(nodes, edges, edge_kinds, degree, kind="explore", title=f"{root.name}: around {names}",

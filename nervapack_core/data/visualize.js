@@ -18,7 +18,9 @@
     import: '#9d9d9d' };
   var KIND_SIZE = { file: 11, class: 9, function: 6, variable: 5, doc: 6, import: 4 };
   var LOOSE = '#c3c7cd';
-  var GL_NODES = 1500, SVG_EDGES = 2500, MAX_EDGES = 25000, LABELS = 60;
+  // above GL_NODES nodes or SVG_EDGES edges a view draws with WebGL; arrow heads (one SVG element
+  // each) only up to ARROWS edges; more than MAX_EDGES edges at once are not drawn at all
+  var GL_NODES = 1500, SVG_EDGES = 8000, ARROWS = 600, MAX_EDGES = 25000, LABELS = 60;
 
   var state = {
     view: D.start, community: -1, selected: -1, selComm: -1, hideKinds: {}, hideLangs: {},
@@ -64,6 +66,26 @@
     if (state.colorBy === 'group' && D.groups) { return D.groups.colors[D.groups.of[i]]; }
     return nComm ? commColor(N.c[i]) : '#4e79a7';
   }
+  function colorModel() {  // numbers on a discrete colour scale: WebGL needs no colour string per point
+    var colors, value;
+    if (state.colorBy === 'kind') {
+      colors = D.kinds.map(function (k) { return KIND_COLORS[k] || '#888'; });
+      value = function (i) { return N.kind[i]; };
+    } else if (state.colorBy === 'language') {
+      colors = D.langs.map(function (l, k) { return PALETTE[k % PALETTE.length]; });
+      value = function (i) { return N.lang[i]; };
+    } else if (state.colorBy === 'group' && D.groups) {
+      colors = D.groups.colors;
+      value = function (i) { return D.groups.of[i]; };
+    } else {
+      colors = PALETTE.concat([LOOSE]);
+      value = nComm ? function (i) { return C.loose[N.c[i]] ? PALETTE.length : N.c[i] % PALETTE.length; }
+        : function () { return 0; };
+    }
+    var last = Math.max(colors.length - 1, 1), scale = colors.map(function (c, k) { return [k / last, c]; });
+    if (colors.length === 1) { scale.push([1, colors[0]]); }
+    return { scale: scale, value: value, max: last };
+  }
   function getMembers() {
     if (!members) {
       members = [];
@@ -99,7 +121,7 @@
   function hideTip() { tip.hidden = true; }
 
   // ------------------------------------------------------------------ traces
-  function edgeTrace(list, xs, ys, arrows, color, width) {
+  function edgeTrace(list, xs, ys, arrows, color, width, gl) {
     var x = [], y = [], size = [];
     list.forEach(function (k) {
       var a = E.s[k], b = E.t[k], ax = xs(a), ay = ys(a), bx = xs(b), by = ys(b);
@@ -109,7 +131,7 @@
       } else { x.push(ax, bx, null); y.push(ay, by, null); }
     });
     var t = { x: x, y: y, mode: arrows ? 'lines+markers' : 'lines', hoverinfo: 'skip', showlegend: false,
-      type: arrows ? 'scatter' : 'scattergl', meta: 'edges',
+      type: gl && !arrows ? 'scattergl' : 'scatter', meta: 'edges',
       line: { color: color || 'rgba(120,130,140,0.22)', width: width || 0.6 } };
     if (arrows) {
       t.marker = { symbol: 'arrow', angleref: 'previous', size: size.map(function (v) { return v * (width ? 1.6 : 1); }),
@@ -134,36 +156,39 @@
       notes.push(fmt(list.length) + ' edges not drawn (too many at once): open a community or search to see them.');
     } else if (list.length) {
       traces.push(edgeTrace(list, function (i) { return N.x[i]; }, function (i) { return N.y[i]; },
-        list.length <= SVG_EDGES));
+        list.length <= ARROWS, null, null, list.length > SVG_EDGES));
     }
     var m = state.matches, sel = state.selected;
     if (sel >= 0 && mark[sel]) {  // the selected node's own links, in colour, with their direction
       var mine = [];
       for (var p = a.out.start[sel]; p < a.out.start[sel + 1]; p++) { if (mark[E.t[a.out.list[p]]]) { mine.push(a.out.list[p]); } }
       for (p = a.inn.start[sel]; p < a.inn.start[sel + 1]; p++) { if (mark[E.s[a.inn.list[p]]]) { mine.push(a.inn.list[p]); } }
-      if (mine.length && mine.length <= SVG_EDGES) {
-        traces.push(edgeTrace(mine, function (i) { return N.x[i]; }, function (i) { return N.y[i]; }, true,
-          'rgba(207,34,46,0.75)', 1.4));
+      if (mine.length) {
+        traces.push(edgeTrace(mine, function (i) { return N.x[i]; }, function (i) { return N.y[i]; },
+          mine.length <= ARROWS, 'rgba(207,34,46,0.75)', 1.4, mine.length > SVG_EDGES));
       }
     }
     var targets = {};
     (D.targets || []).forEach(function (i) { targets[i] = 1; });
-    var size = [], color = [], symbol = [], opacity = [];
-    vis.forEach(function (i) {
-      var s = KIND_SIZE[kindOf(i)] || 6;
-      var hit = m ? m.has(i) : true;
-      if (targets[i]) { s += 6; }
-      if (m && hit) { s += 5; }
-      size.push(s);
-      color.push(nodeColor(i));
-      symbol.push(kindOf(i) === 'file' ? 'diamond' : 'circle');
-      opacity.push(hit ? 0.9 : 0.15);
-    });
-    var gl = vis.length > GL_NODES;
-    traces.push({ x: vis.map(function (i) { return N.x[i]; }), y: vis.map(function (i) { return N.y[i]; }),
-      customdata: vis, mode: 'markers', type: gl ? 'scattergl' : 'scatter', hoverinfo: 'none', meta: 'nodes',
-      marker: { size: size, color: color, symbol: symbol, opacity: opacity,
-        line: { width: gl ? 0 : 0.5, color: '#ffffff' } } });
+    var n = vis.length, size = new Array(n), color = new Array(n), symbol = new Array(n), x = new Array(n),
+      y = new Array(n), opacity = m ? new Array(n) : 0.9, cm = colorModel(), sizeOf = D.kinds.map(function (k) {
+        return KIND_SIZE[k] || 6; }), fileKind = D.kinds.indexOf('file');
+    for (var v = 0; v < n; v++) {
+      var i = vis[v], sz = sizeOf[N.kind[i]], hit = m ? m.has(i) : true;
+      if (targets[i]) { sz += 6; }
+      if (m && hit) { sz += 5; }
+      size[v] = sz;
+      color[v] = cm.value(i);
+      symbol[v] = N.kind[i] === fileKind ? 2 : 0;  // diamond, circle
+      x[v] = N.x[i];
+      y[v] = N.y[i];
+      if (m) { opacity[v] = hit ? 0.9 : 0.15; }
+    }
+    var gl = n > GL_NODES;
+    traces.push({ x: x, y: y, customdata: vis, mode: 'markers', type: gl ? 'scattergl' : 'scatter',
+      hoverinfo: 'none', meta: 'nodes',
+      marker: { size: size, color: color, colorscale: cm.scale, cmin: 0, cmax: cm.max, showscale: false,
+        symbol: symbol, opacity: opacity, line: { width: gl ? 0 : 0.5, color: '#ffffff' } } });
     // labels: selected node, targets, matches (a few), files (the best connected)
     var lab = [];
     if (sel >= 0 && mark[sel]) { lab.push(sel); }

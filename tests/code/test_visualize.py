@@ -214,7 +214,8 @@ def test_cli_writes_the_views_and_explains_bad_input(hostile, tmp_path):
     assert done.returncode == 0 and (tmp_path / "deps.html").is_file(), done.stderr
     for args, message in ((["visualize", str(hostile), "--hops", "2"], "--hops needs --around"),
                           (["explore", "Evil", "-o", "x.html", "--path", str(hostile)], "go with --html"),
-                          (["visualize", str(hostile), "--around", "NoSuchThing", "--no-browser"], "Nothing in the graph"),
+                          (["visualize", str(hostile), "--around", "NoSuchThing", "--no-browser"],
+                           "Nothing in the graph"),
                           (["visualize", str(tmp_path / "empty"), "--no-browser"], "No code graph")):
         done = run_cli(*args)
         assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
