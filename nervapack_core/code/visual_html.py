@@ -1,17 +1,18 @@
 """One self-contained HTML page for a :class:`~.visualize.View`: works offline, runs no
 injected code.
 
-- The JavaScript is inlined, never fetched: plotly.js as the ``plotly`` package ships it
-  (``plotly.offline.get_plotlyjs()``: WebGL ``scattergl`` for large views) and the page's
-  own script (``nervapack_core/data/visualize.js``), which draws with it.
+- The script and the stylesheet are inlined from this package
+  (``nervapack_core/data/visualize.js`` and ``visualize.css``), never fetched. The script
+  draws on a canvas by itself: no library to download, and none to evaluate before the
+  page can draw (plotly.js, measured first, spent 3-4 s of a loaded machine's time in
+  every fresh tab before drawing anything; see benchmarks/results/visualize.md).
 - The graph is data, never markup: one ``<script type="application/json">`` block whose
   ``<``, ``>`` and ``&`` are written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (a name holding
   ``</script>`` cannot close it); the page puts every name, path, docstring and memory
-  into the DOM with ``textContent`` and hands Plotly only entity-escaped labels.
-- A Content-Security-Policy allows exactly these two scripts (by hash; ``unsafe-eval``
-  because plotly's WebGL code generates shaders' JavaScript) and forbids every network
-  request, inline event handler and external resource: even markup that slipped through
-  could neither run nor fetch anything.
+  into the DOM with ``textContent`` and paints labels with the canvas's ``fillText``.
+- A Content-Security-Policy allows exactly this script and this stylesheet (by hash) and
+  forbids every network request, inline event handler, ``eval`` and external resource:
+  even markup that slipped through could neither run nor fetch anything.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["render", "script_json", "plotly_js"]
+__all__ = ["render", "script_json"]
 
 _JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028",
                  0x2029: "\\u2029"}
@@ -34,17 +35,7 @@ def script_json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_JSON_ESCAPES)
 
 
-@lru_cache(maxsize=1)
-def plotly_js() -> str:
-    """plotly.js from the installed ``plotly`` package (no network, no CDN)."""
-    from plotly.offline import get_plotlyjs
-
-    js = get_plotlyjs()
-    # "</script" can only appear inside a string literal there; "<\/" means the same
-    return js.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
-
-
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
 def _asset(name: str) -> str:
     return resources.files("nervapack_core").joinpath("data", name).read_text(encoding="utf-8")
 
@@ -55,10 +46,8 @@ def _hash(script: str) -> str:
 
 def render(data: dict, title: str) -> str:
     """The whole page for a view's ``data``."""
-    lib, app = plotly_js(), _asset("visualize.js")
-    csp = ("default-src 'none'; "
-           f"script-src {_hash(lib)} {_hash(app)} 'unsafe-eval'; "
-           "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; worker-src blob:; "
+    app, css = _asset("visualize.js"), _asset("visualize.css")
+    csp = (f"default-src 'none'; script-src {_hash(app)}; style-src {_hash(css)}; img-src data:; "
            "connect-src 'none'; form-action 'none'; base-uri 'none'")
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
@@ -66,10 +55,9 @@ def render(data: dict, title: str) -> str:
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         "<meta name=\"referrer\" content=\"no-referrer\">\n",
         f"<title>{html.escape(title)}</title>\n",
-        "<style>", _asset("visualize.css"), "</style>\n</head><body>\n",
+        "<style>", css, "</style>\n</head><body>\n",
         _BODY,
         "<script type=\"application/json\" id=\"np-data\">", script_json(data), "</script>\n",
-        "<script>", lib, "</script>\n",
         "<script>", app, "</script>\n",
         "</body></html>\n",
     ])

@@ -1,9 +1,9 @@
-/* nervapack visualize: draws the view data of nervapack_core/code/visualize.py with plotly.js.
+/* nervapack visualize: draws the view data of nervapack_core/code/visualize.py on a canvas.
  *
- * Rules: every text from the graph or the memory reaches the DOM through textContent (never
- * innerHTML); what Plotly draws as text goes through esc() (Plotly reads a small HTML subset
- * in labels, so "<" and "&" are given as entities). Positions come from Python: nothing is
- * simulated here. Views: the community map, one community, all nodes, a path. */
+ * Rules: every text from the graph or the memory reaches the page through textContent (never
+ * innerHTML) or is painted with the canvas's fillText (never parsed as markup). Positions come
+ * from Python: nothing is simulated here. No library: the page needs no bundle to evaluate
+ * before it can draw. Views: the community map, one community, all nodes, a path. */
 (function () {
   'use strict';
   var startedAt = performance.now();  // plotly.js evaluated, nothing of ours yet
@@ -18,9 +18,8 @@
     import: '#9d9d9d' };
   var KIND_SIZE = { file: 11, class: 9, function: 6, variable: 5, doc: 6, import: 4 };
   var LOOSE = '#c3c7cd';
-  // above GL_NODES nodes or SVG_EDGES edges a view draws with WebGL; arrow heads (one SVG element
-  // each) only up to ARROWS edges; more than MAX_EDGES edges at once are not drawn at all
-  var GL_NODES = 1500, SVG_EDGES = 8000, ARROWS = 600, MAX_EDGES = 25000, LABELS = 60;
+  // arrow heads only up to ARROWS edges; more than MAX_EDGES edges at once are not drawn at all
+  var ARROWS = 600, MAX_EDGES = 40000;
 
   var state = {
     view: D.start, community: -1, selected: -1, selComm: -1, hideKinds: {}, hideLangs: {},
@@ -46,9 +45,6 @@
     return b;
   }
   function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
-  function esc(s) {  // for text Plotly draws: its label markup sees entities, never tags
-    return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  }
   function kindOf(i) { return D.kinds[N.kind[i]]; }
   function langOf(i) { return D.langs[N.lang[i]]; }
   function fileOf(i) { return D.files[N.file[i]]; }
@@ -65,26 +61,6 @@
     if (state.colorBy === 'language') { return PALETTE[N.lang[i] % PALETTE.length]; }
     if (state.colorBy === 'group' && D.groups) { return D.groups.colors[D.groups.of[i]]; }
     return nComm ? commColor(N.c[i]) : '#4e79a7';
-  }
-  function colorModel() {  // numbers on a discrete colour scale: WebGL needs no colour string per point
-    var colors, value;
-    if (state.colorBy === 'kind') {
-      colors = D.kinds.map(function (k) { return KIND_COLORS[k] || '#888'; });
-      value = function (i) { return N.kind[i]; };
-    } else if (state.colorBy === 'language') {
-      colors = D.langs.map(function (l, k) { return PALETTE[k % PALETTE.length]; });
-      value = function (i) { return N.lang[i]; };
-    } else if (state.colorBy === 'group' && D.groups) {
-      colors = D.groups.colors;
-      value = function (i) { return D.groups.of[i]; };
-    } else {
-      colors = PALETTE.concat([LOOSE]);
-      value = nComm ? function (i) { return C.loose[N.c[i]] ? PALETTE.length : N.c[i] % PALETTE.length; }
-        : function () { return 0; };
-    }
-    var last = Math.max(colors.length - 1, 1), scale = colors.map(function (c, k) { return [k / last, c]; });
-    if (colors.length === 1) { scale.push([1, colors[0]]); }
-    return { scale: scale, value: value, max: last };
   }
   function getMembers() {
     if (!members) {
@@ -110,36 +86,208 @@
 
   // ------------------------------------------------------------------ tooltip
   var tip = document.getElementById('np-tip');
-  function showTip(ev, lines) {
+  function showTip(x, y, lines) {
     clear(tip);
-    lines.forEach(function (l, k) { tip.appendChild(el('div', k ? 'np-muted' : '', l)); });
+    lines.forEach(function (l, k) { if (l) { tip.appendChild(el('div', k ? 'np-muted' : '', l)); } });
     tip.hidden = false;
-    var x = (ev && ev.clientX) || 0, y = (ev && ev.clientY) || 0;
     tip.style.left = Math.min(x + 14, window.innerWidth - 440) + 'px';
     tip.style.top = (y + 14) + 'px';
   }
   function hideTip() { tip.hidden = true; }
 
-  // ------------------------------------------------------------------ traces
-  function edgeTrace(list, xs, ys, arrows, color, width, gl) {
-    var x = [], y = [], size = [];
-    list.forEach(function (k) {
-      var a = E.s[k], b = E.t[k], ax = xs(a), ay = ys(a), bx = xs(b), by = ys(b);
-      if (arrows) {  // an arrow head two thirds of the way, pointing from source to target
-        x.push(ax, ax + (bx - ax) * 0.66, bx, null); y.push(ay, ay + (by - ay) * 0.66, by, null);
-        size.push(0, 7, 0, 0);
-      } else { x.push(ax, bx, null); y.push(ay, by, null); }
-    });
-    var t = { x: x, y: y, mode: arrows ? 'lines+markers' : 'lines', hoverinfo: 'skip', showlegend: false,
-      type: gl && !arrows ? 'scattergl' : 'scatter', meta: 'edges',
-      line: { color: color || 'rgba(120,130,140,0.22)', width: width || 0.6 } };
-    if (arrows) {
-      t.marker = { symbol: 'arrow', angleref: 'previous', size: size.map(function (v) { return v * (width ? 1.6 : 1); }),
-        color: color || 'rgba(90,100,110,0.45)' };
-    }
-    return t;
+  // ------------------------------------------------------------------ the canvas
+  // A scene is what one view draws, in data coordinates: groups of lines (edges), one set of
+  // points (nodes, or communities whose radius is in data units), rings (the selection) and
+  // labels. paint() draws it at the current zoom; text is drawn with fillText (never parsed).
+  var canvas = document.createElement('canvas');
+  plot.appendChild(canvas);
+  var ctx = canvas.getContext('2d');
+  var cam = { k: 1, tx: 0, ty: 0 };  // screen = (x * k + tx, -y * k + ty), CSS pixels
+  var scene = null, sceneKey = null, W = 0, H = 0, dpr = 1, drawnLabels = [], pending = false;
+  function sx(x) { return x * cam.k + cam.tx; }
+  function sy(y) { return -y * cam.k + cam.ty; }
+
+  function resize() {
+    var r = plot.getBoundingClientRect();
+    var w = Math.max(1, Math.floor(r.width)), h = Math.max(1, Math.floor(r.height));
+    if (w === W && h === H && dpr === (window.devicePixelRatio || 1)) { return; }
+    var first = !W;
+    if (!first) { cam.tx += (w - W) / 2; cam.ty += (h - H) / 2; }
+    W = w; H = h; dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+    canvas.style.width = W + 'px'; canvas.style.height = H + 'px';
+    if (first && scene) { fit(); }
+    paint();
+  }
+  function fit() {
+    var b = scene && scene.bbox;
+    if (!b || !isFinite(b[0])) { cam = { k: 1, tx: W / 2, ty: H / 2 }; return; }
+    var w = Math.max(b[2] - b[0], 1e-6), h = Math.max(b[3] - b[1], 1e-6), pad = 36;
+    var k = Math.min((W - 2 * pad) / w, (H - 2 * pad) / h);
+    if (!isFinite(k) || k <= 0) { k = 1; }
+    k = Math.min(k, 60);
+    cam = { k: k, tx: W / 2 - k * (b[0] + b[2]) / 2, ty: H / 2 + k * (b[1] + b[3]) / 2 };
+  }
+  function schedule() {
+    if (pending) { return; }
+    pending = true;
+    requestAnimationFrame(function () { pending = false; paint(); });
   }
 
+  function paintLines(g) {
+    var a = g.a, n = a.length / 4, k;
+    ctx.strokeStyle = g.color;
+    ctx.lineWidth = g.width;
+    ctx.beginPath();
+    for (k = 0; k < n; k++) {
+      var x1 = sx(a[4 * k]), y1 = sy(a[4 * k + 1]), x2 = sx(a[4 * k + 2]), y2 = sy(a[4 * k + 3]);
+      if ((x1 < 0 && x2 < 0) || (x1 > W && x2 > W) || (y1 < 0 && y2 < 0) || (y1 > H && y2 > H)) { continue; }
+      ctx.moveTo(x1, y1);
+      ctx.lineTo(x2, y2);
+    }
+    ctx.stroke();
+    if (!g.arrows) { return; }
+    ctx.fillStyle = g.color;
+    ctx.beginPath();
+    var size = 3 + 2 * g.width;
+    for (k = 0; k < n; k++) {  // a head two thirds of the way, pointing from source to target
+      var ax = sx(a[4 * k]), ay = sy(a[4 * k + 1]), bx = sx(a[4 * k + 2]), by = sy(a[4 * k + 3]);
+      var dx = bx - ax, dy = by - ay, len = Math.sqrt(dx * dx + dy * dy);
+      if (len < 3 * size) { continue; }
+      var ux = dx / len, uy = dy / len, mx = ax + dx * 0.66, my = ay + dy * 0.66;
+      ctx.moveTo(mx + ux * size, my + uy * size);
+      ctx.lineTo(mx - ux * size - uy * size * 0.6, my - uy * size + ux * size * 0.6);
+      ctx.lineTo(mx - ux * size + uy * size * 0.6, my - uy * size - ux * size * 0.6);
+      ctx.closePath();
+    }
+    ctx.fill();
+  }
+
+  function radiusOf(P, i) { return P.rData ? P.rData[i] * cam.k : P.r[i]; }
+  function paintPoints(P) {
+    var runs = P.runs, outline = P.n <= 4000;
+    for (var u = 0; u < runs.length; u++) {
+      var run = runs[u];
+      ctx.globalAlpha = run.alpha;
+      ctx.fillStyle = run.color;
+      ctx.beginPath();
+      for (var v = 0; v < run.idx.length; v++) {
+        var i = run.idx[v], x = sx(P.x[i]), y = sy(P.y[i]), r = Math.max(radiusOf(P, i), 1.2);
+        if (x + r < 0 || x - r > W || y + r < 0 || y - r > H) { continue; }
+        if (P.shape[i] === 1) {
+          ctx.moveTo(x, y - r * 1.2); ctx.lineTo(x + r * 1.2, y); ctx.lineTo(x, y + r * 1.2); ctx.lineTo(x - r * 1.2, y);
+          ctx.closePath();
+        } else {
+          ctx.moveTo(x + r, y);
+          ctx.arc(x, y, r, 0, 2 * Math.PI);
+        }
+      }
+      ctx.fill();
+      if (outline) { ctx.strokeStyle = '#ffffff'; ctx.lineWidth = P.rData ? 1.2 : 0.6; ctx.stroke(); }
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  function paintLabels(labels) {
+    var boxes = [];
+    drawnLabels = [];
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.lineJoin = 'round';
+    labels.forEach(function (L) {
+      var lines = L.lines, x = sx(L.x), y = sy(L.y);
+      if (L.fitR !== undefined) {  // a community's label: only inside a circle large enough to hold it
+        var d = 2 * L.fitR * cam.k, room = Math.floor(d * 0.9 / 6.2);
+        if (d < 46 || room < 7) { return; }
+        lines = lines.map(function (t) { return t.length > room ? t.slice(0, room - 1) + '…' : t; });
+      }
+      var size = L.size || 11, lh = size + 2;
+      ctx.font = (L.bold ? '600 ' : '') + size + 'px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+      var w = 0;
+      lines.forEach(function (t) { w = Math.max(w, ctx.measureText(t).width); });
+      var h = lines.length * lh, cy = y + (L.dy || 0) - (L.dy < 0 ? h / 2 : L.dy > 0 ? -h / 2 : 0);
+      var box = [x - w / 2 - 2, cy - h / 2 - 1, x + w / 2 + 2, cy + h / 2 + 1];
+      if (box[2] < 0 || box[0] > W || box[3] < 0 || box[1] > H) { return; }
+      for (var b = 0; b < boxes.length; b++) {  // never on top of a label already drawn
+        var o = boxes[b];
+        if (box[0] < o[2] && box[2] > o[0] && box[1] < o[3] && box[3] > o[1]) { return; }
+      }
+      boxes.push(box);
+      lines.forEach(function (t, j) {
+        var ty = cy - h / 2 + lh * (j + 0.5);
+        ctx.strokeStyle = 'rgba(255,255,255,0.9)';
+        ctx.lineWidth = 3;
+        ctx.strokeText(t, x, ty);
+        ctx.fillStyle = L.color || '#1f2328';
+        ctx.fillText(t, x, ty);
+      });
+      drawnLabels.push(lines.join('\n'));
+    });
+  }
+
+  function paint() {
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    if (!scene) { return; }
+    scene.lines.forEach(paintLines);
+    if (scene.points) { paintPoints(scene.points); }
+    scene.rings.forEach(function (g) {
+      ctx.strokeStyle = g.color; ctx.lineWidth = g.width;
+      ctx.beginPath(); ctx.arc(sx(g.x), sy(g.y), g.rData ? g.rData * cam.k + 3 : g.r, 0, 2 * Math.PI); ctx.stroke();
+    });
+    paintLabels(scene.labels);
+  }
+
+  function makePoints(ids, xs, ys, opts) {
+    // opts: rData(i) or r(i) (px), shape(i), color(i), alpha(i); drawn in runs of one colour and alpha
+    var n = ids.length, P = { n: n, id: Int32Array.from(ids), x: new Float64Array(n), y: new Float64Array(n),
+      shape: new Uint8Array(n), kind: opts.kind };
+    if (opts.rData) { P.rData = new Float32Array(n); } else { P.r = new Float32Array(n); }
+    var keyOf = {}, runs = [];
+    for (var v = 0; v < n; v++) {
+      var i = ids[v];
+      P.x[v] = xs(i); P.y[v] = ys(i);
+      if (opts.rData) { P.rData[v] = opts.rData(i); } else { P.r[v] = opts.r(i); }
+      P.shape[v] = opts.shape ? opts.shape(i) : 0;
+      var color = opts.color(i), alpha = opts.alpha ? opts.alpha(i) : 0.9, key = alpha + color;
+      if (!(key in keyOf)) { keyOf[key] = runs.length; runs.push({ color: color, alpha: alpha, idx: [] }); }
+      runs[keyOf[key]].idx.push(v);
+    }
+    runs.sort(function (a, b) { return a.alpha - b.alpha; });  // dimmed first, highlighted on top
+    P.runs = runs;
+    return P;
+  }
+  function lineGroup(list, xs, ys, color, width, arrows) {
+    var a = new Float64Array(list.length * 4);
+    list.forEach(function (k, j) {
+      a[4 * j] = xs(E.s[k]); a[4 * j + 1] = ys(E.s[k]); a[4 * j + 2] = xs(E.t[k]); a[4 * j + 3] = ys(E.t[k]);
+    });
+    return { a: a, color: color, width: width, arrows: arrows };
+  }
+  function bboxOf(P, pad) {
+    var b = [Infinity, Infinity, -Infinity, -Infinity];
+    for (var v = 0; v < P.n; v++) {
+      var r = P.rData ? P.rData[v] : 0;
+      b[0] = Math.min(b[0], P.x[v] - r); b[1] = Math.min(b[1], P.y[v] - r);
+      b[2] = Math.max(b[2], P.x[v] + r); b[3] = Math.max(b[3], P.y[v] + r);
+    }
+    if (pad) { b[0] -= pad; b[1] -= pad; b[2] += pad; b[3] += pad; }
+    return b;
+  }
+
+  // what is under the pointer: the nearest node within its radius (+3 px), or the community circle
+  function pick(mx, my) {
+    var P = scene && scene.points;
+    if (!P) { return null; }
+    var best = -1, bestD = Infinity;
+    for (var v = 0; v < P.n; v++) {
+      var dx = sx(P.x[v]) - mx, dy = sy(P.y[v]) - my, d = Math.sqrt(dx * dx + dy * dy), r = radiusOf(P, v);
+      if (d <= Math.max(r, 1.2) + 3 && d - r < bestD) { best = v; bestD = d - r; }
+    }
+    return best < 0 ? null : { kind: P.kind, id: P.id[best] };
+  }
+
+  // ------------------------------------------------------------------ views
   function nodesView(idx, notes) {
     var vis = idx.filter(visible);
     var mark = new Uint8Array(nNodes);
@@ -151,120 +299,98 @@
         if (mark[E.t[k]]) { list.push(k); }
       }
     });
-    var traces = [];
+    var X = function (i) { return N.x[i]; }, Y = function (i) { return N.y[i]; };
+    var sc = { lines: [], rings: [], labels: [] };
     if (list.length > MAX_EDGES) {
       notes.push(fmt(list.length) + ' edges not drawn (too many at once): open a community or search to see them.');
     } else if (list.length) {
-      traces.push(edgeTrace(list, function (i) { return N.x[i]; }, function (i) { return N.y[i]; },
-        list.length <= ARROWS, null, null, list.length > SVG_EDGES));
+      sc.lines.push(lineGroup(list, X, Y, 'rgba(120,130,140,0.25)', 0.6, list.length <= ARROWS));
     }
     var m = state.matches, sel = state.selected;
     if (sel >= 0 && mark[sel]) {  // the selected node's own links, in colour, with their direction
       var mine = [];
       for (var p = a.out.start[sel]; p < a.out.start[sel + 1]; p++) { if (mark[E.t[a.out.list[p]]]) { mine.push(a.out.list[p]); } }
       for (p = a.inn.start[sel]; p < a.inn.start[sel + 1]; p++) { if (mark[E.s[a.inn.list[p]]]) { mine.push(a.inn.list[p]); } }
-      if (mine.length) {
-        traces.push(edgeTrace(mine, function (i) { return N.x[i]; }, function (i) { return N.y[i]; },
-          mine.length <= ARROWS, 'rgba(207,34,46,0.75)', 1.4, mine.length > SVG_EDGES));
-      }
+      if (mine.length) { sc.lines.push(lineGroup(mine, X, Y, 'rgba(207,34,46,0.8)', 1.3, mine.length <= ARROWS)); }
     }
     var targets = {};
     (D.targets || []).forEach(function (i) { targets[i] = 1; });
-    var n = vis.length, size = new Array(n), color = new Array(n), symbol = new Array(n), x = new Array(n),
-      y = new Array(n), opacity = m ? new Array(n) : 0.9, cm = colorModel(), sizeOf = D.kinds.map(function (k) {
-        return KIND_SIZE[k] || 6; }), fileKind = D.kinds.indexOf('file');
-    for (var v = 0; v < n; v++) {
-      var i = vis[v], sz = sizeOf[N.kind[i]], hit = m ? m.has(i) : true;
-      if (targets[i]) { sz += 6; }
-      if (m && hit) { sz += 5; }
-      size[v] = sz;
-      color[v] = cm.value(i);
-      symbol[v] = N.kind[i] === fileKind ? 2 : 0;  // diamond, circle
-      x[v] = N.x[i];
-      y[v] = N.y[i];
-      if (m) { opacity[v] = hit ? 0.9 : 0.15; }
-    }
-    var gl = n > GL_NODES;
-    traces.push({ x: x, y: y, customdata: vis, mode: 'markers', type: gl ? 'scattergl' : 'scatter',
-      hoverinfo: 'none', meta: 'nodes',
-      marker: { size: size, color: color, colorscale: cm.scale, cmin: 0, cmax: cm.max, showscale: false,
-        symbol: symbol, opacity: opacity, line: { width: gl ? 0 : 0.5, color: '#ffffff' } } });
-    // labels: selected node, targets, matches (a few), files (the best connected)
+    var fileKind = D.kinds.indexOf('file');
+    sc.points = makePoints(vis, X, Y, { kind: 'node',
+      r: function (i) { return ((KIND_SIZE[kindOf(i)] || 6) + (targets[i] ? 6 : 0) + (m && m.has(i) ? 5 : 0)) / 2; },
+      shape: function (i) { return N.kind[i] === fileKind ? 1 : 0; }, color: nodeColor,
+      alpha: m ? function (i) { return m.has(i) ? 0.95 : 0.15; } : null });
+    sc.bbox = bboxOf(sc.points, 1);
+    if (sel >= 0 && mark[sel]) { sc.rings.push({ x: N.x[sel], y: N.y[sel], r: 11, color: '#cf222e', width: 2.5 }); }
+    // labels, most important first (a label never covers another): selection, targets, matches, first ring, files
     var lab = [];
     if (sel >= 0 && mark[sel]) { lab.push(sel); }
     Object.keys(targets).forEach(function (i) { if (mark[i]) { lab.push(+i); } });
     if (m && m.size <= 30) { m.forEach(function (i) { if (mark[i]) { lab.push(i); } }); }
     if (D.distance) {  // a neighbourhood: name the first ring when it is small enough to read
       var ring = vis.filter(function (i) { return D.distance[i] === 1; });
-      if (ring.length <= 40) { lab = lab.concat(ring); }
+      if (ring.length <= 60) { lab = lab.concat(ring); }
     }
     var files = vis.filter(function (i) { return kindOf(i) === 'file'; });
-    if (vis.length <= 40) { files = vis; }
+    if (vis.length <= 60) { files = vis; }
     files.sort(function (p, q) { return N.deg[q] - N.deg[p]; });
-    lab = lab.concat(files.slice(0, LABELS));
+    lab = lab.concat(files.slice(0, 400));
     var seen = {};
-    lab = lab.filter(function (i) { if (seen[i]) { return false; } seen[i] = 1; return true; });
-    traces.push({ x: lab.map(function (i) { return N.x[i]; }), y: lab.map(function (i) { return N.y[i]; }),
-      text: lab.map(function (i) { return esc(N.name[i]); }), customdata: lab, mode: 'text', type: 'scatter',
-      textposition: 'top center', textfont: { size: 11, color: '#24292f' }, hoverinfo: 'none', meta: 'labels',
-      cliponaxis: false });
-    if (sel >= 0 && mark[sel]) {
-      traces.push({ x: [N.x[sel]], y: [N.y[sel]], customdata: [sel], mode: 'markers', type: 'scatter',
-        hoverinfo: 'none', meta: 'nodes', marker: { size: 22, color: 'rgba(0,0,0,0)',
-          line: { width: 2.5, color: '#cf222e' } } });
-    }
-    return { traces: traces, shown: vis.length, edges: list.length };
+    lab.forEach(function (i) {
+      if (seen[i]) { return; }
+      seen[i] = 1;
+      sc.labels.push({ x: N.x[i], y: N.y[i], lines: [N.name[i]], dy: -12, bold: i === sel });
+    });
+    return { scene: sc, shown: vis.length, edges: list.length };
   }
 
   function mapView() {
-    var traces = [], idx = [];
+    var idx = [], sc = { lines: [], rings: [], labels: [] };
     for (var c = 0; c < nComm; c++) { idx.push(c); }
-    if (state.selComm >= 0) {
-      var s = state.selComm, links = C.links[s], wmax = links.length ? links[0][1] : 1;
-      links.forEach(function (l) {
-        traces.push({ x: [C.x[s], C.x[l[0]]], y: [C.y[s], C.y[l[0]]], mode: 'lines', type: 'scatter',
-          hoverinfo: 'skip', meta: 'edges', line: { color: 'rgba(207,34,46,0.55)', width: 1 + 5 * l[1] / wmax } });
-      });
-    }
     var hit = null;
     if (state.matches) {
       hit = {};
       state.matches.forEach(function (i) { hit[N.c[i]] = 1; });
     }
-    traces.push({ x: idx.map(function (c) { return C.x[c]; }), y: idx.map(function (c) { return C.y[c]; }),
-      customdata: idx, mode: 'markers', type: 'scatter', hoverinfo: 'none', meta: 'communities',
-      marker: { size: idx.map(function () { return 6; }), sizemode: 'diameter', color: idx.map(commColor),
-        opacity: idx.map(function (c) { return hit && !hit[c] ? 0.15 : 0.8; }),
-        line: { width: idx.map(function (c) { return c === state.selComm ? 3 : 1; }),
-          color: idx.map(function (c) { return c === state.selComm ? '#cf222e' : '#ffffff'; }) } } });
-    // labels of every community; sizeCircles() shows those whose circle is large enough to hold one
-    traces.push({ x: idx.map(function (c) { return C.x[c]; }), y: idx.map(function (c) { return C.y[c]; }),
-      text: idx.map(function () { return ''; }), customdata: idx,
-      mode: 'text', type: 'scatter', textfont: { size: 11, color: '#1f2328' }, hoverinfo: 'none',
-      meta: 'clabels', cliponaxis: false });
-    return { traces: traces, shown: nComm, edges: 0 };
+    var X = function (c) { return C.x[c]; }, Y = function (c) { return C.y[c]; };
+    sc.points = makePoints(idx, X, Y, { kind: 'community', rData: function (c) { return C.r[c]; }, color: commColor,
+      alpha: function (c) { return hit && !hit[c] ? 0.15 : 0.8; } });
+    sc.bbox = bboxOf(sc.points, 0);
+    if (state.selComm >= 0) {
+      var s = state.selComm, links = C.links[s], wmax = links.length ? links[0][1] : 1;
+      links.forEach(function (l) {
+        var g = { a: new Float64Array([C.x[s], C.y[s], C.x[l[0]], C.y[l[0]]]), color: 'rgba(207,34,46,0.6)',
+          width: 1 + 5 * l[1] / wmax, arrows: false };
+        sc.lines.push(g);
+      });
+      sc.rings.push({ x: C.x[s], y: C.y[s], rData: C.r[s], color: '#cf222e', width: 3 });
+    }
+    idx.slice().sort(function (p, q) { return C.size[q] - C.size[p]; }).forEach(function (c) {
+      sc.labels.push({ x: C.x[c], y: C.y[c], fitR: C.r[c], lines: [C.name[c], C.where[c], fmt(C.size[c]) + ' nodes'],
+        bold: c === state.selComm });
+    });
+    return { scene: sc, shown: nComm, edges: 0 };
   }
 
   function pathView() {  // the path as a chain, left to right, each link with its kind and direction
-    var p = state.path, pe = state.pathEdges, px = {}, py = {};
+    var p = state.path, pe = state.pathEdges, px = {}, py = {}, sc = { lines: [], rings: [], labels: [] };
     p.forEach(function (i, k) { px[i] = k * 3; py[i] = (k % 2) * 0.8; });
-    var traces = [edgeTrace(pe, function (i) { return px[i]; }, function (i) { return py[i]; }, true,
-      'rgba(207,34,46,0.8)', 2)];
-    traces.push({ x: pe.map(function (k) { return (px[E.s[k]] + px[E.t[k]]) / 2; }),
-      y: pe.map(function (k) { return (py[E.s[k]] + py[E.t[k]]) / 2 - 0.35; }),
-      text: pe.map(function (k) { return esc(D.edgeKinds[E.k[k]]); }), mode: 'text', type: 'scatter',
-      hoverinfo: 'skip', meta: 'edges', textfont: { size: 10, color: '#9a1b24' } });
-    traces.push({ x: p.map(function (i) { return px[i]; }), y: p.map(function (i) { return py[i]; }),
-      customdata: p, mode: 'markers+text', type: 'scatter', hoverinfo: 'none', meta: 'nodes', cliponaxis: false,
-      text: p.map(function (i) { return esc(qname(i)) + '<br>' + esc(kindOf(i)); }),
-      textposition: p.map(function (i, k) { return k % 2 ? 'top center' : 'bottom center'; }),
-      marker: { size: 14, color: p.map(nodeColor), symbol: p.map(function (i) {
-        return kindOf(i) === 'file' ? 'diamond' : 'circle'; }), line: { width: 1, color: '#fff' } } });
-    return { traces: traces, shown: p.length, edges: pe.length };
+    var X = function (i) { return px[i]; }, Y = function (i) { return py[i]; };
+    sc.lines.push(lineGroup(pe, X, Y, 'rgba(207,34,46,0.85)', 2, true));
+    sc.points = makePoints(p, X, Y, { kind: 'node', r: function () { return 7; }, color: nodeColor,
+      shape: function (i) { return kindOf(i) === 'file' ? 1 : 0; } });
+    sc.bbox = bboxOf(sc.points, 1.2);
+    p.forEach(function (i, k) {
+      sc.labels.push({ x: px[i], y: py[i], lines: [qname(i), kindOf(i)], dy: k % 2 ? -14 : 14, bold: true });
+    });
+    pe.forEach(function (k) {
+      sc.labels.push({ x: (px[E.s[k]] + px[E.t[k]]) / 2, y: (py[E.s[k]] + py[E.t[k]]) / 2, lines: [D.edgeKinds[E.k[k]]],
+        dy: 12, size: 10, color: '#9a1b24' });
+    });
+    return { scene: sc, shown: p.length, edges: pe.length };
   }
 
   // ------------------------------------------------------------------ drawing
-  var drawn = null;
   function draw() {
     hideTip();
     var notes = (D.notes || []).slice(), v, idx;
@@ -276,50 +402,81 @@
       for (var i = 0; i < nNodes; i++) { idx.push(i); }
       v = nodesView(idx, notes);
     }
-    var layout = { margin: { l: 10, r: 10, t: 10, b: 10 }, showlegend: false, dragmode: 'pan', hovermode: 'closest',
-      plot_bgcolor: '#ffffff', paper_bgcolor: '#ffffff', uirevision: state.view + ':' + state.community,
-      xaxis: { visible: false, zeroline: false, showgrid: false },
-      yaxis: { visible: false, zeroline: false, showgrid: false, scaleanchor: 'x', scaleratio: 1 } };
-    if (state.view === 'map') {  // fixed ranges: marker sizes must not feed back into autorange
-      var x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-      for (var c = 0; c < nComm; c++) {
-        x0 = Math.min(x0, C.x[c] - C.r[c]); x1 = Math.max(x1, C.x[c] + C.r[c]);
-        y0 = Math.min(y0, C.y[c] - C.r[c]); y1 = Math.max(y1, C.y[c] + C.r[c]);
-      }
-      var pad = 0.03 * Math.max(x1 - x0, y1 - y0);
-      layout.xaxis.range = [x0 - pad, x1 + pad];
-      layout.yaxis.range = [y0 - pad, y1 + pad];
-      layout.xaxis.autorange = false;
-      layout.yaxis.autorange = false;
-    }
+    var key = state.view + ':' + state.community + ':' + (state.view === 'path' ? (state.path || []).join(',') : '');
+    scene = v.scene;
+    if (key !== sceneKey) { fit(); sceneKey = key; }  // a new view is fitted; the same one keeps its zoom
     var status = document.getElementById('np-status');
     var what = state.view === 'map' ? fmt(v.shown) + ' communities (circle area: nodes) — click one, click again to open it'
       : fmt(v.shown) + ' nodes, ' + fmt(v.edges) + ' edges';
-    status.textContent = [what].concat(notes).join(' · ');
+    status.textContent = [what].concat(notes).join(' · ') + '  (drag to pan, wheel to zoom)';
     renderCrumbs();
-    var done = Plotly.react(plot, v.traces, layout,
-      { displaylogo: false, responsive: true, scrollZoom: true, modeBarButtonsToRemove: ['select2d', 'lasso2d'] });
-    drawn = state.view;
-    return done.then(function () { if (state.view === 'map') { sizeCircles(); } });
+    paint();
+    window.nervapack.draws += 1;
+    return Promise.resolve();
   }
 
-  function sizeCircles() {  // circle markers as large as the communities' packed discs, at this zoom
-    var fl = plot._fullLayout;
-    if (!fl || !fl.xaxis || state.view !== 'map') { return; }
-    var xr = fl.xaxis.range, ppu = fl.xaxis._length / Math.abs(xr[1] - xr[0]);
-    var k = plot.data.findIndex(function (t) { return t.meta === 'communities'; });
-    if (k < 0) { return; }
-    var sizes = plot.data[k].customdata.map(function (c) { return Math.max(5, 2 * C.r[c] * ppu); });
-    var kl = plot.data.findIndex(function (t) { return t.meta === 'clabels'; });
-    var text = plot.data[kl].customdata.map(function (c) {
-      var d = 2 * C.r[c] * ppu, room = Math.floor(d * 0.9 / 6.2);  // characters that fit across
-      if (d < 46 || room < 7) { return ''; }
-      return [C.name[c], C.where[c], fmt(C.size[c]) + ' nodes'].map(function (line) {
-        return esc(line.length > room ? line.slice(0, room - 1) + '…' : line);
-      }).join('<br>');
+  // ------------------------------------------------------------------ pointer
+  function wire() {
+    var drag = null;
+    function local(e) { var r = canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; }
+    function zoomAt(mx, my, f) {
+      var k = Math.max(1e-4, Math.min(cam.k * f, 400));
+      f = k / cam.k;
+      cam.tx = mx - (mx - cam.tx) * f; cam.ty = my - (my - cam.ty) * f; cam.k = k;
+      schedule();
+    }
+    canvas.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      var p = local(e);
+      zoomAt(p[0], p[1], Math.exp(-e.deltaY * (e.deltaMode ? 0.05 : 0.0015)));
+    }, { passive: false });
+    canvas.addEventListener('pointerdown', function (e) {
+      var p = local(e);
+      drag = { x: p[0], y: p[1], tx: cam.tx, ty: cam.ty, moved: false };
+      canvas.setPointerCapture(e.pointerId);
     });
-    Plotly.restyle(plot, { 'marker.size': [sizes] }, [k]);
-    Plotly.restyle(plot, { text: [text] }, [kl]);
+    canvas.addEventListener('pointermove', function (e) {
+      var p = local(e);
+      if (drag) {
+        var dx = p[0] - drag.x, dy = p[1] - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; }
+        if (drag.moved) { cam.tx = drag.tx + dx; cam.ty = drag.ty + dy; hideTip(); schedule(); }
+        return;
+      }
+      var hit = pick(p[0], p[1]);
+      canvas.style.cursor = hit ? 'pointer' : 'grab';
+      if (!hit) { hideTip(); return; }
+      if (hit.kind === 'community') {
+        showTip(e.clientX, e.clientY, [C.label[hit.id], fmt(C.size[hit.id]) + ' nodes in ' + fmt(C.files[hit.id]) + ' files']);
+      } else {
+        var i = hit.id;
+        showTip(e.clientX, e.clientY, [kindOf(i) + ' ' + qname(i), where(i), N.sig[i] ? N.sig[i].split('\n')[0] : '']);
+      }
+    });
+    canvas.addEventListener('pointerup', function (e) {
+      var was = drag;
+      drag = null;
+      if (!was || was.moved) { return; }
+      var p = local(e), hit = pick(p[0], p[1]);
+      if (!hit) { return; }
+      if (hit.kind === 'community') {
+        if (state.selComm === hit.id) { openCommunity(hit.id); return; }
+        state.selComm = hit.id;
+        showCommunity(hit.id);
+        draw();
+      } else {
+        selectNode(hit.id, false);
+      }
+    });
+    canvas.addEventListener('pointerleave', hideTip);
+    canvas.addEventListener('dblclick', function (e) { var p = local(e); zoomAt(p[0], p[1], 2); });
+    var tools = el('div', 'np-tools');
+    tools.appendChild(button('+', function () { zoomAt(W / 2, H / 2, 1.6); }));
+    tools.appendChild(button('−', function () { zoomAt(W / 2, H / 2, 1 / 1.6); }));
+    tools.appendChild(button('Fit', function () { fit(); paint(); }));
+    plot.appendChild(tools);
+    if (window.ResizeObserver) { new ResizeObserver(resize).observe(plot); }
+    window.addEventListener('resize', resize);
   }
 
   // ------------------------------------------------------------------ navigation
@@ -456,38 +613,6 @@
     }
   }
 
-  // ------------------------------------------------------------------ plot events
-  function wire() {
-    plot.on('plotly_click', function (ev) {
-      var pt = ev && ev.points && ev.points[0];
-      if (!pt || pt.customdata === undefined) { return; }
-      var meta = pt.data.meta;
-      if (meta === 'communities' || meta === 'clabels') {
-        var c = pt.customdata;
-        if (state.selComm === c) { openCommunity(c); return; }
-        state.selComm = c;
-        showCommunity(c);
-        draw();
-      } else if (meta === 'nodes' || meta === 'labels') {
-        selectNode(pt.customdata, false);
-      }
-    });
-    plot.on('plotly_hover', function (ev) {
-      var pt = ev && ev.points && ev.points[0];
-      if (!pt || pt.customdata === undefined) { return; }
-      var meta = pt.data.meta, e = ev.event;
-      if (meta === 'communities' || meta === 'clabels') {
-        var c = pt.customdata;
-        showTip(e, [C.label[c], fmt(C.size[c]) + ' nodes in ' + fmt(C.files[c]) + ' files']);
-      } else if (meta === 'nodes' || meta === 'labels') {
-        var i = pt.customdata;
-        showTip(e, [kindOf(i) + ' ' + qname(i), where(i), N.sig[i] ? N.sig[i].split('\n')[0] : '']);
-      }
-    });
-    plot.on('plotly_unhover', hideTip);
-    plot.on('plotly_relayout', function () { if (state.view === 'map') { sizeCircles(); } });
-  }
-
   // ------------------------------------------------------------------ search
   var searchBox = document.getElementById('np-search'), results = document.getElementById('np-results');
   var TEST_PATH = /(^|\/)(tests?|testing)(\/|_)|(^|\/)test_[^/]*$|_tests?\.py$/;
@@ -584,6 +709,7 @@
     var found = bfs(state.from, state.to, directed);
     if (!found) {
       state.path = null;
+      if (state.view === 'path') { state.view = D.start; }
       out.appendChild(el('div', 'np-note', 'No path from ' + qname(state.from) + ' to ' + qname(state.to) +
         (directed ? ' following edge direction.' : '.')));
       draw();
@@ -682,15 +808,20 @@
   // for tests and embedding pages: where a node is drawn now (client pixels), and a few actions
   window.nervapack = {
     data: D, state: state, select: selectNode, startedAt: startedAt, parsedAt: parsedAt, openCommunity: openCommunity, search: search,
-    pointOf: function (i) {
-      var fl = plot._fullLayout, r = plot.getBoundingClientRect();
-      return { x: r.left + fl._size.l + fl.xaxis.l2p(N.x[i]), y: r.top + fl._size.t + fl.yaxis.l2p(N.y[i]) };
-    },
-    communityPoint: function (c) {
-      var fl = plot._fullLayout, r = plot.getBoundingClientRect();
-      return { x: r.left + fl._size.l + fl.xaxis.l2p(C.x[c]), y: r.top + fl._size.t + fl.yaxis.l2p(C.y[c]) };
-    }
+    pointOf: function (i) { return screenOf('node', i); },
+    communityPoint: function (c) { return screenOf('community', c); },
+    labels: function () { return drawnLabels.slice(); },
+    draws: 0
   };
+  function screenOf(kind, id) {  // where a node or community is drawn now, in client pixels
+    var P = scene && scene.points, r = canvas.getBoundingClientRect();
+    if (!P || P.kind !== kind) { return null; }
+    for (var v = 0; v < P.n; v++) {
+      if (P.id[v] === id) { return { x: r.left + sx(P.x[v]), y: r.top + sy(P.y[v]) }; }
+    }
+    return null;
+  }
+  resize();
   draw().then(function () {
     wire();
     document.documentElement.setAttribute('data-ready', '1');

@@ -1,6 +1,6 @@
 """`nervapack visualize`, `explore --html`, `dependencies --html`: the layout, the view data,
 the page (one self-contained file, data as escaped JSON, a CSP allowing only its own
-scripts), the CLI, and the page itself in headless Chromium (Debian's, driven by
+script), the CLI, and the page itself in headless Chromium (Debian's, driven by
 Playwright, as the dashboard's browser test does) on a repository whose file names,
 headings, docstrings and decisions carry `<script>`, `onerror=` and `javascript:` payloads:
 nothing runs, nothing is fetched, and search, node details and the path finder work; then
@@ -176,7 +176,6 @@ def test_explore_and_dependency_views(hostile):
 
 def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
     from nervapack_core.code.reader import GraphReader
-    from nervapack_core.code.visual_html import plotly_js
     from nervapack_core.code.visualize import graph_view
 
     with GraphReader(hostile) as reader:
@@ -185,15 +184,15 @@ def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
     assert "<" not in block and ">" not in block and "&" not in block  # written as \u003c, \u003e, \u0026
     data = json.loads(block)
     assert EVIL_FILE in data["files"] and "<script>alert('h1')</script>" in data["n"]["name"]
-    # no element loads anything: no src=, no <link>, no CDN; plotly.js is inline
+    # no element loads anything: no src=, no <link>, no CDN; one inline script and one stylesheet
     tags = re.sub(r"<script>.*?</script>", "", html, flags=re.S)
     assert not re.search(r"<(script|img|link|iframe)[^>]*\s(src|href)=", tags, re.I)
-    assert plotly_js()[:2000] in html
-    # the CSP allows exactly the two inline scripts (by hash) and no connection at all
+    assert html.count("<script>") == 1 and html.count("<style>") == 1
+    assert "https://" not in tags and "http://" not in tags
+    # the CSP allows exactly that script and that stylesheet (by hash), no eval, no connection at all
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
-    assert "connect-src 'none'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp.split(
-        "style-src")[0]
-    assert len(re.findall(r"'sha256-", csp)) == 2
+    assert "connect-src 'none'" in csp and "default-src 'none'" in csp
+    assert "unsafe" not in csp and len(re.findall(r"'sha256-", csp)) == 2
 
 
 # ---------------------------------------------------------------------------- CLI
@@ -285,8 +284,8 @@ def test_hostile_names_and_texts_stay_text_in_the_browser(hostile, browser):
     assert done.returncode == 0, done.stderr
     w = Watched(browser, Path(json.loads(done.stdout)["output"]).as_uri())
     page = w.page
-    # the drawing's labels show the file name as text
-    labels = page.evaluate("() => [...document.querySelectorAll('#np-plot text')].map(t => t.textContent)")
+    # the drawing's labels (painted with fillText) show the file name as it is
+    labels = page.evaluate("() => window.nervapack.labels()")
     assert any("<img src=x onerror=alert(1)>.py" in t for t in labels), labels
     # search finds the heading holding a script, shown as text
     w.search("script")
