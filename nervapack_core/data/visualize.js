@@ -158,7 +158,7 @@
       ctx.moveTo(mx + ux * size, my + uy * size);
       ctx.lineTo(mx - ux * size - uy * size * 0.6, my - uy * size + ux * size * 0.6);
       ctx.lineTo(mx - ux * size + uy * size * 0.6, my - uy * size - ux * size * 0.6);
-      ctx.closePath();
+      ctx.lineTo(mx + ux * size, my + uy * size);
     }
     ctx.fill();
   }
@@ -175,8 +175,9 @@
         var i = run.idx[v], x = sx(P.x[i]), y = sy(P.y[i]), r = Math.max(radiusOf(P, i), 1.2);
         if (x + r < 0 || x - r > W || y + r < 0 || y - r > H) { continue; }
         if (P.shape[i] === 1) {
+          // back to the start by hand: closePath() on a path of thousands of shapes costs O(n) each
           ctx.moveTo(x, y - r * 1.2); ctx.lineTo(x + r * 1.2, y); ctx.lineTo(x, y + r * 1.2); ctx.lineTo(x - r * 1.2, y);
-          ctx.closePath();
+          ctx.lineTo(x, y - r * 1.2);
         } else {
           ctx.moveTo(x + r, y);
           ctx.arc(x, y, r, 0, 2 * Math.PI);
