@@ -57,7 +57,8 @@
   function visible(i) { return !state.hideKinds[N.kind[i]] && !state.hideLangs[N.lang[i]]; }
   function commColor(c) { return C.loose[c] ? LOOSE : PALETTE[c % PALETTE.length]; }
   function nodeColor(i) {
-    if (state.colorBy === 'kind') { return KIND_COLORS[kindOf(i)] || '#888'; }
+    // inside one community its colour says nothing: the kinds are told apart instead
+    if (state.colorBy === 'kind' || (state.colorBy === 'community' && state.view === 'community')) { return KIND_COLORS[kindOf(i)] || '#888'; }
     if (state.colorBy === 'language') { return PALETTE[N.lang[i] % PALETTE.length]; }
     if (state.colorBy === 'group' && D.groups) { return D.groups.colors[D.groups.of[i]]; }
     return nComm ? commColor(N.c[i]) : '#4e79a7';
@@ -761,7 +762,11 @@
       D.langs.forEach(function (l, k) { items.push([PALETTE[k % PALETTE.length], l || '(none)']); });
     } else if (state.colorBy === 'group' && D.groups) {
       D.groups.names.forEach(function (n, k) { items.push([D.groups.colors[k], n]); });
-    } else { box.appendChild(el('div', 'np-muted', 'One colour per community; grey: files linked to nothing.')); }
+    } else {
+      box.appendChild(el('div', 'np-muted', 'One colour per community (inside one: per kind, as below); grey: ' +
+        'files linked to nothing.'));
+      D.kinds.forEach(function (k) { items.push([KIND_COLORS[k] || '#888', k]); });
+    }
     items.forEach(function (it) {
       var d = el('div'), sw = el('span', 'np-swatch');
       sw.style.background = it[0];
