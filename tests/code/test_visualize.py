@@ -195,6 +195,19 @@ def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
     assert "unsafe" not in csp and len(re.findall(r"'sha256-", csp)) == 2
 
 
+def test_view_html_for_an_embedding_page(hostile):
+    from nervapack_core.code.visualize import view_html
+    from nervapack_core.errors import NervapackError
+
+    for what, kind in (("graph", "graph"), ("dependencies", "dependencies")):
+        assert page_data(view_html(hostile, what))["kind"] == kind
+    assert page_data(view_html(hostile, "explore", target="helper", hops=2))["targets"]
+    with pytest.raises(NervapackError, match="target"):
+        view_html(hostile, "explore")
+    with pytest.raises(NervapackError, match="Unknown view"):
+        view_html(hostile, "treemap")
+
+
 # ---------------------------------------------------------------------------- CLI
 def test_cli_writes_the_views_and_explains_bad_input(hostile, tmp_path):
     done = run_cli("visualize", str(hostile), "--no-browser", "--json")
@@ -366,6 +379,20 @@ def test_search_click_details_and_path_finder(hostile, browser, tmp_path):
     assert page.locator("#np-results button.np-hit").count() == 0
     w.clean()
     page.close()
+
+
+@pytest.mark.browser
+def test_explore_and_dependency_pages_open_clean(hostile, browser, tmp_path):
+    for args in (["explore", "Evil", "--hops", "2"], ["dependencies", "pkg/core.py"]):
+        out = tmp_path / f"{args[0]}.html"
+        done = run_cli(*args, "--html", "-o", str(out), "--path", str(hostile))
+        assert done.returncode == 0, done.stderr
+        w = Watched(browser, out.as_uri())
+        details = w.page.locator("#np-details h2").inner_text()
+        assert details == ("Evil" if args[0] == "explore" else "pkg/core.py")  # the target is selected
+        assert EVIL_FILE.split("/")[1] in w.page.evaluate("() => window.nervapack.labels()")
+        w.clean()
+        w.page.close()
 
 
 @pytest.mark.browser
