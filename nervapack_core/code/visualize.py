@@ -164,13 +164,23 @@ def _place(folders: Counter, total: int) -> str:
     return f"{top}/ ({spread})" if n * 5 >= total * 4 else spread
 
 
-def _decisions(root: Path, nodes: _Nodes, memory_db: str | os.PathLike | None, namespace: str) -> tuple[list, dict]:
+def _decisions(root: Path, nodes: _Nodes, memory_db: str | os.PathLike | None, namespace: str,
+               notes: list[str]) -> tuple[list, dict]:
     """The live decisions of ``namespace`` touching drawn code: a node shows those touching
     it or a definition inside it (as :meth:`MemoryStore.touching` matches), a file node all
-    of its file's. Read-only; nothing when there is no memory database."""
+    of its file's. Read-only; nothing when there is no memory database, and a note (not a
+    failed drawing) when it cannot be read."""
     db = Path(memory_db) if memory_db else root / ".nervapack" / "memory.db"
     if not db.is_file():
         return [], {}
+    try:
+        return _read_decisions(root, nodes, db, namespace)
+    except NervapackError as exc:
+        notes.append(f"Decisions not shown: {exc}")
+        return [], {}
+
+
+def _read_decisions(root: Path, nodes: _Nodes, db: Path, namespace: str) -> tuple[list, dict]:
     from ..memory import MemoryStore
 
     by_file: dict[str, list[int]] = defaultdict(list)
@@ -332,7 +342,7 @@ def graph_view(reader: GraphReader, *, communities: bool | None = None, memory_d
                  subtitle=f"{len(nodes.rows):,} nodes · {len(edges['s']):,} edges · {real:,} communities",
                  start=start, root=root)
     data["c"] = _describe_groups(nodes, lay, edges, degree)
-    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace)
+    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace, data["notes"])
     return View("graph", data["title"], data)
 
 
@@ -372,7 +382,7 @@ def explore_view(reader: GraphReader, target: str, *, hops: int = 1, max_nodes: 
     data["distance"] = [distance.get(r["id"], 0) for r in nodes.rows]
     if sub.truncated:
         data["notes"].append(f"Stopped at {max_nodes} nodes: use --max-nodes or fewer --hops to see all.")
-    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace)
+    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace, data["notes"])
     return View("explore", data["title"], data)
 
 
@@ -427,7 +437,7 @@ def dependency_view(reader: GraphReader, *, focus: str | None = None, memory_db:
                       "of": of}
     if focus:
         data["targets"] = [i for i, r in enumerate(nodes.rows) if r["file"] == focus]
-    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace)
+    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace, data["notes"])
     return View("dependencies", data["title"], data)
 
 

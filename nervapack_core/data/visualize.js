@@ -101,6 +101,8 @@
   // points (nodes, or communities whose radius is in data units), rings (the selection) and
   // labels. paint() draws it at the current zoom; text is drawn with fillText (never parsed).
   var canvas = document.createElement('canvas');
+  canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', 'Drawing of the graph; the search and the details panel give the same information');
   plot.appendChild(canvas);
   var ctx = canvas.getContext('2d');
   var cam = { k: 1, tx: 0, ty: 0 };  // screen = (x * k + tx, -y * k + ty), CSS pixels
@@ -200,7 +202,7 @@
       var lines = L.lines, x = sx(L.x), y = sy(L.y);
       if (L.fitR !== undefined) {  // a community's label: only inside a circle large enough to hold it
         var d = 2 * L.fitR * cam.k, room = Math.floor(d * 0.9 / 6.2);
-        if (d < 46 || room < 7) { return; }
+        if (d < 46 || room < 9) { return; }
         lines = lines.map(function (t) { return t.length > room ? t.slice(0, room - 1) + '…' : t; });
       }
       var size = L.size || 11, lh = size + 2;
@@ -817,6 +819,7 @@
     pointOf: function (i) { return screenOf('node', i); },
     communityPoint: function (c) { return screenOf('community', c); },
     labels: function () { return drawnLabels.slice(); },
+    camera: function () { return { k: cam.k, tx: cam.tx, ty: cam.ty }; },
     draws: 0
   };
   function screenOf(kind, id) {  // where a node or community is drawn now, in client pixels

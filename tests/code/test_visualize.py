@@ -154,6 +154,19 @@ def test_graph_view_places_every_node_inside_its_community(hostile):
         assert graph_view(reader, communities=True).data["start"] == "map"
 
 
+def test_an_unreadable_memory_is_a_note_not_a_failure(hostile, tmp_path):
+    from nervapack_core.code.reader import GraphReader
+    from nervapack_core.code.visualize import graph_view
+
+    copy = tmp_path / "copy"
+    shutil.copytree(hostile, copy)
+    with GraphReader(copy) as reader:
+        assert graph_view(reader, namespace="elsewhere").data["touch"] == {}  # decisions of that namespace only
+        (copy / ".nervapack" / "memory.db").write_bytes(b"this is not a database" * 100)
+        data = graph_view(reader).data
+    assert data["touch"] == {} and any(n.startswith("Decisions not shown:") for n in data["notes"]), data["notes"]
+
+
 def test_explore_and_dependency_views(hostile):
     from nervapack_core.code.reader import GraphReader
     from nervapack_core.code.visualize import dependency_view, explore_view
@@ -337,6 +350,19 @@ def test_search_click_details_and_path_finder(hostile, browser, tmp_path):
     w = Watched(browser, out.as_uri())
     page = w.page
     assert page.evaluate("() => window.nervapack.state.view") == "map"
+    # wheel zooms around the pointer, a drag pans, Fit brings the whole view back
+    start = page.evaluate("() => window.nervapack.camera()")
+    box = page.locator("#np-plot canvas").bounding_box()
+    page.mouse.move(box["x"] + 40, box["y"] + 40)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"() => window.nervapack.camera().k > {start['k']} * 1.5")
+    page.mouse.down()
+    page.mouse.move(box["x"] + 140, box["y"] + 90, steps=4)
+    page.mouse.up()
+    moved = page.evaluate("() => window.nervapack.camera()")
+    page.get_by_role("button", name="Fit").click()
+    fitted = page.evaluate("() => window.nervapack.camera()")
+    assert moved["tx"] != start["tx"] and abs(fitted["k"] / start["k"] - 1) < 0.1  # (the panel may have resized)
     # click a community twice: its details, then it opens
     data = page.evaluate("() => window.nervapack.data.c.label")
     c = page.evaluate("() => window.nervapack.data.c.loose.indexOf(false)")
