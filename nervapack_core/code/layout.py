@@ -157,11 +157,14 @@ def sunflower_radius(n: int, spacing: float = 1.0, *, skip_centre: bool = False)
 
 
 def rings(groups: Sequence[Sequence[Hashable]], gap: float = 1.0) -> dict[Hashable, tuple[float, float]]:
-    """``groups[d]`` (items in order) on a ring of radius ``d * gap`` (ring 0: a small
-    circle, or the centre for one item), each ring's items evenly spread. A ring never
-    gets tighter than ``gap / 3`` between neighbours: it grows instead."""
+    """``groups[d]`` (items in order) around the centre, ring ``d`` outside ring ``d - 1``
+    (ring 0: the centre for one item, else a small circle). Items keep at least ``gap / 2``
+    apart along a ring; a group too large for one ring wraps onto concentric sub-rings
+    ``gap / 2`` apart, consecutive items on neighbouring sub-rings (an annulus, not a thin
+    circle of hundreds of points)."""
     pos: dict[Hashable, tuple[float, float]] = {}
     radius = 0.0
+    spacing = gap / 2
     for d, items in enumerate(groups):
         m = len(items)
         if not m:
@@ -169,21 +172,28 @@ def rings(groups: Sequence[Sequence[Hashable]], gap: float = 1.0) -> dict[Hashab
         if d == 0 and m == 1:
             pos[items[0]] = (0.0, 0.0)
             continue
-        want = gap * (d if d else 0.3)
-        radius = max(want, radius + gap * 0.6 if d else want, m * gap / 3 / (2 * math.pi))
+        inner = gap * 0.3 if d == 0 else max(gap * d, radius + gap)
+        # sub-rings: as few as hold every item at ``spacing`` apart
+        subs = 1
+        while sum(2 * math.pi * (inner + j * spacing) / spacing for j in range(subs)) < m:
+            subs += 1
         for k, item in enumerate(items):
+            j = k % subs  # neighbours in order alternate sub-rings, so they never sit on top of each other
             a = 2 * math.pi * (k + (0.5 if d % 2 else 0.0)) / m
-            pos[item] = (radius * math.cos(a), radius * math.sin(a))
+            rad = inner + j * spacing
+            pos[item] = (rad * math.cos(a), rad * math.sin(a))
+        radius = inner + (subs - 1) * spacing
     return pos
 
 
-def layers(nodes: Sequence[str], edges: Sequence[tuple[str, str]], *, gap: float = 1.0, xgap: float = 3.0,
+def layers(nodes: Sequence[str], edges: Sequence[tuple[str, str]], *, gap: float = 1.0, aspect: float = 1.6,
            ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """A layered drawing of a directed graph: each node's layer is the length of the longest
     chain of edges leading to it (mutually reachable nodes — cycles — share one layer),
-    layer 0 at the top, ``1.6 * gap`` apart; nodes of a layer ``xgap`` apart, left to right in
-    the given order, rows of at most ``sqrt(n) * 3`` nodes (a wide layer wraps onto several
-    rows). Returns positions and layers."""
+    layer 0 at the top; a layer's nodes left to right in the given order, ``2 * gap`` apart,
+    wrapping onto rows ``gap`` apart, layers ``2.2 * gap`` apart. The row length is chosen so
+    the whole drawing is about ``aspect`` times as wide as it is high (a graph of a few huge
+    layers would otherwise be a thin line). Returns positions and layers."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -196,18 +206,27 @@ def layers(nodes: Sequence[str], edges: Sequence[tuple[str, str]], *, gap: float
         depth[c] = 1 + max(depth[p] for p in preds) if preds else 0
     mapping = cond.graph["mapping"]
     layer = {n: depth[mapping[n]] for n in nodes}
-    width = max(8, int(math.sqrt(max(len(nodes), 1)) * 3))
     by_layer: dict[int, list[str]] = {}
     for n in nodes:
         by_layer.setdefault(layer[n], []).append(n)
+    sizes = [len(by_layer[d]) for d in sorted(by_layer)]
+    xgap, row_gap, layer_gap = 2 * gap, gap, 2.2 * gap
+
+    def shape(width: int) -> float:
+        rows = sum(math.ceil(s / width) for s in sizes)
+        height = (rows - len(sizes)) * row_gap + max(len(sizes) - 1, 0) * layer_gap + gap
+        return min(width, max(sizes, default=1)) * xgap / height
+
+    width = max(sizes, default=1)
+    while width > 4 and shape(width) > aspect:
+        width = max(4, int(width * 0.9))
     pos: dict[str, tuple[float, float]] = {}
-    row = 0.0
+    y = 0.0
     for d in sorted(by_layer):
         items = by_layer[d]
-        rows = math.ceil(len(items) / width)
         for k, n in enumerate(items):
             line, col = divmod(k, width)
             in_row = min(width, len(items) - line * width)
-            pos[n] = ((col - (in_row - 1) / 2) * xgap, -(row + line * 0.45) * gap * 1.6)
-        row += rows * 0.45 + 1
+            pos[n] = ((col - (in_row - 1) / 2) * xgap, -(y + line * row_gap))
+        y += (math.ceil(len(items) / width) - 1) * row_gap + layer_gap
     return pos, layer

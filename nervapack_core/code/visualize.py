@@ -418,11 +418,12 @@ def dependency_view(reader: GraphReader, *, focus: str | None = None, memory_db:
     linked = [r["file"] for r in nodes.rows if g.degree(r["file"])]
     orphans = [r["file"] for r in nodes.rows if not g.degree(r["file"])]
     pos, _ = layout.layers(linked, [(a, b) for a, b in sorted(g.edges) if a != b], gap=1.0)
-    bottom = min((y for _, y in pos.values()), default=0.0) - 2.0
-    width = max(8, int(len(linked) ** 0.5 * 3))
-    for k, f in enumerate(orphans):
+    bottom = min((y for _, y in pos.values()), default=0.0) - 3.0
+    xs = [x for x, _ in pos.values()]
+    width = max(8, int((max(xs) - min(xs)) / 2) + 1 if xs else int(len(orphans) ** 0.5 * 2))
+    for k, f in enumerate(orphans):  # below everything, in rows as wide as the drawing
         line, col = divmod(k, width)
-        pos[f] = ((col - (min(width, len(orphans) - line * width) - 1) / 2) * 3.0, bottom - line * 0.72)
+        pos[f] = ((col - (min(width, len(orphans) - line * width) - 1) / 2) * 2.0, bottom - line * 1.0)
     of = []
     for i, r in enumerate(nodes.rows):
         f = r["file"]

@@ -315,7 +315,11 @@
       var mine = [];
       for (var p = a.out.start[sel]; p < a.out.start[sel + 1]; p++) { if (mark[E.t[a.out.list[p]]]) { mine.push(a.out.list[p]); } }
       for (p = a.inn.start[sel]; p < a.inn.start[sel + 1]; p++) { if (mark[E.s[a.inn.list[p]]]) { mine.push(a.inn.list[p]); } }
-      if (mine.length) { sc.lines.push(lineGroup(mine, X, Y, 'rgba(207,34,46,0.8)', 1.3, mine.length <= ARROWS)); }
+      if (mine.length) {  // a hub's hundreds of links in red would hide everything: fainter then
+        var hub = mine.length > 120;
+        sc.lines.push(lineGroup(mine, X, Y, hub ? 'rgba(207,34,46,0.3)' : 'rgba(207,34,46,0.8)', hub ? 0.8 : 1.3,
+          mine.length <= 120));
+      }
     }
     var targets = {};
     (D.targets || []).forEach(function (i) { targets[i] = 1; });
