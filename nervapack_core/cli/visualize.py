@@ -39,7 +39,12 @@ def publish(view, output: str | Path | None, default: Path, *, open_browser: boo
     """Write ``view`` to ``output`` (or ``default``), say where and what it holds, open it if asked."""
     from ..code.visualize import write_view
 
-    path = write_view(view, Path(output) if output else default)
+    target = Path(output) if output else default
+    try:
+        path = write_view(view, target)
+    except OSError as exc:
+        raise NervapackError(f"Cannot write {target}: {exc.strerror or exc}. "
+                             "Use --output to write it elsewhere.") from None
     size = path.stat().st_size
     data = {"output": str(path), "bytes": size, "kind": view.kind, "nodes": view.nodes, "edges": view.edges,
             "communities": view.communities, "opened": False}

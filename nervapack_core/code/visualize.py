@@ -448,8 +448,12 @@ def write_view(view: View, path: str | os.PathLike) -> Path:
     out = Path(path).expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(view.html(), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        tmp.write_text(view.html(), encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return out.resolve()
 
 

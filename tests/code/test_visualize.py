@@ -241,7 +241,9 @@ def test_cli_writes_the_views_and_explains_bad_input(hostile, tmp_path):
                           (["explore", "Evil", "-o", "x.html", "--path", str(hostile)], "go with --html"),
                           (["visualize", str(hostile), "--around", "NoSuchThing", "--no-browser"],
                            "Nothing in the graph"),
-                          (["visualize", str(tmp_path / "empty"), "--no-browser"], "No code graph")):
+                          (["visualize", str(tmp_path / "empty"), "--no-browser"], "No code graph"),
+                          (["visualize", str(hostile), "-o", "/dev/null/graph.html", "--no-browser"],
+                           "Cannot write /dev/null/graph.html")):
         done = run_cli(*args)
         assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
     for command in (["visualize"], ["explore"], ["dependencies"]):
