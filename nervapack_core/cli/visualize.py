@@ -47,13 +47,15 @@ def publish(view, output: str | Path | None, default: Path, *, open_browser: boo
                              "Use --output to write it elsewhere.") from None
     size = path.stat().st_size
     data = {"output": str(path), "bytes": size, "kind": view.kind, "nodes": view.nodes, "edges": view.edges,
-            "communities": view.communities, "opened": False}
+            "communities": view.communities, "groups": view.groups, "opened": False}
     if open_browser:
         try:
             data["opened"] = bool(webbrowser.open(path.as_uri()))
         except webbrowser.Error:
             data["opened"] = False
-    groups = f", {view.communities:,} groups" if view.kind == "graph" else ""
+    loose = view.groups - view.communities
+    groups = (f", {view.communities:,} communities" + (f" (+{loose:,} folders of files linked to nothing)"
+                                                        if loose else "")) if view.kind == "graph" else ""
 
     def human(d: dict) -> str:
         line = (f"Wrote {d['output']} ({size / 1e6:.1f} MB): {d['nodes']:,} nodes, {d['edges']:,} edges{groups}.")
@@ -78,7 +80,7 @@ def publish(view, output: str | Path | None, default: Path, *, open_browser: boo
 @click.option("--no-browser", is_flag=True, help="Write the file without opening it.")
 @click.option("--enhanced", is_flag=True, hidden=True, help="Accepted for compatibility: always on.")
 @namespace_for_view
-@json_option("Print {output, bytes, kind, nodes, edges, communities, opened} as JSON.")
+@json_option("Print {output, bytes, kind, nodes, edges, communities, groups, opened} as JSON.")
 def visualize(path, communities, around, hops, max_nodes, output, no_browser, enhanced, namespace, as_json):
     """Draw the code graph of the workspace at PATH as one interactive HTML file.
 

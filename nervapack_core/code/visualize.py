@@ -67,6 +67,12 @@ class View:
 
     @property
     def communities(self) -> int:
+        """Louvain communities drawn (not the folders of files linked to nothing)."""
+        return sum(1 for loose in self.data["c"]["loose"] if not loose)
+
+    @property
+    def groups(self) -> int:
+        """Circles on the community map: the communities and the "not linked" folders."""
         return len(self.data["c"]["label"])
 
     def html(self) -> str:
