@@ -84,8 +84,8 @@ def publish(view, output: str | Path | None, default: Path, *, open_browser: boo
 def visualize(path, communities, around, hops, max_nodes, output, no_browser, enhanced, namespace, as_json):
     """Draw the code graph of the workspace at PATH as one interactive HTML file.
 
-    The file works offline and fetches nothing (plotly.js is inlined from the installed
-    package). Search by name or path; click a node for its file, lines, signature,
+    The file works offline and fetches nothing (its script is inlined; it draws on a
+    canvas itself). Search by name or path; click a node for its file, lines, signature,
     docstring, links and the decisions touching it; find the shortest path between two
     nodes; colour by community, kind or language; filter kinds and languages. Positions
     are computed here (no physics in the browser): large graphs open on a map of their

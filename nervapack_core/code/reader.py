@@ -416,11 +416,16 @@ class GraphReader:
     def view_nodes(self, ids: Iterable[str] | None = None, *, exclude_kinds: Sequence[str] = ("import",),
                    text_chars: int = 600) -> list[sqlite3.Row]:
         """The columns a drawing of the graph shows (``NODE_COLUMNS``, signature and docstring
-        cut to ``text_chars``), of every node but ``exclude_kinds`` (or of ``ids``), by file,
+        cut to ``text_chars`` and then marked with "…"), of every node but ``exclude_kinds`` (or of ``ids``), by file,
         line and insertion: one query instead of a row per node."""
-        cols = (f"id, kind, name, qualified_name, file, start_line, end_line, language, "
-                f"substr(coalesce(signature, ''), 1, {int(text_chars)}) AS signature, "
-                f"substr(coalesce(docstring, ''), 1, {int(text_chars)}) AS docstring, subkind, parent_id")
+        n = int(text_chars)
+
+        def cut(col: str) -> str:  # a text that was cut says so
+            return (f"CASE WHEN length({col}) > {n} THEN substr({col}, 1, {n}) || '…' "
+                    f"ELSE coalesce({col}, '') END AS {col}")
+
+        cols = (f"id, kind, name, qualified_name, file, start_line, end_line, language, {cut('signature')}, "
+                f"{cut('docstring')}, subkind, parent_id")
         kinds = list(exclude_kinds)
         skip = f"kind NOT IN ({','.join('?' * len(kinds))})" if kinds else "1=1"
         if ids is None:

@@ -4,8 +4,8 @@ injected code.
 - The script and the stylesheet are inlined from this package
   (``nervapack_core/data/visualize.js`` and ``visualize.css``), never fetched. The script
   draws on a canvas by itself: no library to download, and none to evaluate before the
-  page can draw (plotly.js, measured first, spent 3-4 s of a loaded machine's time in
-  every fresh tab before drawing anything; see benchmarks/results/visualize.md).
+  page can draw (plotly.js, measured first, takes 1.6-4 s of this 2-core machine in every
+  fresh tab before it draws anything; see benchmarks/results/visualize.md).
 - The graph is data, never markup: one ``<script type="application/json">`` block whose
   ``<``, ``>`` and ``&`` are written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (a name holding
   ``</script>`` cannot close it); the page puts every name, path, docstring and memory

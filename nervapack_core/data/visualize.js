@@ -6,7 +6,7 @@
  * before it can draw. Views: the community map, one community, all nodes, a path. */
 (function () {
   'use strict';
-  var startedAt = performance.now();  // plotly.js evaluated, nothing of ours yet
+  var startedAt = performance.now();  // the page is loaded and parsed; nothing of ours has run yet
   var D = JSON.parse(document.getElementById('np-data').textContent);
   var parsedAt = performance.now();
   var N = D.n, E = D.e, C = D.c;
