@@ -17,7 +17,8 @@ from nervapack_core.cli.memory import main as memory_main
 from nervapack_core.cli.memory import memory_cli
 
 NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hooks", "hotspots",
-                      "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync"]
+                      "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync",
+                      "visualize"]
 MEMORY_COMMANDS = [
     "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "export-adr", "for-code",
     "forget", "import", "import-adr", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search",

@@ -3,7 +3,7 @@
 Every click command of both command lines lives in this package (the engines hold no
 CLI code): ``code`` (ingest, status, export), ``query`` (query, history, explore,
 dependencies), ``git_history`` (hotspots, coupling, knowledge, file-history), ``review``
-(review-changes, hooks), ``serve``
+(review-changes, hooks), ``visualize`` (the HTML drawing of the graph), ``serve``
 (the dashboard), ``memory`` (``nervapack memory`` and the
 ``nervapack-memory`` script); ``common`` holds the shared options and ``emit``.
 
@@ -35,9 +35,11 @@ def _register_subcommands():
     from . import query as query_commands
     from . import review as review_commands
     from . import serve as dashboard_commands
+    from . import visualize as visualize_commands
     from .memory import memory_cli
 
-    for module in (code_commands, query_commands, history_commands, dashboard_commands, review_commands):
+    for module in (code_commands, query_commands, history_commands, dashboard_commands, review_commands,
+                   visualize_commands):
         module.register(cli)
     cli.add_command(memory_cli, "memory")
 

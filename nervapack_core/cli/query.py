@@ -1,4 +1,5 @@
-"""CLI commands over a built graph: ``query``, ``history``, ``explore``, ``dependencies``.
+"""CLI commands over a built graph: ``query``, ``history``, ``explore``, ``dependencies``
+(the last two also draw an HTML view with ``--html``, see ``cli.visualize``).
 
 Thin: each command calls the library (``retrieval``, ``pack``, ``history``, ``explore``,
 ``dependencies``) and hands the result to ``emit`` (rich for people, ``--json`` for
@@ -13,6 +14,7 @@ from ..errors import NervapackError
 from .code import read_graph, require_workspace
 from .common import console as _rich_console
 from .common import emit, json_option, path_option
+from .visualize import namespace_for_view, publish, slug
 
 __all__ = ["register", "efficiency_panel"]
 
@@ -203,17 +205,34 @@ def _history_table(records: list) -> None:
 @click.option("--hops", "-k", type=click.IntRange(0, 6), default=1, show_default=True, help="Neighbourhood depth.")
 @click.option("--max-nodes", type=click.IntRange(1), default=300, show_default=True,
               help="Stop growing at this many nodes.")
-@json_option("Print {targets, nodes, edges} as JSON.")
+@click.option("--html", "html", is_flag=True,
+              help="Draw the neighbourhood as an interactive HTML file (see `nervapack visualize`).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="With --html: the file to write (default: .nervapack/explore-TARGET.html).")
+@click.option("--open", "open_browser", is_flag=True, help="With --html: open the file in a browser.")
+@namespace_for_view
+@json_option("Print {targets, nodes, edges} as JSON (with --html: where the file went).")
 @path_option()
-def explore(target, hops, max_nodes, as_json, path):
+def explore(target, hops, max_nodes, html, output, open_browser, namespace, as_json, path):
     """Show the N-hop neighbourhood of a file, class or function.
 
     TARGET is a path (src/cli.py), a name (GraphBuilder, Session.send), kind:name
-    (function:parse, partial names allowed) or a node id.
+    (function:parse, partial names allowed) or a node id. With --html, draw it: the
+    targets in the middle, each hop on its own ring, in an offline HTML file.
     """
+    if (output or open_browser) and not html:
+        raise NervapackError("--output and --open go with --html.")
     ws = require_workspace(path)
     with read_graph(ws) as graph:
-        sub = graph.explore(target, hops=hops, max_nodes=max_nodes)
+        if html:
+            from ..code.visualize import explore_view
+
+            view = explore_view(graph, target, hops=hops, max_nodes=max_nodes, namespace=namespace)
+        else:
+            sub = graph.explore(target, hops=hops, max_nodes=max_nodes)
+    if html:
+        publish(view, output, ws.dir / f"explore-{slug(target)}.html", open_browser=open_browser)
+        return
     emit(sub.as_json(), lambda _: _print_explore(sub, hops, max_nodes))
 
 
@@ -253,13 +272,31 @@ def _print_explore(sub, hops: int, max_nodes: int) -> None:
 
 @click.command()
 @click.argument("file", required=False)
-@json_option("Print JSON.")
+@click.option("--html", "html", is_flag=True,
+              help="Draw the import graph as an interactive HTML file: layers by import depth, red = in a cycle, "
+                   "cyan = >5 dependents, yellow = >5 imports, green = normal (FILE, if given, is selected).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="With --html: the file to write (default: .nervapack/dependencies.html).")
+@click.option("--open", "open_browser", is_flag=True, help="With --html: open the file in a browser.")
+@namespace_for_view
+@json_option("Print JSON (with --html: where the file went).")
 @path_option()
-def dependencies(file, as_json, path):
+def dependencies(file, html, output, open_browser, namespace, as_json, path):
     """File import dependencies: cycles, most depended-on files, orphans; or one FILE's imports."""
+    if (output or open_browser) and not html:
+        raise NervapackError("--output and --open go with --html.")
     ws = require_workspace(path)
     with read_graph(ws) as graph:
-        data = graph.dependencies(file)
+        if html:
+            from ..code.visualize import dependency_view
+
+            focus = graph.dependencies(file)["file"] if file else None
+            view = dependency_view(graph, focus=focus, namespace=namespace)
+        else:
+            data = graph.dependencies(file)
+    if html:
+        publish(view, output, ws.dir / "dependencies.html", open_browser=open_browser)
+        return
     emit(data, lambda d: _print_dependencies(d, file))
 
 

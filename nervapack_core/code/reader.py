@@ -420,6 +420,45 @@ class GraphReader:
             f"OR qualified_name COLLATE NOCASE IN ({marks})) AND kind IN ({kind_marks}) "
             "ORDER BY file, start_line, id LIMIT ?", (*forms, *forms, *kinds, int(limit)))
 
+    # -- whole-graph views (nervapack visualize) ---------------------------------------------
+    def communities(self) -> dict[str, int]:
+        """The Louvain community of every file, class and function, as stored at ingest
+        (``{}`` for a graph without links)."""
+        from .analytics import communities
+
+        with self.guard():
+            return communities(self.conn)
+
+    def view_nodes(self, ids: Iterable[str] | None = None, *, exclude_kinds: Sequence[str] = ("import",),
+                   text_chars: int = 600) -> list[sqlite3.Row]:
+        """The columns a drawing of the graph shows (``NODE_COLUMNS``, signature and docstring
+        cut to ``text_chars`` and then marked with "…"), of every node but ``exclude_kinds`` (or of ``ids``), by file,
+        line and insertion: one query instead of a row per node."""
+        n = int(text_chars)
+
+        def cut(col: str) -> str:  # a text that was cut says so
+            return (f"CASE WHEN length({col}) > {n} THEN substr({col}, 1, {n}) || '…' "
+                    f"ELSE coalesce({col}, '') END AS {col}")
+
+        cols = (f"id, kind, name, qualified_name, file, start_line, end_line, language, {cut('signature')}, "
+                f"{cut('docstring')}, subkind, parent_id")
+        kinds = list(exclude_kinds)
+        skip = f"kind NOT IN ({','.join('?' * len(kinds))})" if kinds else "1=1"
+        if ids is None:
+            return self.rows(f"SELECT {cols} FROM nodes WHERE {skip} ORDER BY file, start_line, rowid", kinds)
+        # in_chunks binds its params before the chunk's values: the kinds come first in the SQL
+        rows = self.rows_in(f"SELECT {cols}, rowid AS r FROM nodes WHERE {skip} AND id IN ({{marks}})", list(ids),
+                            kinds, size=500)
+        return sorted(rows, key=lambda r: (r["file"], r["start_line"] or 0, r["r"]))
+
+    def edge_triples(self, ids: Iterable[str] | None = None) -> list[tuple[str, str, str]]:
+        """``(source, target, kind)`` of every edge, or of the edges between ``ids``, sorted."""
+        if ids is None:
+            return [tuple(r) for r in self.rows("SELECT source, target, kind FROM edges ORDER BY source, target, kind")]
+        keep = set(ids)
+        found = self.rows_in("SELECT source, target, kind FROM edges WHERE source IN ({marks})", sorted(keep), size=500)
+        return sorted((r[0], r[1], r[2]) for r in found if r[1] in keep)
+
     # -- imports ---------------------------------------------------------------------------
     def import_graph(self):
         """The resolved file -> file import graph (networkx ``DiGraph``)."""
