@@ -32,7 +32,10 @@ __all__ = [
     # workspace
     "Workspace", "find_workspace", "memory_db_path",
     # code graph
-    "ingest", "IngestReport", "GraphReader", "Retriever", "answer", "query", "QueryResult",
+    "ingest", "IngestReport", "GraphReader", "Retriever", "answer", "query", "QueryResult", "sync", "SyncReport",
+    "view_html",
+    # decisions in code review
+    "review_changes", "resolve_change", "ChangeReview",
     # optional LLM doc binding
     "bind_docs", "make_provider", "LLMReport",
     # memory
@@ -47,7 +50,9 @@ _EXPORTS = {
     "ingest": ".code.ingest", "IngestReport": ".code.ingest",
     "GraphReader": ".code.reader",
     "Retriever": ".code.retrieval", "answer": ".code.retrieval", "query": ".code.retrieval",
-    "QueryResult": ".code.retrieval",
+    "QueryResult": ".code.retrieval", "sync": ".code.sync", "SyncReport": ".code.sync",
+    "view_html": ".code.visualize",
+    "review_changes": ".review", "resolve_change": ".review", "ChangeReview": ".review",
     "bind_docs": ".code.llm.binding", "make_provider": ".code.llm.providers", "LLMReport": ".code.llm.binding",
     "MemoryStore": ".memory", "Recall": ".memory", "RecallItem": ".memory",
     "NervapackError": ".errors", "DatabaseLockedError": ".storage", "CorruptDatabaseError": ".storage",
