@@ -6,6 +6,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+import streamlit.components.v1 as components
 
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import GraphUnreadable, read_code
@@ -105,6 +106,10 @@ else:
 
 # ---------------------------------------------------------------- neighbourhood
 st.subheader("Neighbourhood", anchor="neighbourhood")
+if st.toggle("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
+             key="explore_interactive"):
+    hops = st.radio("Hops", [1, 2], horizontal=True, key="explore_hops")
+    components.html(cache.explore_html(src, node_id, int(hops)), height=640, scrolling=False)
 nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
                   columns=["direction", "kind", "confidence", "evidence", "id", "node_kind", "qualified_name", "file",
                            "start_line"])

@@ -37,6 +37,7 @@ __all__ = [
     "decisions",
     "decisions_touching",
     "evolution",
+    "explore_html",
     "file_history",
     "graph_marker",
     "health_now",
@@ -210,6 +211,15 @@ def search_nodes(src: data.Sources, query: str, kinds=(), limit: int = 50):
 @cached_on(graph_marker, max_entries=256)
 def node_detail(src: data.Sources, node_id: str):
     return data.node_detail(_graph_db(src), node_id)
+
+
+@cached_on(graph_marker, max_entries=32)
+def explore_html(src: data.Sources, node_id: str, hops: int = 1) -> str:
+    """The interactive neighbourhood of one node (``nervapack explore --html``'s page)."""
+    from ..code.visualize import view_html
+
+    return view_html(src.root, "explore", target=node_id, hops=hops,
+                     memory_db=_memory_db(src) if src.has_memory else None)
 
 
 @cached_on(graph_marker, max_entries=256)

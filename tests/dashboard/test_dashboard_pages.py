@@ -419,3 +419,13 @@ def test_dashboard_corrupt_graph_is_a_message(tmp_path, use_root, app, page, par
     use_root(tmp_path)
     at = app(page, params)
     assert at.error and "nervapack ingest --rebuild" in at.error[0].value
+
+
+def test_graph_explorer_embeds_the_interactive_explore_view(on_seeded, app):
+    """Issue 11: the visualize page, embedded for the selected node, on request."""
+    at = app("graph_explorer")
+    assert not at.get("iframe")  # drawn only when asked: it costs a layout
+    at.toggle(key="explore_interactive").set_value(True).run()
+    frames = at.get("iframe")
+    assert len(frames) == 1 and "Content-Security-Policy" in frames[0].proto.srcdoc
+    assert "<script src=" not in frames[0].proto.srcdoc  # self-contained: nothing fetched
