@@ -218,6 +218,7 @@ def explore_html(src: data.Sources, node_id: str, hops: int = 1) -> str:
     """The interactive neighbourhood of one node (``nervapack explore --html``'s page)."""
     from ..code.visualize import view_html
 
+    assert src.root is not None  # the Graph Explorer runs only on a workspace with a graph
     return view_html(src.root, "explore", target=node_id, hops=hops,
                      memory_db=_memory_db(src) if src.has_memory else None)
 
