@@ -24,7 +24,8 @@ overview = pd.DataFrame(rows)
 cols = st.columns(4)
 cols[0].metric("Namespaces", ui.fmt_int(len(rows)), border=True)
 cols[1].metric("Memories", ui.fmt_int(overview["nodes"].sum()), border=True, help="All nodes, sessions included.")
-cols[2].metric("Current", ui.fmt_int(overview["current"].sum()), border=True)
+cols[2].metric("Current", ui.fmt_int(overview["current"].sum()), border=True,
+               help="Memories in effect now: not superseded, closed or forgotten (entities and sessions left out).")
 cols[3].metric("Superseded", ui.fmt_int(overview["superseded"].sum()), border=True)
 st.dataframe(overview, hide_index=True, column_config={
     "namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
@@ -32,24 +33,38 @@ st.dataframe(overview, hide_index=True, column_config={
     "last_recorded": "Last recorded"})
 
 names = list(overview["namespace"])
-wanted = [n for n in (ui.param("namespace"), ui.param("compare")) if n in names]
+for asked in (ui.param("namespace"), ui.param("compare")):
+    if asked is not None and asked not in names:
+        st.warning(f"There is no namespace “{ui.md_escape(asked)}” (in the link); choose among the "
+                   f"{len(names):,} below.", icon=":material/warning:")
+wanted = [n for n in (ui.param("namespace"), ui.param("compare"), st.session_state.get(ui.CHOSEN_NAMESPACE))
+          if n in names]
 default = list(dict.fromkeys(wanted + names))[:2]
 chosen = st.multiselect("Compare", names, default=default, max_selections=4, key="compare")
 if not chosen:
     st.stop()
+st.session_state[ui.CHOSEN_NAMESPACE] = chosen[0]
 if st.query_params.get("compare") != ",".join(chosen[1:2]) and len(chosen) > 1:
     st.query_params["namespace"] = chosen[0]
     st.query_params["compare"] = chosen[1]
 
 stats = {ns: cache.namespace_stats(src, ns) for ns in chosen}
+# a log axis with 1, 10, 100, 1k ticks: a 17-node namespace stays visible next to a 9,837-node one
 fig = go.Figure()
+heights = []
 for i, ns in enumerate(chosen):
     kinds = stats[ns]["nodes"]
-    fig.add_bar(x=KINDS, y=[kinds.get(k, 0) for k in KINDS], name=ns, marker_color=COLORS[i % len(COLORS)])
-fig.update_layout(barmode="group", title="Memories by kind", yaxis_title="nodes", legend=dict(orientation="h"))
-ui.chart(fig, key="kinds", height=300)
+    ys = [kinds.get(k, 0) for k in KINDS]
+    heights += ys
+    fig.add_bar(x=KINDS, y=[y or None for y in ys], name=ns, marker_color=COLORS[i % len(COLORS)],
+                text=[f"{y:,}" if y else "" for y in ys], textposition="outside", cliponaxis=False,
+                hovertemplate="%{fullData.name}<br>%{x}: %{y:,}<extra></extra>")
+fig.update_layout(barmode="group", title="Memories by kind (log scale)", yaxis=ui.log_axis(heights, "nodes"),
+                  legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
+ui.chart(fig, key="kinds", height=320)
 
 fig = go.Figure()
+tops = []
 for i, ns in enumerate(chosen):
     act = pd.DataFrame(cache.namespace_activity(src, ns), columns=["day", "kind", "nodes"])
     if act.empty:
@@ -57,10 +72,12 @@ for i, ns in enumerate(chosen):
     daily = act.groupby("day")["nodes"].sum()
     # the ISO day strings as they are: plotly.js reads any year 1-9999 on a date axis, while
     # pandas timestamps (nanoseconds) stop at 1677
+    tops.append(int(daily.sum()))
     fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines", name=ns,
                     line=dict(color=COLORS[i % len(COLORS)], width=2))
-fig.update_layout(title="Memories over time (cumulative, by the day they took effect)", yaxis_title="memories",
-                  xaxis=dict(type="date"), legend=dict(orientation="h"))
+fig.update_layout(title="Memories over time (cumulative, by the day they took effect; log scale)",
+                  yaxis=ui.log_axis(tops, "memories"), xaxis=dict(type="date"),
+                  legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
 ui.chart(fig, key="activity", height=300)
 
 columns = st.columns(len(chosen))
@@ -87,10 +104,10 @@ for col, ns in zip(columns, chosen):
                          hide_index=True, column_config={"name": "Session", "started_at": "Started",
                                                          "ended_at": "Ended", "nodes": "Memories",
                                                          "summary": "Summary"})
-        st.caption("Memories (newest first)")
+        st.caption("Memories (newest first, by when they took effect)")
         f = st.columns(2)
         text = f[0].text_input("Filter", key=f"text_{ns}", placeholder="words in the content")
-        kinds = f[1].multiselect("Kinds", KINDS, key=f"kinds_{ns}")
+        kinds = f[1].multiselect("Kinds", KINDS, key=f"kinds_{ns}", help="None picked: every kind but entities.")
         current_only = st.checkbox("Current only", key=f"current_{ns}")
         first = cache.namespace_page(src, ns, kinds=kinds, text=text, current_only=current_only, page=0,
                                      page_size=PAGE_SIZE)
@@ -100,7 +117,17 @@ for col, ns in zip(columns, chosen):
                                                             page_size=PAGE_SIZE)
         st.caption(f"{data['total']:,} match(es); page {data['page'] + 1} of {data['pages']:,}")
         table = pd.DataFrame(data["rows"], columns=["id", "kind", "content", "confidence", "valid_from", "valid_until",
-                                                    "superseded_by", "session_id", "tombstoned", "recorded_at"])
-        st.dataframe(table[["kind", "content", "valid_from", "valid_until", "superseded_by", "id"]], hide_index=True,
-                     column_config={"kind": "Kind", "content": "Content", "valid_from": "Valid from",
-                                    "valid_until": "Until", "superseded_by": "Replaced by", "id": "Id"})
+                                                    "superseded_by", "session_id", "tombstoned", "recorded_at",
+                                                    "cause_superseded"])
+        # an outcome still in effect whose deciding cause was replaced since: say so
+        table["note"] = ["caused by a superseded decision" if k == "outcome" and c else ""
+                         for k, c in zip(table["kind"], table["cause_superseded"].fillna(0))]
+        flagged = int((table["note"] != "").sum())
+        if flagged:
+            st.warning(f"{flagged} outcome(s) on this page were caused by a decision that has since been superseded; "
+                       "check they still hold.", icon=":material/history:")
+        st.dataframe(table[["kind", "content", "note", "valid_from", "valid_until", "superseded_by", "id"]],
+                     hide_index=True,
+                     column_config={"kind": "Kind", "content": st.column_config.TextColumn("Content", width="large"),
+                                    "note": "Note", "valid_from": "Valid from", "valid_until": "Until",
+                                    "superseded_by": "Replaced by", "id": "Id"})

@@ -94,15 +94,22 @@ if len(df) > 500:
     st.caption(f"The 500 most recent of {len(df):,} queries.")
 
 # ---------------------------------------------------------------- memory recalls
+RECALL_PAGE = 50
 if src.has_memory:
-    log = cache.recall_log(src)
-    if log:
+    first = cache.recall_page(src, 0, RECALL_PAGE)
+    if first["total"]:
         st.subheader("Memory recalls", anchor="recalls")
-        rl = pd.DataFrame(log)
-        c = st.columns(4)
-        c[0].metric("Recalls", ui.fmt_int(len(rl)), border=True)
-        c[1].metric("Recall p50", f"{rl['latency_ms'].median():.1f} ms", border=True)
-        c[2].metric("Mean tokens", f"{rl['tokens'].mean():.0f}", border=True)
-        c[3].metric("Within budget", f"{(rl['tokens'] <= rl['budget_tokens']).mean() * 100:.0f}%", border=True)
-        st.dataframe(rl[["created_at", "namespace", "query", "budget_tokens", "tokens", "candidates", "stage",
-                         "latency_ms"]].head(200), hide_index=True)
+        c = st.columns(4)  # over the whole log (SQL), not over the page shown
+        c[0].metric("Recalls", ui.fmt_int(first["total"]), border=True)
+        c[1].metric("Recall p50", f"{first['p50_latency_ms']:.1f} ms", border=True)
+        c[2].metric("Mean tokens", f"{first['mean_tokens']:.0f}", border=True)
+        c[3].metric("Within budget", f"{first['within_budget'] * 100:.0f}%", border=True)
+        page = ui.pager(first["total"], RECALL_PAGE, key="recall_page", noun="recalls (newest first)")
+        shown = first if page == 0 else cache.recall_page(src, page, RECALL_PAGE)
+        st.dataframe(pd.DataFrame(shown["rows"], columns=[
+            "created_at", "namespace", "query", "budget_tokens", "tokens", "candidates", "stage", "latency_ms"]),
+            hide_index=True, column_config={
+                "created_at": "When", "namespace": "Namespace", "query": st.column_config.TextColumn("Query",
+                                                                                                    width="large"),
+                "budget_tokens": "Budget", "tokens": "Tokens", "candidates": "Candidates", "stage": "Stage",
+                "latency_ms": st.column_config.NumberColumn("Latency", format="%.1f ms")})

@@ -48,6 +48,7 @@ __all__ = [
     "memory",
     "memory_entities",
     "memory_file_marker",
+    "entity_count",
     "memory_and_graph_marker",
     "memory_marker",
     "namespace_activity",
@@ -60,6 +61,7 @@ __all__ = [
     "open_contradictions",
     "overview",
     "recall_log",
+    "recall_page",
     "review_queue",
     "reviewer",
     "search_nodes",
@@ -388,8 +390,15 @@ def file_node(src: data.Sources, path: str) -> str | None:
 
 
 @cached_on(memory_marker, max_entries=32)
-def memory_entities(src: data.Sources, namespace: str, limit: int = 200) -> list[dict]:
-    return data.memory_entities(_memory_db(src), namespace, limit)
+def memory_entities(src: data.Sources, namespace: str, limit: int = 200, *, text: str = "", offset: int = 0,
+                    names: tuple[str, ...] | None = None) -> list[dict]:
+    return data.memory_entities(_memory_db(src), namespace, limit, text=text, offset=offset,
+                                names=None if names is None else list(names))
+
+
+@cached_on(memory_marker, max_entries=64)
+def entity_count(src: data.Sources, namespace: str, text: str = "") -> int:
+    return data.entity_count(_memory_db(src), namespace, text)
 
 
 @cached_on(memory_marker, max_entries=128)
@@ -402,6 +411,11 @@ def namespace_page(src: data.Sources, namespace: str, *, kinds=(), text: str = "
 @cached_on(memory_marker, max_entries=32)
 def namespace_activity(src: data.Sources, namespace: str) -> list[dict]:
     return data.namespace_activity(_memory_db(src), namespace)
+
+
+@cached_on(memory_marker, max_entries=64)
+def recall_page(src: data.Sources, page: int = 0, page_size: int = 50) -> dict:
+    return data.recall_page(_memory_db(src), page, page_size)
 
 
 @cached_on(memory_marker, max_entries=16)

@@ -620,32 +620,89 @@ def history_summary(records: list[dict]) -> dict:
 # The memory pages use ``MemoryStore``'s API; the few aggregate and paged reads it has no
 # call for (a namespace's nodes page by page, activity per day, entities by version
 # count) are plain read-only SELECTs over its tables here.
-def memory_entities(memory_db: Path, namespace: str, limit: int = 200) -> list[dict]:
-    """Entities with the most memories about them (for the timeline picker)."""
+def memory_entities(memory_db: Path, namespace: str, limit: int = 200, *, text: str = "", offset: int = 0,
+                    names: list[str] | None = None) -> list[dict]:
+    """Entities with the most memories about them (for the timeline picker), one page of
+    them (``limit``/``offset``), those whose name contains ``text`` or, with ``names``, those
+    exact names (a deep link to an entity outside the first page)."""
+    where, args = ["e.namespace = ?", "e.kind = 'entity'", "e.tombstoned = 0"], [namespace]
+    if names is not None:
+        where.append(f"e.content IN ({','.join('?' * len(names))})")
+        args += list(names)
+    if text.strip():
+        where.append("e.content LIKE ? ESCAPE '\\'")
+        args.append(_like(text))
     with reading(memory_db, label="memory database") as conn:
         return as_dicts(conn.execute(
-            """SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
+            f"""SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
                JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
-               WHERE e.namespace = ? AND e.kind = 'entity' AND e.tombstoned = 0
-               GROUP BY e.id ORDER BY versions DESC, e.content LIMIT ?""", (namespace, int(limit))))
+               WHERE {' AND '.join(where)}
+               GROUP BY e.id ORDER BY versions DESC, e.content LIMIT ? OFFSET ?""",
+            (*args, max(1, int(limit)), max(0, int(offset)))))
+
+
+def entity_count(memory_db: Path, namespace: str, text: str = "") -> int:
+    """How many entities (with at least one memory about them) :func:`memory_entities` pages through."""
+    where, args = "", [namespace]
+    if text.strip():
+        where, args = " AND e.content LIKE ? ESCAPE '\\'", [namespace, _like(text)]
+    with reading(memory_db, label="memory database") as conn:
+        return int(conn.execute(
+            "SELECT count(*) FROM mem_nodes e WHERE e.namespace = ? AND e.kind = 'entity' AND e.tombstoned = 0 "
+            f"AND EXISTS (SELECT 1 FROM mem_edges x WHERE x.dst = e.id AND x.kind = 'ABOUT'){where}",
+            args).fetchone()[0])
+
+
+def _like(text: str) -> str:
+    """``text`` as a LIKE pattern matching it anywhere (its wildcards escaped)."""
+    return "%" + re.sub(r"([%_\\])", r"\\\1", text.strip()) + "%"
+
+
+def recall_page(memory_db: Path, page: int = 0, page_size: int = 50) -> dict:
+    """One page of the recall log (newest first) with totals computed over all of it in SQL:
+    ``{total, page, pages, rows, p50_latency_ms, mean_tokens, within_budget}``."""
+    page_size = max(1, min(int(page_size), 500))
+    with reading(memory_db, label="memory database") as conn:
+        total, mean_tokens, within = conn.execute(
+            "SELECT count(*), avg(tokens), avg(tokens <= budget_tokens) FROM mem_recall_log").fetchone()
+        pages = max(1, math.ceil(total / page_size))
+        page = max(0, min(int(page), pages - 1))
+        p50 = None
+        if total:  # the median: the middle row by latency (the lower one of an even count)
+            p50 = conn.execute("SELECT latency_ms FROM mem_recall_log ORDER BY latency_ms LIMIT 1 OFFSET ?",
+                               ((total - 1) // 2,)).fetchone()[0]
+        rows = as_dicts(conn.execute(
+            "SELECT rid AS id, created_at, namespace, query, budget_tokens, tokens, candidates, stage, latency_ms "
+            "FROM mem_recall_log ORDER BY rid DESC LIMIT ? OFFSET ?", (page_size, page * page_size)))
+    return {"total": total, "page": page, "pages": pages, "page_size": page_size, "rows": rows,
+            "p50_latency_ms": p50, "mean_tokens": mean_tokens, "within_budget": within}
 
 
 _PAGE_COLS = ("id, kind, content, confidence, valid_from, valid_until, superseded_by, session_id, tombstoned, "
               "recorded_at")
+# an outcome still current whose cause was superseded since: worth a second look
+_CAUSE_SUPERSEDED = ("(SELECT count(*) FROM mem_edges c JOIN mem_nodes d ON d.id = c.src "
+                     "WHERE c.dst = mem_nodes.id AND c.kind = 'CAUSED' AND d.superseded_by IS NOT NULL) "
+                     "AS cause_superseded")
 
 
 def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None = None, text: str = "",
                    current_only: bool = False, page: int = 0, page_size: int = 50) -> dict:
-    """One page of a namespace's nodes, newest first (``LIMIT``/``OFFSET``), and the match count."""
+    """One page of a namespace's nodes, newest first by the time they took effect (then by
+    when they were recorded; ``LIMIT``/``OFFSET``), and the match count. Each row says in
+    ``cause_superseded`` how many of the decisions that caused it were superseded since.
+    Without ``kinds``, entities are left out (they take effect when first named)."""
     where, args = ["namespace = ?", "kind != 'session'"], [namespace]
     if kinds:
         where.append(f"kind IN ({','.join('?' * len(kinds))})")
         args += list(kinds)
+    else:  # entities are the topics memories are about, listed only when asked for
+        where.append("kind != 'entity'")
     if current_only:
         where.append("tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL")
     if text.strip():
         where.append("content LIKE ? ESCAPE '\\'")
-        args.append("%" + re.sub(r"([%_\\])", r"\\\1", text.strip()) + "%")
+        args.append(_like(text))
     page_size = max(1, min(int(page_size), 500))
     sql_where = " AND ".join(where)
     with reading(memory_db, label="memory database") as conn:
@@ -653,7 +710,8 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
         pages = max(1, math.ceil(total / page_size))
         page = max(0, min(int(page), pages - 1))
         rows = as_dicts(conn.execute(
-            f"SELECT {_PAGE_COLS} FROM mem_nodes WHERE {sql_where} ORDER BY rid DESC LIMIT ? OFFSET ?",
+            f"SELECT {_PAGE_COLS}, {_CAUSE_SUPERSEDED} FROM mem_nodes WHERE {sql_where} "
+            "ORDER BY coalesce(valid_from, recorded_at) DESC, recorded_at DESC, rid DESC LIMIT ? OFFSET ?",
             (*args, page_size, page * page_size)))
     return {"total": total, "page": page, "pages": pages, "page_size": page_size, "rows": rows}
 

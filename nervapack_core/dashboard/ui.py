@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from . import data
 from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int", "page_controls", "param", "history_panel", "status_badge", "pager"]
+           "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel", "status_badge", "pager"]
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
@@ -62,17 +64,55 @@ def param(name: str, default=None):
     return value if value not in (None, "") else default
 
 
+CHOSEN_NAMESPACE = "_nervapack_namespace"  # not a widget key: survives moving to another page
+
+
 def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "namespace", label: str = "Namespace"):
-    """A namespace select box bound to the ``namespace`` query parameter (deep links)."""
+    """A namespace select box bound to the ``namespace`` query parameter (deep links) and
+    kept across pages (session state: Streamlit drops query parameters and widget state on
+    navigation). An unknown ``?namespace=`` says so instead of silently showing another."""
     if not namespaces:
         return None
     wanted = param("namespace")
+    if wanted is not None and wanted not in namespaces:
+        st.warning(f"There is no namespace “{md_escape(wanted)}”; showing another one.", icon=":material/warning:")
+        wanted = None
+    wanted = wanted or st.session_state.get(CHOSEN_NAMESPACE)
     index = namespaces.index(wanted) if wanted in namespaces else (
         namespaces.index("default") if "default" in namespaces else 0)
+    if key in st.session_state and st.session_state[key] not in namespaces:
+        del st.session_state[key]  # a namespace that went away
     ns = st.selectbox(label, namespaces, index=index, key=key)
+    st.session_state[CHOSEN_NAMESPACE] = ns
     if st.query_params.get("namespace") != ns:
         st.query_params["namespace"] = ns
     return ns
+
+
+def log_axis(values, title: str = "") -> dict:
+    """A log axis for counts with ticks that read 1, 10, 100, 1k, 10k… (plotly's own log
+    ticks read "100, 5, 2, 10, 5, 2, 1"): a 17 next to a 9,837 both stay visible."""
+    top = max([float(v) for v in values if v] or [1.0])
+    ticks, v = [], 1
+    while v <= top * 10 and len(ticks) < 10:
+        ticks.append(v)
+        v *= 10
+    return dict(type="log", tickvals=ticks, ticktext=[short_int(t) for t in ticks], title=title,
+                range=[-0.1, math.log10(max(top, 1)) + 0.15])
+
+
+def count_axis(title: str = "") -> dict:
+    """A linear axis for counts: whole-number ticks only (never 0.5 of a node)."""
+    return dict(tickformat=",d", rangemode="tozero", title=title)
+
+
+def short_int(n: float) -> str:
+    """1, 10, 100, 1k, 10k, 1M."""
+    n = int(n)
+    for size, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if n >= size and n % size == 0:
+            return f"{n // size}{suffix}"
+    return f"{n:,}"
 
 
 def chart(fig, key: str | None = None, height: int | None = None) -> None:

@@ -201,7 +201,8 @@ def why(conn: sqlite3.Connection, ns: str, node_id) -> dict:
 def namespaces(conn: sqlite3.Connection) -> list[dict]:
     rows = conn.execute(
         "SELECT namespace, COUNT(*) AS nodes, "
-        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind NOT IN ('session')) AS current, "
+        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind NOT IN ('session', 'entity')) "
+        "AS current, "
         "SUM(kind = 'decision' AND tombstoned = 0) AS decisions, SUM(kind = 'session') AS sessions, "
         "SUM(kind = 'entity' AND tombstoned = 0) AS entities, SUM(tombstoned) AS tombstoned, "
         "SUM(superseded_by IS NOT NULL) AS superseded, MAX(recorded_at) AS last_recorded "
@@ -217,7 +218,7 @@ def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int
         kinds[k] = c
     agg = conn.execute(
         "SELECT COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
-        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind != 'session') "
+        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind NOT IN ('session', 'entity')) "
         "FROM mem_nodes WHERE namespace = ?", (ns,)).fetchone()
     edges = {k: 0 for k in EDGE_KINDS}
     for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_edges WHERE namespace = ? GROUP BY kind", (ns,)):

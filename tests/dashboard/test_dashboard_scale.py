@@ -1,0 +1,143 @@
+"""The memory pages at the size the issue saw them: 9,837 memories in one namespace next
+to one of 17, 400 entities, 400 recalls. Counts are exact, lists page and say what they
+show, nothing is silently capped (issue 11, "What was seen")."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from nervapack_core.memory import MemoryStore
+
+from .test_dashboard_decisions import metrics, texts
+
+KINDS = ("decision", "fact", "outcome", "action", "procedure", "preference")
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    """``big``: 9,837 memories about 400 entities (entity k has k+1 memories or so), dated out
+    of insertion order; ``small``: 17. An outcome caused by a decision superseded since, and
+    400 recalls."""
+    root = tmp_path_factory.mktemp("scale") / "repo"
+    (root / ".nervapack").mkdir(parents=True)
+    db = root / ".nervapack" / "memory.db"
+    with MemoryStore(db_path=db) as m:
+        m.import_nodes([{
+            "content": f"Memory {i} about topic {i % 400}", "kind": KINDS[i % len(KINDS)],
+            "entities": [f"Topic{i % 400:03d}"] + ([f"Topic{(i * 7) % 400:03d}"] if i % 3 == 0 else []),
+            # dates go back and forth: insertion order is not time order
+            "valid_from": f"{2010 + (i * 37) % 16}-{1 + i % 12:02d}-{1 + i % 27:02d}"}
+            for i in range(9_830)], namespace="big")
+        old = m.store("Chose cron for the nightly jobs", kind="decision", entities=["Scheduler"], namespace="big",
+                      valid_from="2024-01-01")
+        m.store("Nightly jobs overlapped", kind="outcome", entities=["Scheduler"], namespace="big",
+                valid_from="2024-02-01", caused_by=[old])
+        m.store("Chose a queue for the nightly jobs", kind="decision", entities=["Scheduler"], namespace="big",
+                valid_from="2024-03-01", supersedes=old)
+        m.store("The newest memory of all", kind="fact", namespace="big", valid_from="2026-11-30")
+        for k in range(3):
+            m.store(f"Filler {k}", kind="fact", namespace="big", valid_from="2001-01-01")
+        m.import_nodes([{"content": f"Small memory {i}", "kind": "fact", "valid_from": f"2025-01-{1 + i:02d}"}
+                        for i in range(17)], namespace="small")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.executemany(
+            "INSERT INTO mem_recall_log(namespace, query, as_of, known_at, budget_tokens, stage, candidates, "
+            "returned_ids, tokens, latency_ms, created_at) VALUES ('big', ?, NULL, NULL, 500, 'fts', 3, '[]', ?, ?, ?)",
+            [(f"recall question {i}", 100 + i, float(i), f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
+             for i in range(400)])
+    conn.close()
+    return root, db
+
+
+def truth(db, sql: str, *args):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql, args).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def chart(at, title: str) -> dict:
+    return next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+                if title in s["layout"]["title"]["text"])
+
+
+def test_namespaces_counts_order_and_a_small_namespace_next_to_a_big_one(team, use_root, app):
+    root, db = team
+    use_root(root)
+    at = app("namespaces", {"namespace": "big", "compare": "small"})
+    current = truth(db, "SELECT count(*) FROM mem_nodes WHERE tombstoned = 0 AND valid_until IS NULL AND "
+                        "superseded_by IS NULL AND kind NOT IN ('session', 'entity')")
+    entities = truth(db, "SELECT count(*) FROM mem_nodes WHERE kind = 'entity'")
+    assert entities >= 400 and at.metric[2].value == f"{current:,}"  # entities are not "current memories"
+    big_nodes = truth(db, "SELECT count(*) FROM mem_nodes WHERE namespace = 'big' AND kind != 'entity'")
+    assert big_nodes == 9_837
+    # the kinds chart: a log axis whose ticks read 1, 10, 100, 1k; the 17 facts of "small" are a bar
+    spec = chart(at, "Memories by kind")
+    axis = spec["layout"]["yaxis"]
+    assert axis["type"] == "log" and axis["ticktext"][:4] == ["1", "10", "100", "1k"]
+    small = next(t for t in spec["data"] if t["name"] == "small")
+    assert small["y"][list(small["x"]).index("fact")] == 17
+    assert chart(at, "Memories over time")["layout"]["yaxis"]["type"] == "log"
+    # newest first by the time they took effect, not by insertion
+    table = at.dataframe[-2].value  # big's memories (the last table is small's)
+    froms = list(table["valid_from"])
+    assert "entity" not in set(table["kind"])  # entities (the topics) only when that kind is picked
+    assert table["content"].iloc[0] == "The newest memory of all"
+    assert froms == sorted(froms, reverse=True)
+    # the outcome whose decision was superseded since says so
+    at.text_input(key="text_big").set_value("Nightly jobs overlapped").run()
+    table = at.dataframe[-2].value
+    assert list(table["note"]) == ["caused by a superseded decision"]
+    assert "caused by a decision that has since been superseded" in texts(at)
+
+
+def test_an_unknown_namespace_in_the_link_is_said_so(team, use_root, app):
+    root, _ = team
+    use_root(root)
+    at = app("namespaces", {"namespace": "nope"})
+    assert "There is no namespace “nope”" in texts(at)
+    at = app("memory_timeline", {"namespace": "nope"})
+    assert "There is no namespace “nope”" in texts(at)
+
+
+def test_the_entity_picker_reaches_all_400_entities(team, use_root, app):
+    root, db = team
+    use_root(root)
+    at = app("memory_timeline", {"namespace": "big"})
+    total = truth(db, "SELECT count(*) FROM mem_nodes WHERE namespace = 'big' AND kind = 'entity'")
+    assert total == 401  # 400 topics and Scheduler
+    assert len(at.selectbox(key="entity").options) == 201  # "—" and the 200 most discussed
+    assert "Listing the 200 most discussed of 401 entities" in texts(at)
+    # the least discussed is reached by searching
+    least = truth(db, """SELECT e.content FROM mem_nodes e JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
+                         WHERE e.namespace = 'big' AND e.kind = 'entity' GROUP BY e.id
+                         ORDER BY count(DISTINCT x.src), e.content DESC LIMIT 1""")
+    assert not [o for o in at.selectbox(key="entity").options if o.startswith(f"{least} (")]
+    at.text_input(key="entity_find").set_value(least).run()
+    assert at.selectbox(key="entity").options == ["—", f"{least} (3 memories)"]
+    at.selectbox(key="entity").set_value(least).run()
+    assert at.query_params["topic"] == [least] or at.query_params["topic"] == least
+    # and a deep link to it works without searching
+    at = app("memory_timeline", {"namespace": "big", "topic": least})
+    assert at.selectbox(key="entity").value == least
+
+
+def test_the_recall_table_pages_through_400_recalls(team, use_root, app):
+    root, _ = team
+    use_root(root)
+    (root / ".nervapack" / "query_history.jsonl").write_text(json.dumps({
+        "timestamp": "2026-01-01T10:00:00Z", "query": "q", "source": "cli", "nodes": 1, "files": 1, "tokens": 10,
+        "naive_tokens": 20, "savings_pct": 50.0, "latency_ms": 1.0, "top_files": [], "budget": 100}) + "\n")
+    at = app("query_history")
+    assert metrics(at)["Recalls"] == "400"
+    assert metrics(at)["Recall p50"] == "199.0 ms"  # over all 400, not a loaded subset
+    assert "Showing 1–50 of 400 recalls (newest first)" in texts(at)
+    assert at.dataframe[-1].value["query"].iloc[0] == "recall question 399"
+    at.number_input(key="recall_page").set_value(8).run()
+    assert "Showing 351–400 of 400" in texts(at)
+    assert at.dataframe[-1].value["query"].iloc[-1] == "recall question 0"
