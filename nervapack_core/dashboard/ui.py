@@ -10,7 +10,8 @@ from . import data
 from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel", "status_badge", "pager"]
+           "md_escape", "fmt_int",
+           "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel", "status_badge", "pager"]
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
@@ -93,7 +94,8 @@ def log_axis(values, title: str = "") -> dict:
     """A log axis for counts with ticks that read 1, 10, 100, 1k, 10k… (plotly's own log
     ticks read "100, 5, 2, 10, 5, 2, 1"): a 17 next to a 9,837 both stay visible."""
     top = max([float(v) for v in values if v] or [1.0])
-    ticks, v = [], 1
+    ticks: list[int] = []
+    v = 1
     while v <= top * 10 and len(ticks) < 10:
         ticks.append(v)
         v *= 10
