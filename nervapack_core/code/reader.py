@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import NervapackError
 from ..storage import CorruptDatabaseError, DatabaseLockedError, in_chunks, open_reader, read_error
-from ..text import fts_match, words
+from ..text import fts_match, is_test_path, words
 
 __all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
 
@@ -361,28 +361,48 @@ class GraphReader:
     # -- search and lookup ---------------------------------------------------------------
     def search(self, text: str, kinds: Sequence[str] | None = None, limit: int = 50) -> list[dict]:
         """Nodes matching the words of ``text`` (user text is data, never FTS5 syntax), best
-        first: all words (as prefixes) first, else any word, else a substring of the
-        qualified name or path."""
+        first: nodes *named* ``text`` first (definitions before their tests and imports),
+        then all words (as prefixes), else any word, else a substring of the qualified name
+        or path."""
         limit = max(1, min(int(limit), 500))
         kind_sql, kind_args = "", list(kinds or ())
         if kind_args:
             kind_sql = f" AND n.kind IN ({','.join('?' * len(kind_args))})"
+        exact = self._named(text, kind_sql, kind_args, limit)
+        seen = {r["id"] for r in exact}
         terms = words(text, limit=12)
         for op in ("AND", "OR"):
             match = fts_match(terms, op=op, prefix=True, min_prefix=1)
             if not match:
-                return []
+                return exact
             rows = self.rows(
                 f"SELECT {_SEARCH_COLUMNS} FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
                 f"WHERE nodes_fts MATCH ?{kind_sql} ORDER BY bm25(nodes_fts, 5.0, 1.0), n.rowid LIMIT ?",
                 (match, *kind_args, limit))
             if rows:
-                return [dict(r) for r in rows]
+                return (exact + [dict(r) for r in rows if r["id"] not in seen])[:limit]
         like = "%" + _like_escape(text.strip()) + "%"
-        return [dict(r) for r in self.rows(
+        return (exact + [dict(r) for r in self.rows(
             f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (n.qualified_name LIKE ? ESCAPE '\\' "
             f"OR n.file LIKE ? ESCAPE '\\'){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",
-            (like, like, *kind_args, limit))]
+            (like, like, *kind_args, limit)) if r["id"] not in seen])[:limit]
+
+    def _named(self, text: str, kind_sql: str, kind_args: list, limit: int) -> list[dict]:
+        """Nodes whose name or qualified name is ``text`` (case-insensitive): definitions
+        first, then other kinds (imports, docs); code outside test folders and test files
+        before tests; the whole qualified name (``url_for``) before a member (``Flask.url_for``);
+        then by path and line."""
+        name = text.strip()
+        if not name:
+            return []
+        rows = [dict(r) for r in self.rows(
+            f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (n.name = ? COLLATE NOCASE "
+            f"OR n.qualified_name = ? COLLATE NOCASE){kind_sql} LIMIT 2000", (name, name, *kind_args))]
+        low = name.lower()
+        rows.sort(key=lambda r: (r["kind"] not in DEFINITION_KINDS, is_test_path(r["file"] or ""),
+                                 (r["qualified_name"] or "").lower() != low, r["name"] != name, r["file"] or "",
+                                 r["start_line"] or 0, r["id"]))
+        return rows[:limit]
 
     def exact(self, names: Sequence[str], *, max_simple: int = 8) -> list[str]:
         """Ids of definitions named exactly (qualified name first, then simple name), stable order.

@@ -141,3 +141,49 @@ def test_the_recall_table_pages_through_400_recalls(team, use_root, app):
     at.number_input(key="recall_page").set_value(8).run()
     assert "Showing 351–400 of 400" in texts(at)
     assert at.dataframe[-1].value["query"].iloc[-1] == "recall question 0"
+
+
+# ---------------------------------------------------------------------------- Graph Explorer search
+FLASKLIKE = {
+    "src/flask/__init__.py": "from .helpers import url_for\n",
+    "src/flask/app.py": "from .helpers import url_for\n\n\nclass Flask:\n    def url_for(self, endpoint):\n"
+                        "        \"\"\"Build a URL (calls url_for).\"\"\"\n        return url_for(endpoint)\n",
+    "src/flask/helpers.py": "def url_for(endpoint, **values):\n    \"\"\"Generate a URL to the given endpoint.\"\"\"\n"
+                            "    return endpoint\n\n\ndef url_for_static(name):\n    return url_for(name)\n",
+    "tests/test_helpers.py": "from flask import url_for\n\n\n" + "".join(
+        f"def test_url_for_{i}():\n    \"\"\"url_for case {i}.\"\"\"\n    assert url_for('x{i}')\n\n\n"
+        for i in range(15)),
+    "tests/test_url_for.py": "def url_for(x):\n    return x\n",
+    "docs/api.md": "# API\n\n## url_for\n\nurl_for builds URLs. " + "url_for " * 20 + "\n",
+}
+
+
+@pytest.fixture(scope="module")
+def flasklike(tmp_path_factory):
+    from nervapack_core.code.ingest import ingest
+
+    root = tmp_path_factory.mktemp("flasklike") / "flask"
+    for rel, text in FLASKLIKE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    ingest(root, embed=False, workers=1)
+    return root
+
+
+def test_explorer_search_puts_the_definition_named_so_first(flasklike, use_root, app):
+    from nervapack_core.code.reader import GraphReader
+
+    with GraphReader(flasklike / ".nervapack" / "graph.db") as g:
+        found = g.search("url_for")
+        assert (found[0]["qualified_name"], found[0]["file"]) == ("url_for", "src/flask/helpers.py")
+        # the other definitions named so next, tests after code; then the words
+        names = [(r["kind"], r["file"]) for r in found[:3]]
+        assert names[1] == ("function", "src/flask/app.py") and names[2] == ("function", "tests/test_url_for.py")
+        assert any(r["qualified_name"].startswith("test_url_for_") for r in found)
+        assert g.search("URL_FOR")[0]["file"] == "src/flask/helpers.py"
+        assert g.search("url_for", kinds=["doc"])[0]["kind"] == "doc"
+    use_root(flasklike)
+    at = app("graph_explorer", {"q": "url_for"})
+    box = at.selectbox(key="result")
+    assert box.options[0].startswith("function  url_for  (src/flask/helpers.py:1)")
+    assert at.subheader[0].value == "function: url\\_for"
