@@ -85,11 +85,19 @@ st.subheader("Drill down", anchor="drill-down")
 ids = [r["community"] for r in co["communities"] if not r["other"]]
 if co["total"] > co["shown"]:
     ids = list(range(co["total"]))  # communities are numbered by size: 0 = largest
-wanted = ui.param("community")
-try:
-    wanted = int(wanted) if wanted is not None else ids[0]
-except ValueError:
-    wanted = ids[0]
+asked = ui.param("community")
+wanted = ids[0]
+if asked is not None:  # a deep link: a community that exists, or said why not
+    try:
+        wanted = int(asked)
+    except ValueError:
+        st.warning(f"The link's community “{ui.md_escape(asked)}” is not a community number; showing the largest.",
+                   icon=":material/warning:")
+    else:
+        if wanted not in ids:
+            st.warning(f"There is no community {wanted} (they are numbered 0 to {max(ids)}, largest first); "
+                       "showing the largest.", icon=":material/warning:")
+            wanted = ids[0]
 labels = {r["community"]: r["label"] for r in co["communities"]}
 chosen = st.selectbox("Community", ids, index=ids.index(wanted) if wanted in ids else 0,
                       format_func=lambda c: f"{c}: {labels.get(c, '')}", key="community")

@@ -9,7 +9,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import as_of_version, version_diff, version_window
+from nervapack_core.dashboard.data import (
+    as_of_version,
+    latest_supersession,
+    supersession_chain,
+    version_diff,
+    version_window,
+)
 from nervapack_core.errors import NervapackError
 from nervapack_core.memory.timeutil import parse_time, to_iso
 
@@ -135,11 +141,29 @@ lo, hi = first.date(), last.date()
 if lo == hi:
     hi = lo + timedelta(days=1) if lo < date.max else lo
 cursor_help = "Moves the cursor: which version was valid at the end of that day."
+start_day = hi
+asked = ui.param("as_of")
+if asked is not None:  # a deep link: a day within the versions' span, or said why not
+    try:
+        start_day = date.fromisoformat(asked[:10])
+    except ValueError:
+        st.warning(f"The link's as_of “{ui.md_escape(asked)}” is not a date (YYYY-MM-DD); showing today.",
+                   icon=":material/warning:")
+    else:
+        if not lo <= start_day <= hi:
+            st.warning(f"The link's as_of {start_day.isoformat()} is outside these versions "
+                       f"({lo.isoformat()} to {hi.isoformat()}); showing the nearest day.", icon=":material/warning:")
+            start_day = min(max(start_day, lo), hi)
 if SLIDER_MIN <= lo and hi <= SLIDER_MAX:
-    as_of_day = st.slider("As of", min_value=lo, max_value=hi, value=hi, format="YYYY-MM-DD", key="as_of",
+    as_of_day = st.slider("As of", min_value=lo, max_value=hi, value=start_day, format="YYYY-MM-DD", key="as_of",
                           help=cursor_help)
 else:  # a slider cannot carry dates this far from 1970; a date box can
-    as_of_day = st.date_input("As of", value=hi, min_value=lo, max_value=hi, key="as_of_date", help=cursor_help)
+    as_of_day = st.date_input("As of", value=start_day, min_value=lo, max_value=hi, key="as_of_date",
+                              help=cursor_help)
+if as_of_day != hi and st.query_params.get("as_of") != as_of_day.isoformat():
+    st.query_params["as_of"] = as_of_day.isoformat()
+elif as_of_day == hi and "as_of" in st.query_params:
+    del st.query_params["as_of"]
 as_of = datetime.combine(as_of_day, datetime.max.time(), tzinfo=UTC)
 as_of = min(as_of, now)
 valid = as_of_version(versions, to_iso(as_of))
@@ -201,14 +225,70 @@ if n > WINDOW:
 
 # ---------------------------------------------------------------- diff
 st.subheader("Compare two versions", anchor="diff")
-choices = list(range(n)) if n <= 2000 else sorted(set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around})
+# the default: the latest supersession (a version and the one that replaced it), not two unrelated neighbours
+pair = latest_supersession(versions)
+default_old, default_new = pair if pair else (max(0, n - 2), n - 1)
+for name in ("old", "new"):
+    vid = ui.param(name)
+    if vid is None:
+        continue
+    if vid in index_of:
+        default_old, default_new = (index_of[vid], default_new) if name == "old" else (default_old, index_of[vid])
+    else:
+        st.warning(f"The link's {'older' if name == 'old' else 'newer'} version “{ui.md_escape(vid)}” is not among "
+                   "these versions; comparing the latest supersession instead.", icon=":material/warning:")
+choices = list(range(n)) if n <= 2000 else sorted(
+    set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around, default_old, default_new})
+scope = (ns, topic, known_at, kinds)
+if st.session_state.get("_diff_scope") != scope:  # another topic: its own default pair
+    st.session_state["_diff_scope"] = scope
+    st.session_state["old"], st.session_state["new"] = default_old, default_new
+
+
+def compare(old: int, new: int) -> None:
+    """A click in the lineage: that version and its successor in the diff."""
+    st.session_state["old"], st.session_state["new"] = old, new
+
+
+for k in (st.session_state.get("old"), st.session_state.get("new")):
+    if isinstance(k, int) and 0 <= k < n and k not in choices:
+        choices.append(k)
+choices.sort()
 labels = {i: f"v{i + 1} · {versions[i]['valid_from'][:10]} · {versions[i]['content'][:60]}" for i in choices}
 c = st.columns(2)
-old_i = c[0].selectbox("Older", choices, index=choices.index(max(0, n - 2)) if max(0, n - 2) in choices else 0,
-                       format_func=labels.get, key="old")
-new_i = c[1].selectbox("Newer", choices, index=choices.index(n - 1), format_func=labels.get, key="new")
+old_i = c[0].selectbox("Older", choices, format_func=labels.get, key="old")
+new_i = c[1].selectbox("Newer", choices, format_func=labels.get, key="new")
+if (old_i, new_i) != (default_old, default_new) or ui.param("old") or ui.param("new"):
+    for name, i in (("old", old_i), ("new", new_i)):
+        if st.query_params.get(name) != versions[i]["id"]:
+            st.query_params[name] = versions[i]["id"]
+if pair is None:
+    st.caption("No version here replaced another: comparing the last two.")
 diff = version_diff(versions[old_i], versions[new_i])
 st.code(diff or "(identical)", language="diff")
+
+# ---------------------------------------------------------------- lineage
+LINEAGE_SHOWN = 40
+chain = supersession_chain(versions, new_i)
+st.subheader("Lineage", anchor="lineage")
+if len(chain) < 2:
+    st.caption(f"v{new_i + 1} neither replaced nor was replaced by another version here.")
+else:
+    st.caption(f"The supersession chain of v{new_i + 1}: {len(chain):,} versions, oldest first. Click one to "
+               "compare it with the version that replaced it.")
+    shown_chain = chain if len(chain) <= LINEAGE_SHOWN else chain[:5] + chain[-(LINEAGE_SHOWN - 5):]
+    for pos, k in enumerate(shown_chain):
+        if len(chain) > LINEAGE_SHOWN and pos == 5:
+            st.caption(f"… {len(chain) - LINEAGE_SHOWN:,} more versions in between (see the table below) …")
+        v = versions[k]
+        span = f"{v['valid_from'][:10]} → {(v.get('valid_until') or '')[:10] or 'now'}"
+        status = "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed")
+        nxt = chain[chain.index(k) + 1] if k != chain[-1] else None
+        prev = chain[chain.index(k) - 1] if k != chain[0] else None
+        target = (k, nxt) if nxt is not None else (prev, k)
+        st.button(f"v{k + 1} · {span} · {v['kind']} · {status} — {ui.md_escape(v['content'][:100])}",
+                  key=f"lineage_{k}", help=ui.md_escape(v["content"]), on_click=compare, args=target,
+                  type="primary" if k in (old_i, new_i) else "secondary", width="stretch")
 
 # ---------------------------------------------------------------- table
 st.subheader("All versions", anchor="versions")
@@ -216,10 +296,20 @@ page = ui.page_controls(total, TABLE_PAGE, key="page")
 offset = page * TABLE_PAGE
 part = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=TABLE_PAGE, offset=offset)
 st.caption(f"Showing {offset + 1:,}–{offset + len(part['items']):,} of {part['total']:,}, oldest first.")
+
+
+def replaced_by(v: dict) -> str:
+    """The version that replaced ``v`` as "v7 · 2026-06-01" (its id when it is not loaded)."""
+    k = index_of.get(v.get("superseded_by") or "")
+    return "" if not v.get("superseded_by") else (
+        f"v{k + 1} · {versions[k]['valid_from'][:10]}" if k is not None else v["superseded_by"])
+
+
 table = pd.DataFrame([{"version": offset + i + 1, "valid_from": v["valid_from"][:19],
                        "valid_until": (v["valid_until"] or "")[:19],
                        "status": "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed"),
-                       "kind": v["kind"], "content": v["content"], "superseded_by": v.get("superseded_by") or "",
+                       "kind": v["kind"], "content": v["content"], "superseded_by": replaced_by(v),
                        "id": v["id"]}
                       for i, v in enumerate(part["items"])])
-st.dataframe(table, hide_index=True)
+st.dataframe(table, hide_index=True, column_config={
+    "content": st.column_config.TextColumn("Content", width="large"), "superseded_by": "Replaced by"})

@@ -740,6 +740,40 @@ def as_of_version(versions: list[dict], instant: str) -> list[dict]:
             and (v.get("valid_until") is None or instant < v["valid_until"])]
 
 
+def latest_supersession(versions: list[dict]) -> tuple[int, int] | None:
+    """``(old, new)`` indices of the supersession that took effect last (the new version's
+    ``valid_from``, then its position), or None when no loaded version replaced another:
+    the diff a reader wants first, rather than two unrelated neighbours."""
+    index_of = {v["id"]: i for i, v in enumerate(versions)}
+    pairs = [(i, index_of[v["superseded_by"]]) for i, v in enumerate(versions)
+             if v.get("superseded_by") in index_of]
+    if not pairs:
+        return None
+    return max(pairs, key=lambda p: (versions[p[1]]["valid_from"] or "", p[1], p[0]))
+
+
+def supersession_chain(versions: list[dict], i: int) -> list[int]:
+    """The whole chain version ``i`` belongs to, oldest first (indices into ``versions``):
+    back through what it ``supersedes``, forward through ``superseded_by``, as far as the
+    loaded versions go (a merge keeps the first predecessor; a cycle stops)."""
+    index_of = {v["id"]: k for k, v in enumerate(versions)}
+    back, k, seen = [], i, {i}
+    while True:
+        prev = next((index_of[s] for s in versions[k].get("supersedes") or [] if s in index_of), None)
+        if prev is None or prev in seen:
+            break
+        back.append(prev)
+        seen.add(prev)
+        k = prev
+    chain = list(reversed(back)) + [i]
+    k = i
+    while versions[k].get("superseded_by") in index_of and index_of[versions[k]["superseded_by"]] not in seen:
+        k = index_of[versions[k]["superseded_by"]]
+        seen.add(k)
+        chain.append(k)
+    return chain
+
+
 def version_diff(old: dict, new: dict) -> str:
     """A unified diff of two versions' content, rationale and rejected alternatives."""
     def lines(v):

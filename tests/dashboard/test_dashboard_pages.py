@@ -319,10 +319,11 @@ def test_dashboard_memory_timeline(on_seeded, app):
     at = app("memory_timeline", {"topic": "AuthService"})
     m = metrics(at)
     assert (m["Versions"], m["Current"], m["Superseded"], m["Since"]) == ("3", "2", "1", "2026-01-01")
-    diff = at.code[0].value
-    assert "-content: Cookie auth broke the mobile client" in diff and "+content: Chose JWT for auth" in diff
+    diff = at.code[0].value  # the latest supersession, not the last two (unrelated) versions
+    assert "-content: Chose session cookies for auth" in diff and "+content: Chose JWT for auth" in diff
     versions = at.dataframe[-1].value
     assert list(versions["status"]) == ["superseded", "current", "current"]
+    assert versions["superseded_by"].iloc[0] == "v3 · 2026-06-01"  # a version, not a raw id
     # move the as-of cursor into the first version's validity
     at.slider(key="as_of").set_value(date(2026, 2, 1)).run()
     assert "1 of the 3 versions held" in at.success[0].body

@@ -5,6 +5,7 @@ show, nothing is silently capped (issue 11, "What was seen")."""
 from __future__ import annotations
 
 import json
+from datetime import date
 import sqlite3
 
 import pytest
@@ -187,3 +188,81 @@ def test_explorer_search_puts_the_definition_named_so_first(flasklike, use_root,
     box = at.selectbox(key="result")
     assert box.options[0].startswith("function  url_for  (src/flask/helpers.py:1)")
     assert at.subheader[0].value == "function: url\\_for"
+
+
+# ---------------------------------------------------------------------------- Memory Timeline lineage
+@pytest.fixture(scope="module")
+def chain_ws(tmp_path_factory):
+    """An entity with a five-version supersession chain and, after it, three unrelated facts."""
+    root = tmp_path_factory.mktemp("chain") / "repo"
+    (root / ".nervapack").mkdir(parents=True)
+    db = root / ".nervapack" / "memory.db"
+    with MemoryStore(db_path=db) as m:
+        ids = [m.store("Cache: none", kind="decision", entities=["Cache"], valid_from="2021-01-01")]
+        for k, what in enumerate(["memcached", "redis", "redis cluster", "valkey"]):
+            ids.append(m.store(f"Cache: {what}", kind="decision", entities=["Cache"], supersedes=ids[-1],
+                               valid_from=f"{2022 + k}-01-01"))
+        others = [m.store(f"Cache fact {k}", kind="fact", entities=["Cache"], valid_from=f"2026-0{k + 1}-01")
+                  for k in range(3)]
+    return root, ids, others
+
+
+def test_timeline_lineage_clickable_and_the_diff_in_the_url(chain_ws, use_root, app):
+    root, ids, others = chain_ws
+    use_root(root)
+    at = app("memory_timeline", {"topic": "Cache"})
+    diff = at.code[0].value
+    assert "-content: Cache: redis cluster" in diff and "+content: Cache: valkey" in diff  # the latest supersession
+    lineage = [b.label.replace("&#58;", ":") for b in at.button if b.key and b.key.startswith("lineage_")]
+    assert len(lineage) == 5 and lineage[0].startswith("v1 · 2021-01-01 → 2022-01-01 · decision · superseded")
+    assert "Cache: valkey" in lineage[-1] and "current" in lineage[-1]
+    # a click on the second version: it and the one that replaced it
+    at.button(key="lineage_1").click().run()
+    diff = at.code[0].value
+    assert "-content: Cache: memcached" in diff and "+content: Cache: redis" in diff
+    assert (at.query_params["old"], at.query_params["new"]) in ((ids[1], ids[2]), ([ids[1]], [ids[2]]))
+    # the link brings the same pair back, and an as_of day
+    at = app("memory_timeline", {"topic": "Cache", "old": ids[1], "new": ids[2], "as_of": "2023-06-01"})
+    assert "-content: Cache: memcached" in at.code[0].value
+    assert at.slider(key="as_of").value.isoformat() == "2023-06-01"
+    assert "Cache&#58; redis" in at.success[0].body
+    at.slider(key="as_of").set_value(date(2024, 6, 1)).run()
+    assert at.query_params["as_of"] in ("2024-06-01", ["2024-06-01"])
+
+
+def test_timeline_bad_parameters_are_said_so(chain_ws, use_root, app):
+    root, ids, _ = chain_ws
+    use_root(root)
+    at = app("memory_timeline", {"topic": "Cache", "as_of": "yesterday", "old": "d_nope"})
+    said = texts(at)
+    assert "The link's as_of “yesterday” is not a date" in said
+    assert "The link's older version “d_nope” is not among these versions" in said
+    assert "+content: Cache: valkey" in at.code[0].value
+    at = app("memory_timeline", {"topic": "Cache", "as_of": "1999-01-01"})
+    assert "The link's as_of 1999-01-01 is outside these versions" in texts(at)
+
+
+def test_bad_links_on_the_graph_pages_are_said_so(flasklike, use_root, app):
+    use_root(flasklike)
+    at = app("communities", {"community": "abc"})
+    assert "The link's community “abc” is not a community number" in texts(at)
+    at = app("communities", {"community": "9999"})
+    assert "There is no community 9999" in texts(at)
+    at = app("graph_explorer", {"node": "no-such-node"})
+    assert "That node is not in the graph any more" in texts(at)
+
+
+def test_the_chosen_namespace_is_kept_across_pages(team, use_root, app):
+    root, _ = team
+    use_root(root)
+    at = app("memory_timeline")
+    assert at.selectbox(key="namespace").value == "big"
+    at.selectbox(key="namespace").set_value("small").run()
+    for page in ("decisions", "memory_timeline"):
+        for k in list(at.query_params):  # a navigation drops the query parameters
+            del at.query_params[k]
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception
+        assert at.selectbox(key="namespace").value == "small", page
+    at.switch_page("pages/namespaces.py").run()
+    assert at.multiselect(key="compare").value[0] == "small"
