@@ -5,8 +5,8 @@ show, nothing is silently capped (issue 11, "What was seen")."""
 from __future__ import annotations
 
 import json
-from datetime import date
 import sqlite3
+from datetime import date
 
 import pytest
 
