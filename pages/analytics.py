@@ -66,8 +66,8 @@ with left:
     fig = go.Figure(go.Bar(x=hist["degree"], y=hist["nodes"], marker_color="#1d4ed8"))
     fig.update_layout(title=f"Classes and functions by number of relations ({an['definitions']:,} definitions)",
                       xaxis_title="calls, inheritance, references and doc links (in + out)",
-                      yaxis_title="definitions",
-                      yaxis_type="log" if len(hist) > 1 and hist["nodes"].max() > 50 else "linear")
+                      yaxis=ui.log_axis(hist["nodes"], "definitions") if len(hist) > 1 and hist["nodes"].max() > 50
+                      else ui.count_axis(hist["nodes"], "definitions"))
     ui.chart(fig, key="degree", height=340)
 with right:
     most = pd.DataFrame(an["most_connected"], columns=["id", "kind", "qualified_name", "file", "start_line", "degree"])

@@ -76,8 +76,9 @@ with right:
 
 if len(sizes) > 1:
     fig = go.Figure(go.Bar(x=np.arange(len(sizes)), y=np.array(sizes), marker_color="#1d4ed8"))
-    fig.update_layout(title="Community sizes (largest first)", xaxis_title="community", yaxis_title="nodes",
-                      yaxis_type="log" if sizes[0] > 20 * max(1, sizes[-1]) else "linear")
+    fig.update_layout(title="Community sizes (largest first)", xaxis=ui.count_axis(range(len(sizes)), "community"),
+                      yaxis=ui.log_axis(sizes, "nodes") if sizes[0] > 20 * max(1, sizes[-1])
+                      else ui.count_axis(sizes, "nodes"))
     ui.chart(fig, key="sizes", height=260)
 
 # ---------------------------------------------------------------- drill-down

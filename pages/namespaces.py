@@ -60,7 +60,7 @@ for i, ns in enumerate(chosen):
                 text=[f"{y:,}" if y else "" for y in ys], textposition="outside", cliponaxis=False,
                 hovertemplate="%{fullData.name}<br>%{x}: %{y:,}<extra></extra>")
 fig.update_layout(barmode="group", title="Memories by kind (log scale)", yaxis=ui.log_axis(heights, "nodes"),
-                  legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
+                  legend=dict(orientation="h"))
 ui.chart(fig, key="kinds", height=320)
 
 fig = go.Figure()
@@ -77,7 +77,7 @@ for i, ns in enumerate(chosen):
                     line=dict(color=COLORS[i % len(COLORS)], width=2))
 fig.update_layout(title="Memories over time (cumulative, by the day they took effect; log scale)",
                   yaxis=ui.log_axis(tops, "memories"), xaxis=dict(type="date"),
-                  legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
+                  legend=dict(orientation="h"))
 ui.chart(fig, key="activity", height=300)
 
 columns = st.columns(len(chosen))

@@ -50,22 +50,23 @@ cols[4].metric("Lines", ui.fmt_int(ov["lines"]), border=True,
 # ---------------------------------------------------------------- health
 st.subheader("Health score", anchor="health")
 comp = pd.DataFrame(health["components"])
-left, right = st.columns([3, 2])
-with left:
-    fig = go.Figure()
-    fig.add_bar(y=comp["name"], x=comp["points"], orientation="h", name="earned", marker_color="#1d4ed8",
-                text=[f"{p:g} / {w}" for p, w in zip(comp["points"], comp["weight"])], textposition="inside")
-    fig.add_bar(y=comp["name"], x=comp["weight"] - comp["points"], orientation="h", name="missing",
-                marker_color="#cbd5e1")
-    fig.update_layout(barmode="stack", title=f"{health['score']} of 100 points, by component",
-                      xaxis_title="points", yaxis=dict(autorange="reversed"), legend=dict(orientation="h"))
-    ui.chart(fig, key="health", height=300)
-with right:
-    table = comp.assign(score=(comp["score"] * 100).round(1))[["name", "points", "weight", "score", "detail"]]
-    st.dataframe(table, hide_index=True, column_config={
-        "name": "Component", "points": st.column_config.NumberColumn("Points", format="%.1f"),
-        "weight": "Out of", "score": st.column_config.NumberColumn("Ratio", format="%.1f%%"), "detail": "Measured",
-    })
+# the chart, then the table at full width below it: "Measured" (the why) needs the room
+fig = go.Figure()
+fig.add_bar(y=comp["name"], x=comp["points"], orientation="h", name="earned", marker_color="#1d4ed8",
+            text=[f"{p:g} / {w}" for p, w in zip(comp["points"], comp["weight"])], textposition="inside")
+fig.add_bar(y=comp["name"], x=comp["weight"] - comp["points"], orientation="h", name="missing",
+            marker_color="#cbd5e1")
+fig.update_layout(barmode="stack", title=f"{health['score']} of 100 points, by component",
+                  xaxis_title="points", yaxis=dict(autorange="reversed"), legend=dict(orientation="h"))
+ui.chart(fig, key="health", height=300)
+table = comp.assign(score=(comp["score"] * 100).round(1))[["name", "points", "weight", "score", "detail"]]
+st.dataframe(table, hide_index=True, width="stretch", column_config={
+    "name": st.column_config.TextColumn("Component", width="small"),
+    "points": st.column_config.NumberColumn("Points", format="%.1f", width="small"),
+    "weight": st.column_config.NumberColumn("Out of", width="small"),
+    "score": st.column_config.NumberColumn("Ratio", format="%.1f%%", width="small"),
+    "detail": st.column_config.TextColumn("Measured", width="large", help="Why the component scored so"),
+})
 with st.expander("What each component measures", icon=":material/info:"):
     for c in health["components"]:
         st.markdown(f"**{ui.md_escape(c['name'])}** ({c['weight']} points): {ui.md_escape(c['explanation'])}")
@@ -106,7 +107,7 @@ else:
     with left:
         fig = go.Figure(go.Bar(x=top["degree"], y=top["file"], orientation="h", marker_color="#1d4ed8"))
         fig.update_layout(title="Edges touching the file's definitions (imports, calls, inheritance, docs)",
-                          yaxis=dict(autorange="reversed"), xaxis_title="edges")
+                          yaxis=dict(autorange="reversed"), xaxis=ui.count_axis(top["degree"], "edges"))
         ui.chart(fig, key="top_files", height=max(300, 24 * len(top) + 80))
     with right:
         st.dataframe(top, hide_index=True, column_config={"file": "File (relative path)", "degree": "Edges"})
@@ -142,10 +143,15 @@ else:
     shown = (f"the newest {len(snaps):,} of {evo['total']:,} snapshots" if evo["total"] > len(snaps)
              else f"{len(snaps):,} snapshot(s)")
     fig.update_layout(title=f"Nodes, edges and health over {shown} (labels: git commit)",
-                      xaxis=dict(title="snapshot", type="category"), yaxis=dict(title="nodes, edges"),
+                      xaxis=dict(title="snapshot", type="category"),
+                      yaxis=ui.count_axis([*ev["nodes"], *ev["edges"]], "nodes, edges"),
                       yaxis2=dict(title="health score", overlaying="y", side="right", range=[0, 108],
                                   tickvals=[0, 20, 40, 60, 80, 100], showgrid=False),
                       legend=dict(orientation="h"))
+    if len(snaps) == 1:  # one run is a point, not a trend: drawn as one, and said so on the chart
+        fig.update_traces(mode="markers+text", marker=dict(size=14))
+        fig.add_annotation(text="One snapshot so far: a point, not a trend yet", xref="paper", yref="paper",
+                           x=0.5, y=0.5, showarrow=False, font=dict(size=14, color="#64748b"))
     ui.chart(fig, key="evolution", height=360)
     if len(snaps) == 1:
         st.caption("One snapshot so far: run `nervapack ingest .` again after changes to see the trend.")

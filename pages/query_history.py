@@ -70,7 +70,7 @@ with left:
         v = stats.get(key)
         if v:
             fig.add_vline(x=v, line_dash="dash", line_color=color, annotation_text=f"{name} {v:.0f} ms")
-    fig.update_layout(title="Latency", xaxis_title="ms", yaxis_title="queries")
+    fig.update_layout(title="Latency", xaxis_title="ms", yaxis=ui.count_axis([len(df)], "queries"))
     ui.chart(fig, key="latency", height=320)
 with right:
     kw = pd.DataFrame(stats.get("top_keywords") or [], columns=["keyword", "count"]).head(15)
@@ -78,7 +78,8 @@ with right:
         st.caption("No keywords.")
     else:
         fig = go.Figure(go.Bar(x=kw["count"], y=kw["keyword"], orientation="h", marker_color="#f59e0b"))
-        fig.update_layout(title="Most asked-about words", yaxis=dict(autorange="reversed"), xaxis_title="queries")
+        fig.update_layout(title="Most asked-about words", yaxis=dict(autorange="reversed"),
+                          xaxis=ui.count_axis(kw["count"], "queries"))
         ui.chart(fig, key="keywords", height=320)
 
 st.subheader("Recent queries", anchor="recent")

@@ -103,9 +103,14 @@ def log_axis(values, title: str = "") -> dict:
                 range=[-0.1, math.log10(max(top, 1)) + 0.15])
 
 
-def count_axis(title: str = "") -> dict:
-    """A linear axis for counts: whole-number ticks only (never 0.5 of a node)."""
-    return dict(tickformat=",d", rangemode="tozero", title=title)
+def count_axis(values=(), title: str = "") -> dict:
+    """A linear axis for counts: whole-number ticks only (never 0.5 of a node); one tick per
+    unit while the counts are small."""
+    top = max([float(v) for v in values if v is not None] or [0.0])
+    axis = dict(tickformat=",d", rangemode="tozero", title=title)
+    if top <= 8:
+        axis.update(dtick=1, tick0=0)
+    return axis
 
 
 def short_int(n: float) -> str:
@@ -118,7 +123,14 @@ def short_int(n: float) -> str:
 
 
 def chart(fig, key: str | None = None, height: int | None = None) -> None:
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10))
+    """A Plotly figure in the page's style. A horizontal legend goes above the plot, under
+    the title, where it cannot cover an axis title or the tick labels."""
+    top = 40
+    if fig.layout.legend.orientation == "h":
+        fig.update_layout(legend=dict(yanchor="bottom", y=1.01, xanchor="right", x=1, title_text=""),
+                          title=dict(y=0.98, yanchor="top"))
+        top = 70
+    fig.update_layout(margin=dict(l=10, r=10, t=top, b=10))
     if height:
         fig.update_layout(height=height)
     st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)

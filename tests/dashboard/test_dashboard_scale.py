@@ -266,3 +266,26 @@ def test_the_chosen_namespace_is_kept_across_pages(team, use_root, app):
         assert at.selectbox(key="namespace").value == "small", page
     at.switch_page("pages/namespaces.py").run()
     assert at.multiselect(key="compare").value[0] == "small"
+
+
+# ---------------------------------------------------------------------------- charts
+def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklike, use_root, app):
+    from nervapack_core.dashboard import ui
+
+    # ticks: 1, 10, 100, 1k (not plotly's "100, 5, 2, 10, 5, 2, 1"); whole numbers on small counts
+    axis = ui.log_axis([17, 9_837], "nodes")
+    assert axis["ticktext"] == ["1", "10", "100", "1k", "10k"] and axis["tickvals"][-1] == 10_000
+    assert ui.count_axis([3])["dtick"] == 1 and ui.count_axis([3_000])["tickformat"] == ",d"
+    use_root(flasklike)
+    at = app("overview")
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    evolution = next(s for s in specs if "Nodes, edges and health" in s["layout"]["title"]["text"])
+    assert all(t["mode"] == "markers+text" for t in evolution["data"])  # one run: a point, said so
+    assert any("One snapshot so far" in a["text"] for a in evolution["layout"]["annotations"])
+    for s in specs:  # a horizontal legend sits above the plot, never over an axis title
+        legend = s["layout"].get("legend", {})
+        if legend.get("orientation") == "h":
+            assert legend["y"] > 1 and legend["yanchor"] == "bottom", s["layout"]["title"]["text"]
+    health = next(d for d in at.dataframe if "detail" in d.value.columns)
+    config = json.loads(health.proto.columns)
+    assert config["detail"]["width"] == "large"
