@@ -107,7 +107,7 @@ def count_axis(values=(), title: str = "") -> dict:
     """A linear axis for counts: whole-number ticks only (never 0.5 of a node); one tick per
     unit while the counts are small."""
     top = max([float(v) for v in values if v is not None] or [0.0])
-    axis = dict(tickformat=",d", rangemode="tozero", title=title)
+    axis: dict = dict(tickformat=",d", rangemode="tozero", title=title)
     if top <= 8:
         axis.update(dtick=1, tick0=0)
     return axis
