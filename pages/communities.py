@@ -1,5 +1,5 @@
-"""Communities: Louvain communities of the code graph (computed at ingest), one bubble each,
-with a drill-down into one community."""
+"""Communities: Louvain communities of the code graph (computed at ingest) as a labelled
+treemap (folder → community → file), with a drill-down into one community."""
 
 from urllib.parse import quote
 
@@ -37,42 +37,42 @@ cols[3].metric("Median size", ui.fmt_int(sorted(sizes)[len(sizes) // 2]), border
 
 rows = pd.DataFrame(co["communities"])
 st.subheader("Community map", anchor="map")
-fig = go.Figure()
-pos = {r["community"]: (r["x"], r["y"]) for r in co["communities"]}
-if co["links"]:
-    # one trace per width class (not one per link): a few traces whatever the number of links
-    top_w = max(link["edges"] for link in co["links"])
-    classes: dict[int, tuple[list, list]] = {}
-    for link in co["links"][:600]:
-        (x0, y0), (x1, y1) = pos[link["a"]], pos[link["b"]]
-        xs, ys = classes.setdefault(min(3, int(4 * link["edges"] / (top_w + 1))), ([], []))
-        xs += [x0, x1, None]
-        ys += [y0, y1, None]
-    for k, (xs, ys) in sorted(classes.items()):
-        # numpy arrays (NaN = a gap) skip Plotly's per-point validation
-        fig.add_scatter(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), mode="lines", showlegend=False,
-                        hoverinfo="skip", line=dict(color="#94a3b8", width=0.6 + 1.6 * k), opacity=0.35 + 0.15 * k)
-big = max(rows["size"])
-fig.add_scatter(
-    x=rows["x"], y=rows["y"], mode="markers+text",
-    marker=dict(size=[12 + 60 * (s / big) ** 0.5 for s in rows["size"]],
-                color=["#cbd5e1" if o else "#1d4ed8" for o in rows["other"]], opacity=0.85,
-                line=dict(color="#0f172a", width=1)),
-    text=[("other" if o else str(c)) for c, o in zip(rows["community"], rows["other"])],
-    textfont=dict(color="white"), customdata=list(zip(rows["label"], rows["size"])),
-    hovertemplate="community %{text}<br>%{customdata[0]}<br>%{customdata[1]} nodes<extra></extra>",
-    showlegend=False)
-shown_note = f"the {co['shown']} largest of {co['total']}, the rest folded into one bubble" \
-    if co["total"] > co["shown"] else f"all {co['total']}"
-fig.update_layout(title=f"One bubble per community ({shown_note}); area ∝ size, lines ∝ edges between them",
-                  xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"))
+# a labelled treemap, folder → community → file, sized by nodes: every community its own tile (no "other"
+# tile over the largest ones), named by its dominant folder and the number of files it spans
+t = st.columns(3)
+singletons = t[0].toggle("Single-node communities", value=False, key="co_singletons",
+                         help="Communities of one node: isolated helpers, mostly noise on a map.")
+with_tests = t[1].toggle("Tests", value=True, key="co_tests", help="Files under tests/, test_*.py, *.spec.ts…")
+vendored = t[2].toggle("Vendored and build output", value=False, key="co_vendored",
+                       help="vendor/, node_modules/, dist/, build/, minified files.")
+try:
+    tm = cache.community_treemap(src, singletons=singletons, tests=with_tests, vendored=vendored)
+except GraphUnreadable as exc:
+    ui.graph_error(exc)
+if tm["shown"] == 0:
+    st.caption("No community left with these toggles.")
+else:
+    hover = {"root": "%{label}<br>%{value:,} nodes", "folder": "folder %{label}<br>%{value:,} nodes",
+             "community": "%{label}<br>in %{parent}<br>%{value:,} nodes",
+             "file": "%{hovertext}<br>%{value:,} nodes", "more": "%{label}<br>%{value:,} nodes"}
+    fig = go.Figure(go.Treemap(
+        ids=tm["ids"], labels=tm["labels"], parents=tm["parents"], values=tm["values"], branchvalues="total",
+        hovertext=tm["paths"], hovertemplate=[hover[k] + "<extra></extra>" for k in tm["kinds"]],
+        marker=dict(colors=[{"root": "#f8fafc", "folder": "#e2e8f0", "community": "#93c5fd", "file": "#1d4ed8",
+                             "more": "#cbd5e1"}[k] for k in tm["kinds"]]),
+        textinfo="label+value", maxdepth=3, pathbar=dict(visible=True)))
+    left_out = (f"; the {tm['left_out']:,} smallest left out (see the table)" if tm["left_out"] else "")
+    fig.update_layout(title=f"{tm['shown']:,} of {tm['communities']:,} communities, folder → community → file, "
+                            f"area = nodes{left_out}. Click to zoom in.")
 left, right = st.columns([3, 2])
 with left:
-    ui.chart(fig, key="community_map", height=520)
+    if tm["shown"]:
+        ui.chart(fig, key="community_map", height=520)
 with right:
     table = rows[~rows["other"]][["community", "size", "n_files", "label"]]
     st.dataframe(table, hide_index=True, height=470,
-                 column_config={"community": "Id", "size": "Nodes", "n_files": "Files", "label": "Mostly in"})
+                 column_config={"community": "Id", "size": "Nodes", "n_files": "Files",
+                                "label": st.column_config.TextColumn("Mostly in", width="large")})
 
 if len(sizes) > 1:
     fig = go.Figure(go.Bar(x=np.arange(len(sizes)), y=np.array(sizes), marker_color="#1d4ed8"))

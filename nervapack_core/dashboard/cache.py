@@ -28,6 +28,7 @@ __all__ = [
     "cached_on",
     "communities_overview",
     "community_detail",
+    "community_treemap",
     "changed_since",
     "coupling",
     "decision_facets",
@@ -152,6 +153,11 @@ def memory_marker(src: data.Sources) -> str:
 
 
 # ---------------------------------------------------------------------------- code graph
+@cached_on(graph_marker, max_entries=16)
+def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True) -> dict:
+    return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored)
+
+
 @cached_on(graph_marker, max_entries=8)
 def overview(src: data.Sources):
     return data.overview(_graph_db(src))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .data import as_dicts, graph
 
-__all__ = ["communities_overview", "community_detail", "layout"]
+__all__ = ["communities_overview", "community_detail", "community_treemap", "layout"]
 
 
 def _community_labels(conn) -> dict[int, dict]:
@@ -32,7 +32,8 @@ def _community_labels(conn) -> dict[int, dict]:
         d["top_file"] = top_file
         d["folder"] = folder
         d["n_files"] = len(d["files"])
-        d["label"] = top_file if len(d["files"]) == 1 else f"{folder}/ ({top_file.rsplit('/', 1)[-1]}…)"
+        # named by where it lives and how far it spans: "tests/auth_tests/ · 1,249 files", not just a folder
+        d["label"] = top_file if len(d["files"]) == 1 else f"{folder}/ · {len(d['files']):,} files"
         d["files"] = d["files"].most_common(10)
         d["kinds"] = dict(d["kinds"])
     return out
@@ -79,6 +80,74 @@ def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
         "graph_nodes": total_nodes,
         "all_sizes": [info[c]["size"] for c in order],
     }
+
+
+def community_treemap(graph_db: Path, *, singletons: bool = True, tests: bool = True, vendored: bool = True,
+                      max_communities: int = 80, files_per_community: int = 12) -> dict:
+    """The communities as a treemap, folder → community → file (Plotly ``ids``/``parents``/
+    ``values``, sized by nodes): every community of the largest ``max_communities`` gets
+    its own labelled tile, nothing is folded into an "other" tile over them; a community's
+    smaller files share one "… N more files" tile inside it. ``singletons``, ``tests``,
+    ``vendored``: keep one-node communities, test files, vendored/build output.
+    Returns ``{ids, labels, parents, values, kinds, paths, communities, shown, left_out, nodes}``."""
+    from ..text import is_build_path, is_test_path
+
+    files: dict[int, Counter[str]] = {}
+    with graph(graph_db) as conn:
+        for community, file, k in conn.execute(
+                "SELECT c.community, n.file, count(*) FROM communities c JOIN nodes n ON n.id = c.node_id "
+                "GROUP BY c.community, n.file"):
+            if (not tests and is_test_path(file or "")) or (not vendored and is_build_path(file or "")):
+                continue
+            files.setdefault(community, Counter())[file or "?"] += k
+    sizes = {c: sum(f.values()) for c, f in files.items()}
+    order = [c for c in sorted(sizes, key=lambda c: (-sizes[c], c)) if singletons or sizes[c] > 1]
+    shown = order[:max(1, int(max_communities))]
+    ids, labels, parents, values, kinds = ["root"], ["repository"], [""], [0], ["root"]
+    paths = [""]  # the whole path of a file tile (its label is the file name)
+    folders: dict[str, int] = {}
+    for c in shown:
+        counts = files[c]
+        by_folder: Counter[str] = Counter()
+        for f, k in counts.items():
+            by_folder[f.rsplit("/", 1)[0] if "/" in f else "."] += k
+        folder = max(by_folder.items(), key=lambda kv: (kv[1], kv[0]))[0]
+        if folder not in folders:
+            folders[folder] = len(ids)
+            ids.append(f"d:{folder}")
+            labels.append(f"{folder}/")
+            parents.append("root")
+            values.append(0)
+            kinds.append("folder")
+            paths.append("")
+        values[folders[folder]] += sizes[c]
+        values[0] += sizes[c]
+        cid = f"c:{c}"
+        ids.append(cid)
+        labels.append(f"community {c} · {len(counts):,} file{'s' if len(counts) != 1 else ''}")
+        parents.append(f"d:{folder}")
+        values.append(sizes[c])
+        kinds.append("community")
+        paths.append("")
+        top = counts.most_common(files_per_community)
+        for f, k in top:
+            ids.append(f"f:{c}:{f}")
+            labels.append(f.rsplit("/", 1)[-1])
+            parents.append(cid)
+            values.append(k)
+            kinds.append("file")
+            paths.append(f)
+        rest = len(counts) - len(top)
+        if rest:
+            ids.append(f"m:{c}")
+            labels.append(f"… {rest:,} more files")
+            parents.append(cid)
+            values.append(sizes[c] - sum(k for _, k in top))
+            kinds.append("more")
+            paths.append("")
+    return {"ids": ids, "labels": labels, "parents": parents, "values": values, "kinds": kinds, "paths": paths,
+            "communities": len(order), "shown": len(shown), "left_out": len(order) - len(shown),
+            "nodes": values[0]}
 
 
 def community_detail(graph_db: Path, community: int, limit: int = 120) -> dict:

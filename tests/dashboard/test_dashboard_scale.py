@@ -289,3 +289,49 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     health = next(d for d in at.dataframe if "detail" in d.value.columns)
     config = json.loads(health.proto.columns)
     assert config["detail"]["width"] == "large"
+
+
+# ---------------------------------------------------------------------------- Communities map
+def test_communities_treemap_labels_toggles_and_no_other_tile(flasklike, tmp_path, use_root, app):
+    from nervapack_core.code.ingest import ingest
+    from nervapack_core.dashboard.communities import community_treemap
+
+    root = tmp_path / "repo"
+    files = {}
+    for k in range(8):  # eight tightly knit packages, a test folder, vendored code and lone helpers
+        names = [f"pkg{k}/m{j}.py" for j in range(3)]
+        for j, name in enumerate(names):
+            other = f"pkg{k}.m{(j + 1) % 3}"
+            files[name] = f"from {other} import f{(j + 1) % 3}_{k}\n\n\ndef f{j}_{k}():\n" \
+                          f"    return f{(j + 1) % 3}_{k}()\n"
+    files["tests/test_all.py"] = "".join(f"from pkg{k}.m0 import f0_{k}\n" for k in range(8)) + "".join(
+        f"\n\ndef test_{k}():\n    assert f0_{k}()\n" for k in range(8))
+    files["vendor/lib.py"] = "def vendored():\n    return helper()\n\n\ndef helper():\n    return 1\n"
+    files["lonely.py"] = "X = 1\n"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    ingest(root, embed=False, workers=1)
+    db = root / ".nervapack" / "graph.db"
+    everything = community_treemap(db)
+    assert everything["left_out"] == 0 and not any("other" in label for label in everything["labels"])
+    communities = [lab for lab, k in zip(everything["labels"], everything["kinds"]) if k == "community"]
+    assert communities and all(" file" in lab for lab in communities)  # says how many files it spans
+    files_of = {p for p, k in zip(everything["paths"], everything["kinds"]) if k == "file"}
+    assert "vendor/lib.py" in files_of
+    trimmed = community_treemap(db, singletons=False, tests=False, vendored=False)
+    kept = {p for p, k in zip(trimmed["paths"], trimmed["kinds"]) if k == "file"}
+    assert not {f for f in kept if f.startswith(("tests/", "vendor/"))} and "pkg0/m0.py" in kept
+    # every tile adds up: a parent is the sum of its children
+    total = dict(zip(trimmed["ids"], trimmed["values"]))
+    for i, parent in zip(trimmed["ids"], trimmed["parents"]):
+        if parent:
+            assert total[parent] >= total[i]
+    use_root(root)
+    at = app("communities")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["type"] == "treemap"
+    assert "communities, folder → community → file" in spec["layout"]["title"]["text"]
+    at.toggle(key="co_tests").set_value(False).run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert "tests/test_all.py" not in spec["data"][0]["hovertext"]
