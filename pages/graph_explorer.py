@@ -116,33 +116,57 @@ nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
 if nb.empty:
     st.caption("No edges in or out of this node.")
 else:
+    # what it uses (out) on the right half, what uses it (in) on the left, each edge an arrow in its
+    # direction; only a few labels, spread round the circle (hover names the rest)
     shown = nb.head(60)
+    outs = [i for i in range(len(shown)) if shown.iloc[i]["direction"] == "out"]
+    ins = [i for i in range(len(shown)) if shown.iloc[i]["direction"] != "out"]
+    pos: dict[int, tuple[float, float, float]] = {}
+    for group, (lo, hi) in ((outs, (-0.45, 0.45)), (ins, (0.55, 1.45))):
+        for j, i in enumerate(group):
+            a = math.pi * (lo + (hi - lo) * (j + 0.5) / len(group))
+            pos[i] = (math.cos(a), math.sin(a), a)
     n = len(shown)
+    xs = [pos[i][0] for i in range(n)]
+    ys = [pos[i][1] for i in range(n)]
     fig = go.Figure()
-    xs, ys = [], []
-    for i in range(n):
-        a = 2 * math.pi * i / max(1, n)
-        xs.append(math.cos(a))
-        ys.append(math.sin(a))
     for kind, color in EDGE_COLORS.items():
         idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
         if not idx:
             continue
-        ex, ey = [], []
+        fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=color, width=2), name=kind)  # legend
         for i in idx:
-            ex += [0, xs[i], None]
-            ey += [0, ys[i], None]
-        fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color=color, width=1.5), name=kind, hoverinfo="skip")
-    fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=12, color="#0f172a"),
-                    text=[q.rsplit(".", 1)[-1][:24] for q in shown["qualified_name"]], textposition="top center",
+            out = shown.iloc[i]["direction"] == "out"
+            (x0, y0), (x1, y1) = ((0.0, 0.0), (xs[i], ys[i])) if out else ((xs[i], ys[i]), (0.0, 0.0))
+            # stop short of the target marker so the arrowhead shows
+            fig.add_annotation(x=x0 + 0.9 * (x1 - x0), y=y0 + 0.9 * (y1 - y0), ax=x0, ay=y0, xref="x", yref="y",
+                               axref="x", ayref="y", text="", showarrow=True, arrowhead=2, arrowsize=1,
+                               arrowwidth=1.3, arrowcolor=color, opacity=0.8)
+    LABELS = 12
+    step = max(1, math.ceil(n / LABELS))
+    labelled = set(range(0, n, step))
+
+    def side(angle: float) -> str:
+        x = math.cos(angle)
+        return "middle right" if x > 0.3 else "middle left" if x < -0.3 else (
+            "top center" if math.sin(angle) > 0 else "bottom center")
+
+    fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=11, color="#0f172a"),
+                    text=[q.rsplit(".", 1)[-1][:22] if i in labelled else ""
+                          for i, q in enumerate(shown["qualified_name"])],
+                    textposition=[side(pos[i][2]) for i in range(n)], textfont=dict(size=11),
                     customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
                     hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
                                   "<extra></extra>",
                     showlegend=False)
     fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
                     text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
-    fig.update_layout(title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else ""),
-                      xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
+    for x, text in ((1.25, f"uses → ({len(outs)})"), (-1.25, f"← used by ({len(ins)})")):
+        fig.add_annotation(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
+    labels_note = f"; {len(labelled)} labelled, hover for the rest" if n > len(labelled) else ""
+    fig.update_layout(title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else "") + labels_note,
+                      xaxis=dict(visible=False, range=[-1.9, 1.9]),
+                      yaxis=dict(visible=False, scaleanchor="x", range=[-1.3, 1.3]),
                       legend=dict(orientation="h"))
     left, right = st.columns([2, 3])
     with left:

@@ -155,6 +155,8 @@ FLASKLIKE = {
         f"def test_url_for_{i}():\n    \"\"\"url_for case {i}.\"\"\"\n    assert url_for('x{i}')\n\n\n"
         for i in range(15)),
     "tests/test_url_for.py": "def url_for(x):\n    return x\n",
+    "src/flask/views.py": "from .helpers import url_for\n\n\n" + "".join(
+        f"def view_number_{i}():\n    return url_for('v{i}')\n\n\n" for i in range(20)),
     "docs/api.md": "# API\n\n## url_for\n\nurl_for builds URLs. " + "url_for " * 20 + "\n",
 }
 
@@ -335,3 +337,19 @@ def test_communities_treemap_labels_toggles_and_no_other_tile(flasklike, tmp_pat
     at.toggle(key="co_tests").set_value(False).run()
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert "tests/test_all.py" not in spec["data"][0]["hovertext"]
+
+
+def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root, app):
+    use_root(flasklike)
+    at = app("graph_explorer", {"q": "url_for"})
+    spec = next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+                if "relation(s)" in s["layout"]["title"]["text"])
+    arrows = [a for a in spec["layout"]["annotations"] if a.get("showarrow")]
+    points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(arrows))
+    assert len(arrows) >= 16  # sixteen callers and more
+    for (direction, *_), x, arrow in zip(points["customdata"], points["x"], arrows):
+        assert (x > 0) == (direction == "out")  # callers (in) on the left, what it uses on the right
+    ins = [a for a, (d, *_) in zip(arrows, points["customdata"]) if d == "in"]
+    assert all(abs(a["x"]) < abs(a["ax"]) for a in ins)  # an arrow from the caller towards the node
+    assert 0 < len([t for t in points["text"] if t]) <= 12 < len(points["text"])
+    assert "hover for the rest" in spec["layout"]["title"]["text"]
