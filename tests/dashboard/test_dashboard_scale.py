@@ -347,7 +347,7 @@ def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root,
     arrows = [a for a in spec["layout"]["annotations"] if a.get("showarrow")]
     points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(arrows))
     assert len(arrows) >= 16  # sixteen callers and more
-    for (direction, *_), x, arrow in zip(points["customdata"], points["x"], arrows):
+    for (direction, *_), x in zip(points["customdata"], points["x"]):
         assert (x > 0) == (direction == "out")  # callers (in) on the left, what it uses on the right
     ins = [a for a, (d, *_) in zip(arrows, points["customdata"]) if d == "in"]
     assert all(abs(a["x"]) < abs(a["ax"]) for a in ins)  # an arrow from the caller towards the node
