@@ -61,7 +61,7 @@ fig.update_layout(barmode="stack", title=f"{health['score']} of 100 points, by c
 ui.chart(fig, key="health", height=300)
 table = comp.assign(score=(comp["score"] * 100).round(1))[["name", "points", "weight", "score", "detail"]]
 st.dataframe(table, hide_index=True, width="stretch", column_config={
-    "name": st.column_config.TextColumn("Component", width="small"),
+    "name": st.column_config.TextColumn("Component", width="medium"),
     "points": st.column_config.NumberColumn("Points", format="%.1f", width="small"),
     "weight": st.column_config.NumberColumn("Out of", width="small"),
     "score": st.column_config.NumberColumn("Ratio", format="%.1f%%", width="small"),
