@@ -100,7 +100,7 @@ def log_axis(values, title: str = "") -> dict:
         ticks.append(v)
         v *= 10
     return dict(type="log", tickvals=ticks, ticktext=[short_int(t) for t in ticks], title=title,
-                range=[-0.1, math.log10(max(top, 1)) + 0.15])
+                range=[-0.3, math.log10(max(top, 1)) + 0.15])
 
 
 def count_axis(values=(), title: str = "") -> dict:
