@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+import streamlit.components.v1 as components
 
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import GraphUnreadable
@@ -80,6 +81,10 @@ if len(sizes) > 1:
                       yaxis=ui.log_axis(sizes, "nodes") if sizes[0] > 20 * max(1, sizes[-1])
                       else ui.count_axis(sizes, "nodes"))
     ui.chart(fig, key="sizes", height=260)
+
+if st.toggle("Interactive map (search, open a community, click a node, path finder: the `nervapack visualize` page)",
+             key="communities_interactive"):
+    components.html(cache.graph_html(src), height=680, scrolling=False)
 
 # ---------------------------------------------------------------- drill-down
 st.subheader("Drill down", anchor="drill-down")

@@ -39,6 +39,7 @@ __all__ = [
     "decisions_touching",
     "evolution",
     "explore_html",
+    "graph_html",
     "file_history",
     "graph_marker",
     "health_now",
@@ -229,6 +230,15 @@ def explore_html(src: data.Sources, node_id: str, hops: int = 1) -> str:
     assert src.root is not None  # the Graph Explorer runs only on a workspace with a graph
     return view_html(src.root, "explore", target=node_id, hops=hops,
                      memory_db=_memory_db(src) if src.has_memory else None)
+
+
+@cached_on(graph_marker, max_entries=2)
+def graph_html(src: data.Sources) -> str:
+    """The whole graph's interactive page (``nervapack visualize``), community level on large graphs."""
+    from ..code.visualize import view_html
+
+    assert src.root is not None  # the Communities page runs only on a workspace with a graph
+    return view_html(src.root, "graph", memory_db=_memory_db(src) if src.has_memory else None)
 
 
 @cached_on(graph_marker, max_entries=256)

@@ -430,3 +430,13 @@ def test_graph_explorer_embeds_the_interactive_explore_view(on_seeded, app):
     frames = at.get("iframe")
     assert len(frames) == 1 and "Content-Security-Policy" in frames[0].proto.srcdoc
     assert "<script src=" not in frames[0].proto.srcdoc  # self-contained: nothing fetched
+
+
+def test_communities_embeds_the_interactive_map(on_seeded, app):
+    """Issue 11: the visualize page embedded on the Communities page, on request."""
+    at = app("communities")
+    assert not at.get("iframe")
+    at.toggle(key="communities_interactive").set_value(True).run()
+    frames = at.get("iframe")
+    assert len(frames) == 1 and "Content-Security-Policy" in frames[0].proto.srcdoc
+    assert "<script src=" not in frames[0].proto.srcdoc
