@@ -49,6 +49,19 @@ class UserErrorGroup(click.Group):
     """Turns ``NervapackError`` (and Ctrl-C, and a database that cannot be read) into a message and an
     exit code, never a traceback."""
 
+    def parse_args(self, ctx, args):
+        # argv is decoded with surrogateescape: an argument that is not valid UTF-8 holds lone surrogates,
+        # which every later encode (SQLite, JSON history, the terminal) would turn into a traceback
+        for arg in args:
+            if not arg.isascii():
+                try:
+                    arg.encode("utf-8")
+                except UnicodeEncodeError:
+                    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                    raise click.UsageError(f"the argument '{shown}' is not valid UTF-8; give it in UTF-8.",
+                                           ctx) from None
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
