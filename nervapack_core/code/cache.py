@@ -89,7 +89,11 @@ class FileTokenCache:
         """Tokens of the workspace file ``path`` (0 when it cannot be read)."""
         from ..tokens import count_tokens
 
-        full = self.root / path
+        from .source import inside_root
+
+        full = inside_root(self.root, path)  # never measure a file outside the root (a symlink swapped in)
+        if full is None:
+            return 0
         try:
             st = os.stat(full)
         except OSError:
