@@ -14,7 +14,7 @@ import click
 from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
 from .common import console as _rich_console
-from .common import emit, json_option, path_option
+from .common import echo, emit, json_option, path_option
 
 __all__ = ["register", "require_workspace", "read_graph"]
 
@@ -465,7 +465,7 @@ def export(fmt, output, path):
     finally:
         store.close()
     if output:
-        click.echo(f"Wrote {output}", err=True)
+        echo(f"Wrote {output}", err=True)
 
 
 def register(cli: click.Group) -> None:

@@ -20,6 +20,7 @@ from .common import (
     UserErrorGroup,
     console,
     db_option,
+    echo,
     emit,
     json_mode,
     json_option,
@@ -43,7 +44,7 @@ def _store():
 
 
 def _say_waiting(message: str) -> None:
-    click.echo(message, err=True)
+    echo(message, err=True)
 
 
 def _day(iso) -> str:
