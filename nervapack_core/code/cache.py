@@ -88,7 +88,6 @@ class FileTokenCache:
     def count(self, path: str) -> int:
         """Tokens of the workspace file ``path`` (0 when it cannot be read)."""
         from ..tokens import count_tokens
-
         from .source import inside_root
 
         full = inside_root(self.root, path)  # never measure a file outside the root (a symlink swapped in)

@@ -20,7 +20,8 @@ def _clean(output: str) -> bool:
 
 
 def test_no_raw_escape_reaches_the_terminal(tmp_path, rel):
-    files = {**rel.SHOP, EVIL_NAME: EVIL_CODE.format(n=1), f"docs/notes{TITLE}.md": f"# Notes {CLEAR}\n\nledger {TITLE}\n"}
+    files = {**rel.SHOP, EVIL_NAME: EVIL_CODE.format(n=1),
+             f"docs/notes{TITLE}.md": f"# Notes {CLEAR}\n\nledger {TITLE}\n"}
     root = rel.make_repo(tmp_path / "repo", files)
     p = str(root)
     db = str(root / ".nervapack" / "memory.db")
