@@ -99,6 +99,9 @@ class UserErrorGroup(click.Group):
             echo(f"Error: a NervaPack database cannot be read ({exc}). If another process holds it, "
                        "try again; if it is corrupt, run `nervapack ingest --rebuild` (code graph).", err=True)
             ctx.exit(1)
+        except RecursionError:  # e.g. a deeply nested JSON value in an argument or a file: still no traceback
+            echo("Error: the input is nested too deeply to be processed.", err=True)
+            ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)

@@ -107,8 +107,19 @@ def _node_block(n: dict) -> str:
     return "\n".join(lines)
 
 
+def _read_stdin() -> str:
+    """Standard input as UTF-8 text; anything else is a clear error (it could never be stored or shown)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return sys.stdin.read()
+    try:
+        return stream.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NervapackError(f"standard input is not valid UTF-8 (byte {exc.start}): give the text in UTF-8.") from None
+
+
 def _read_text_arg(text: str) -> str:
-    return sys.stdin.read() if text == "-" else text
+    return _read_stdin() if text == "-" else text
 
 
 @click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -429,13 +440,15 @@ def import_cmd(file):
     if file != "-" and not path.is_file():
         raise NervapackError(f"file not found: {file}")
     try:
-        raw = sys.stdin.read() if file == "-" else path.read_text(encoding="utf-8")
+        raw = _read_stdin() if file == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise NervapackError(f"cannot read {file}: {exc}") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise NervapackError(f"{file} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise NervapackError(f"{file} is nested too deeply to be an import (an export is a few levels deep).") from None
     d = _store().import_nodes(data)
     d.pop("ids", None) if not json_mode() else None
     emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"

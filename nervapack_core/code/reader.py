@@ -333,11 +333,12 @@ class GraphReader:
             where, args = where + " AND subkind=?", args + [subkind]
         if file_path:
             prefix = file_path.replace("\\", "/").strip("/")
-            where, args = where + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [
-                prefix, _like_escape(prefix) + "/%"]
+            # substr/instr, not LIKE: a LIKE pattern is limited to 50,000 bytes ("LIKE or GLOB pattern too
+            # complex"), and any length of user text must give an answer; lower() keeps LIKE's ASCII case folding
+            where, args = where + " AND (file=? OR lower(substr(file, 1, ?)) = lower(?))", args + [
+                prefix, len(prefix) + 1, prefix + "/"]
         if name_contains:
-            where, args = where + " AND qualified_name LIKE ? ESCAPE '\\'", args + [
-                "%" + _like_escape(name_contains) + "%"]
+            where, args = where + " AND instr(lower(qualified_name), lower(?)) > 0", args + [name_contains]
         limit = max(1, min(int(limit), 1000))
         count_row = self.one("SELECT count(*) FROM nodes" + where, args)
         assert count_row is not None  # an aggregate without GROUP BY always returns one row
@@ -378,11 +379,11 @@ class GraphReader:
                 (match, *kind_args, limit))
             if rows:
                 return [dict(r) for r in rows]
-        like = "%" + _like_escape(text.strip()) + "%"
+        part = text.strip()  # instr, not LIKE: no 50,000-byte pattern limit on user text
         return [dict(r) for r in self.rows(
-            f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (n.qualified_name LIKE ? ESCAPE '\\' "
-            f"OR n.file LIKE ? ESCAPE '\\'){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",
-            (like, like, *kind_args, limit))]
+            f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (instr(lower(n.qualified_name), lower(?)) > 0 "
+            f"OR instr(lower(n.file), lower(?)) > 0){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",
+            (part, part, *kind_args, limit))]
 
     def exact(self, names: Sequence[str], *, max_simple: int = 8) -> list[str]:
         """Ids of definitions named exactly (qualified name first, then simple name), stable order.

@@ -534,6 +534,8 @@ class MemoryStore:
     def for_code(self, file, line=None, *, namespace=None, include_history=False) -> list[dict]:
         """Memories that TOUCH a source file (optionally the definition spanning ``line``)."""
         ns = self._ns(namespace)
+        if line is not None and (isinstance(line, bool) or not isinstance(line, int) or not 1 <= line < 2**31):
+            raise NervapackError(f"line must be a line number between 1 and {2**31 - 1}, not {line!r}")
         path = self.graph.relative(str(file))
         return self._read(lambda conn: views.for_code(conn, ns, path, line, include_history=include_history))
 
