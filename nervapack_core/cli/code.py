@@ -353,8 +353,13 @@ def _print_ingest(console, report, llm: dict | None = None) -> None:
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
     """``nervapack status`` data: :meth:`GraphReader.status` (shared with MCP and the dashboard)."""
+    from ..code.vectors import vector_state
+
     with read_graph(ws) as graph:
-        return graph.status(detailed=detailed)
+        data = graph.status(detailed=detailed)
+        # whether vector search works, from the files (a deleted or damaged store is said, never silent)
+        data["vectors"] = vector_state(ws, graph.meta("embedder"), graph.meta("vectors_at"))
+        return data
 
 
 @click.command()
@@ -393,6 +398,12 @@ def _print_status(console, d: dict, detailed: bool) -> None:
     ch = d["changed_since_ingest"]
     t.add_row("Changed since", f"{ch['total']} file(s): {len(ch['modified'])} modified, {len(ch['added'])} added, "
                                f"{len(ch['deleted'])} deleted")
+    vec = d.get("vectors")
+    if vec:
+        from rich.markup import escape
+
+        ok = vec["state"] in ("ok", "server")
+        t.add_row("Vectors", escape(vec["detail"]) if ok else f"[yellow]{escape(vec['detail'])}[/] — {vec['fix']}")
     console.print(Panel(t, title=f"NervaPack status — {d['root']}", expand=False))
     if ch["total"]:
         for p in (ch["modified"] + ch["added"] + ch["deleted"])[:10]:

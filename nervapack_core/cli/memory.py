@@ -145,6 +145,9 @@ def init_cmd(global_):
         else:
             ws = find_workspace()
             db = ws.memory_db if ws is not None else Path.cwd() / ".nervapack" / "memory.db"
+    empty = Path(db).expanduser()
+    if empty.is_file() and empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists():
+        empty.unlink()  # init on purpose: a 0-byte file holds nothing; other commands refuse it (damaged)
     store = MemoryStore(db, namespace=memory_namespace(), on_wait=_say_waiting)
     click.get_current_context().call_on_close(store.close)
     data = {"path": str(store.path), "schema_version": store.schema_version()}

@@ -48,6 +48,13 @@ class NoGraphError(NervapackError):
     """There is no usable code graph yet: missing, empty, or its first ingest never finished."""
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
 def _like_escape(text: str) -> str:
     """``text`` as a literal inside a LIKE pattern with ``ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -119,8 +126,12 @@ class GraphReader:
         except (DatabaseLockedError, CorruptDatabaseError):
             raise
         except NervapackError:
+            if _size(self.path) == 0:  # nothing ever written, or a truncated file: either way no graph to show
+                raise NoGraphError(
+                    f"The code graph at {self.path} is empty (0 bytes): it was never written, or it was truncated "
+                    "or damaged. Run `nervapack ingest --rebuild` (or restore a backup of .nervapack).") from None
             raise NoGraphError(f"The code graph at {self.path} is empty (no code graph yet): "
-                               "run `nervapack ingest`.") from None
+                               "run `nervapack ingest` (`--rebuild` if an earlier one was interrupted).") from None
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             finished = "ingest_runs" in tables and conn.execute(
