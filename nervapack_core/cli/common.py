@@ -27,6 +27,7 @@ __all__ = [
     "emit",
     "json_mode",
     "json_option",
+    "markup_escape",
     "memory_db",
     "memory_namespace",
     "memory_options",
@@ -65,6 +66,13 @@ def safe_text(text: str) -> str:
     """``text`` with every control character but tab and newline made visible (``\x1b`` -> ``␛``), so
     that printing data on a terminal never moves the cursor, clears the screen or sets the title."""
     return _CONTROLS.sub(_visible, text)
+
+
+def markup_escape(text: Any) -> str:
+    """``text`` as literal text inside rich markup: a file name like ``[/]x.py`` is a name, not a tag."""
+    from rich.markup import escape
+
+    return escape(str(text))
 
 
 def echo(message: Any = None, **kwargs: Any) -> None:

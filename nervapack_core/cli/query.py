@@ -14,6 +14,7 @@ from ..errors import NervapackError
 from .code import read_graph, require_workspace
 from .common import console as _rich_console
 from .common import echo, emit, json_option, path_option
+from .common import markup_escape as _escape
 from .visualize import namespace_for_view, publish, slug
 
 __all__ = ["register", "efficiency_panel"]
@@ -113,7 +114,7 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
 def _print_answer(result, budget: int) -> None:
     console = _console()
     if result.warning:
-        console.print(f"[yellow]warning:[/] {result.warning}", markup=True)
+        console.print(f"[yellow]warning:[/] {_escape(result.warning)}", markup=True)
     if not result.entries:
         console.print("[yellow]Nothing in the graph matches this question.[/] "
                       "Try other words, a function or class name, or `nervapack explore NAME`.")
@@ -306,7 +307,7 @@ def _print_dependencies(data: dict, file: str | None) -> None:
 
     console = _console()
     if file:
-        console.print(f"[bold]{data['file']}[/]")
+        console.print(f"[bold]{_escape(data['file'])}[/]")
         console.print(f"Imports ({len(data['imports'])}):")
         for f in data["imports"]:
             console.print(f"  → {f}", markup=False)

@@ -68,3 +68,13 @@ def test_json_output_stays_exact(tmp_path, rel):
     done = rel.invoke("query", "ledger", "--no-vectors", "--json", "--path", str(root))
     data = json.loads(done.output)
     assert _clean(done.output) and EVIL_NAME in {n["file"] for n in data["nodes"]}
+
+
+def test_a_file_name_is_not_rich_markup(tmp_path, rel):
+    """A name like ``[bold]x.py`` is shown as it is, not read as a markup tag."""
+    root = rel.ingested(tmp_path / "repo")
+    name = "shop/[bold]odd.py"
+    (root / name).write_text("def odd():\n    return 1\n")
+    done = rel.invoke("status", "--path", str(root))
+    assert done.exit_code == 0 and rel.no_traceback(done), (done.output, done.exception)
+    assert name in done.output
