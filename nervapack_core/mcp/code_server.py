@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -159,7 +160,8 @@ def build_server(root: Path | None = None):
                 break
         if result is not None:
             try:
-                append_query(holder.workspace().history_file, result.history_record("mcp"))
+                # recorded with the budget asked for (the context was packed under what the summary left)
+                append_query(holder.workspace().history_file, replace(result, budget=budget).history_record("mcp"))
             except OSError as exc:
                 log.warning("could not write the query history: %s", exc)
         if text is not None:
