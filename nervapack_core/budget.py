@@ -21,6 +21,9 @@ from .tokens import TokenCounter, default_counter
 __all__ = ["check_budget", "CountCache", "largest_fitting", "truncate_to"]
 
 
+MAX_BUDGET = 2**31 - 1  # tokens: any larger budget means the same (everything fits)
+
+
 def check_budget(value: Any, *, name: str = "budget") -> int:
     """``value`` as a whole number of tokens >= 1, or a :class:`NervapackError` saying why not."""
     if isinstance(value, bool):
@@ -37,7 +40,8 @@ def check_budget(value: Any, *, name: str = "budget") -> int:
         number = int(as_float)
     if number < 1:
         raise NervapackError(f"{name} must be at least 1 token (got {number}).")
-    return number
+    # more than any text holds, so "no limit"; and SQLite integers stop at 2**63 - 1
+    return min(number, MAX_BUDGET)
 
 
 class CountCache:

@@ -57,10 +57,19 @@ def append_query(path: str | os.PathLike, record: dict) -> None:
         os.close(fd)
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _valid(rec) -> bool:
+    """A record every reader can show: the required fields, and the optional ones (when present) of the type
+    ``make_record`` writes — a ``null`` or a string where a number belongs is a malformed line, not a crash."""
     return (isinstance(rec, dict) and isinstance(rec.get("query"), str) and isinstance(rec.get("timestamp"), str)
-            and all(isinstance(rec.get(k), (int, float)) and not isinstance(rec.get(k), bool)
-                    for k in ("tokens", "naive_tokens")))
+            and all(_number(rec.get(k)) for k in ("tokens", "naive_tokens"))
+            and all(_number(rec[k]) for k in ("nodes", "files", "savings_pct", "latency_ms", "budget") if k in rec)
+            and isinstance(rec.get("source", ""), str)
+            and isinstance(rec.get("top_files", []), list)
+            and all(isinstance(f, str) for f in rec.get("top_files", [])))
 
 
 def read_history(path: str | os.PathLike, limit: int | None = None) -> list[dict]:

@@ -174,8 +174,13 @@ def _read(root: Path, rev: str, path: str | None) -> bytes | None:
     if path is None:
         return None
     if rev == ":working":
+        from .code.source import inside_root
+
+        full = inside_root(root, path)  # a working-tree link leaving the root is not read
+        if full is None:
+            return None
         try:
-            return (root / path).read_bytes()
+            return full.read_bytes()
         except OSError:
             return None
     spec = f":{path}" if rev == ":index" else f"{rev}:{path}"
@@ -512,8 +517,13 @@ def _spans(root: Path, path: str) -> dict[tuple[str, str], tuple[int, int]]:
     from .code.parser import parse_source
 
     language = language_for_path(path)
+    from .code.source import inside_root
+
+    full = inside_root(root, path)
+    if full is None:
+        return {}
     try:
-        data = (root / path).read_bytes()
+        data = full.read_bytes()
     except OSError:
         return {}
     if language not in PARSED:

@@ -16,8 +16,8 @@ from nervapack_core.cli.common import emit, json_option
 from nervapack_core.cli.memory import main as memory_main
 from nervapack_core.cli.memory import memory_cli
 
-NERVAPACK_COMMANDS = ["coupling", "dependencies", "explore", "export", "file-history", "history", "hooks", "hotspots",
-                      "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync",
+NERVAPACK_COMMANDS = ["coupling", "dependencies", "doctor", "explore", "export", "file-history", "history", "hooks",
+                      "hotspots", "ingest", "knowledge", "memory", "query", "review-changes", "serve", "status", "sync",
                       "visualize"]
 MEMORY_COMMANDS = [
     "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "export-adr", "for-code",

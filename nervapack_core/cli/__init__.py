@@ -3,7 +3,7 @@
 Every click command of both command lines lives in this package (the engines hold no
 CLI code): ``code`` (ingest, status, export), ``query`` (query, history, explore,
 dependencies), ``git_history`` (hotspots, coupling, knowledge, file-history), ``review``
-(review-changes, hooks), ``visualize`` (the HTML drawing of the graph), ``serve``
+(review-changes, hooks), ``visualize`` (the HTML drawing of the graph), ``doctor`` (checks), ``serve``
 (the dashboard), ``memory`` (``nervapack memory`` and the
 ``nervapack-memory`` script); ``common`` holds the shared options and ``emit``.
 
@@ -31,6 +31,7 @@ def _register_subcommands():
     """Mount the command modules; they import their heavy dependencies (chromadb,
     tree-sitter, streamlit) only when a command runs."""
     from . import code as code_commands
+    from . import doctor as doctor_commands
     from . import git_history as history_commands
     from . import query as query_commands
     from . import review as review_commands
@@ -39,7 +40,7 @@ def _register_subcommands():
     from .memory import memory_cli
 
     for module in (code_commands, query_commands, history_commands, dashboard_commands, review_commands,
-                   visualize_commands):
+                   visualize_commands, doctor_commands):
         module.register(cli)
     cli.add_command(memory_cli, "memory")
 

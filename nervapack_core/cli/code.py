@@ -14,7 +14,8 @@ import click
 from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
 from .common import console as _rich_console
-from .common import emit, json_option, path_option
+from .common import echo, emit, json_option, path_option
+from .common import markup_escape as _escape
 
 __all__ = ["register", "require_workspace", "read_graph"]
 
@@ -186,7 +187,7 @@ def _with_progress(wanted: bool, run):
     and stderr is a terminal; waiting messages go to stderr either way."""
     err = _console_err()
     if not (wanted and sys.stderr.isatty()):
-        return run(None, lambda message: err.print(f"[yellow]{message}[/]"))
+        return run(None, lambda message: err.print(f"[yellow]{_escape(message)}[/]"))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("[bold]{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
@@ -199,7 +200,7 @@ def _with_progress(wanted: bool, run):
         bar.update(tasks[phase], completed=done, total=max(total, 1))
 
     with bar:
-        return run(progress, lambda message: bar.console.print(f"[yellow]{message}[/]"))
+        return run(progress, lambda message: bar.console.print(f"[yellow]{_escape(message)}[/]"))
 
 
 @click.command()
@@ -275,7 +276,7 @@ def _print_sync(console, report, llm: dict | None = None) -> None:
     if llm:
         _print_llm(console, llm)
     if report.memory_note:
-        console.print(f"[yellow]{report.memory_note}[/]")
+        console.print(f"[yellow]{_escape(report.memory_note)}[/]")
     if report.adr_note:
         console.print(f"[yellow]{escape(report.adr_note)}[/]")
     if report.memories:
@@ -316,7 +317,7 @@ def _print_ingest(console, report, llm: dict | None = None) -> None:
     from rich.table import Table
 
     for w in report.warnings:
-        console.print(f"[yellow]warning:[/] {w}")
+        console.print(f"[yellow]warning:[/] {_escape(w)}")
     if report.changed == 0 and report.deleted == 0:
         console.print(f"[green]Up to date[/]: {report.files:,} files unchanged since the last ingest.")
     t = Table(title=f"Ingested {report.root}", show_header=False, box=None)
@@ -353,8 +354,13 @@ def _print_ingest(console, report, llm: dict | None = None) -> None:
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
     """``nervapack status`` data: :meth:`GraphReader.status` (shared with MCP and the dashboard)."""
+    from ..code.vectors import vector_state
+
     with read_graph(ws) as graph:
-        return graph.status(detailed=detailed)
+        data = graph.status(detailed=detailed)
+        # whether vector search works, from the files (a deleted or damaged store is said, never silent)
+        data["vectors"] = vector_state(ws, graph.meta("embedder"), graph.meta("vectors_at"))
+        return data
 
 
 @click.command()
@@ -393,10 +399,16 @@ def _print_status(console, d: dict, detailed: bool) -> None:
     ch = d["changed_since_ingest"]
     t.add_row("Changed since", f"{ch['total']} file(s): {len(ch['modified'])} modified, {len(ch['added'])} added, "
                                f"{len(ch['deleted'])} deleted")
+    vec = d.get("vectors")
+    if vec:
+        from rich.markup import escape
+
+        ok = vec["state"] in ("ok", "server")
+        t.add_row("Vectors", escape(vec["detail"]) if ok else f"[yellow]{escape(vec['detail'])}[/] — {vec['fix']}")
     console.print(Panel(t, title=f"NervaPack status — {d['root']}", expand=False))
     if ch["total"]:
         for p in (ch["modified"] + ch["added"] + ch["deleted"])[:10]:
-            console.print(f"  [yellow]out of sync:[/] {p}", highlight=False)
+            console.print(f"  [yellow]out of sync:[/] {_escape(p)}", highlight=False)
         console.print("  Run `nervapack sync` to update the graph.")
     if not detailed:
         return
@@ -465,7 +477,7 @@ def export(fmt, output, path):
     finally:
         store.close()
     if output:
-        click.echo(f"Wrote {output}", err=True)
+        echo(f"Wrote {output}", err=True)
 
 
 def register(cli: click.Group) -> None:

@@ -10,6 +10,7 @@ without every command passing the flag along.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -22,14 +23,17 @@ __all__ = [
     "UserErrorGroup",
     "console",
     "db_option",
+    "echo",
     "emit",
     "json_mode",
     "json_option",
+    "markup_escape",
     "memory_db",
     "memory_namespace",
     "memory_options",
     "namespace_option",
     "path_option",
+    "safe_text",
     "to_json",
 ]
 
@@ -45,19 +49,66 @@ DB_HELP = ("Memory database (default: $NERVAPACK_MEMORY_DB, nearest .nervapack/m
 NAMESPACE_HELP = "Namespace to work in (default: 'default')."
 
 
+# C0 controls but tab and newline, DEL and the C1 controls: ESC[2J clears a screen, ESC]0;…BEL sets a window
+# title, CSI (\x9b) is ESC[ in one byte. File names, code and memory content are data, never terminal commands.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_C1_OR_DEL = re.compile("[\x7f-\x9f]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ESC -> ␛, BEL -> ␇, CR -> ␍
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every control character but tab and newline made visible (``\x1b`` -> ``␛``), so
+    that printing data on a terminal never moves the cursor, clears the screen or sets the title."""
+    return _CONTROLS.sub(_visible, text)
+
+
+def markup_escape(text: Any) -> str:
+    """``text`` as literal text inside rich markup: a file name like ``[/]x.py`` is a name, not a tag."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+def echo(message: Any = None, **kwargs: Any) -> None:
+    """``click.echo`` for people: control characters in the text are made visible (:func:`safe_text`)."""
+    click.echo(safe_text(message) if isinstance(message, str) else message, **kwargs)
+
+
 class UserErrorGroup(click.Group):
     """Turns ``NervapackError`` (and Ctrl-C, and a database that cannot be read) into a message and an
     exit code, never a traceback."""
+
+    def parse_args(self, ctx, args):
+        # argv is decoded with surrogateescape: an argument that is not valid UTF-8 holds lone surrogates,
+        # which every later encode (SQLite, JSON history, the terminal) would turn into a traceback
+        for arg in args:
+            if not arg.isascii():
+                try:
+                    arg.encode("utf-8")
+                except UnicodeEncodeError:
+                    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                    raise click.UsageError(f"the argument '{shown}' is not valid UTF-8; give it in UTF-8.",
+                                           ctx) from None
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except NervapackError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            echo(f"Error: {exc}", err=True)
             ctx.exit(getattr(exc, "exit_code", 1))
         except sqlite3.DatabaseError as exc:  # a read path without its own message: still no traceback
-            click.echo(f"Error: a NervaPack database cannot be read ({exc}). If another process holds it, "
+            echo(f"Error: a NervaPack database cannot be read ({exc}). If another process holds it, "
                        "try again; if it is corrupt, run `nervapack ingest --rebuild` (code graph).", err=True)
+            ctx.exit(1)
+        except RecursionError:  # e.g. a deeply nested JSON value in an argument or a file: still no traceback
+            echo("Error: the input is nested too deeply to be processed.", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
@@ -129,14 +180,27 @@ def memory_namespace() -> str:
 
 def to_json(data: Any) -> str:
     """The JSON both CLIs print: indented, UTF-8 as is, anything unusual (paths, dates) as a string."""
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    # json.dumps escapes C0 controls; DEL and the C1 controls (\x9b is a one-byte ESC[) as well, so the
+    # JSON stays exact and no raw control byte reaches a terminal
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return _C1_OR_DEL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def console(stderr: bool = False):
-    """A rich console for people (no automatic highlighting of numbers and paths)."""
+    """A rich console for people (no automatic highlighting of numbers and paths) that makes the control
+    characters of the printed text visible (:func:`safe_text`); its own styling still reaches the terminal."""
     from rich.console import Console
+    from rich.segment import Segment
 
-    return Console(stderr=stderr, highlight=False)
+    class SafeConsole(Console):
+        def _render_buffer(self, buffer):
+            # the one place rich turns segments into output: text segments are data, control segments and
+            # styles are rich's own escape codes (kept)
+            return super()._render_buffer(
+                Segment(safe_text(text), style, None) if control is None and text else Segment(text, style, control)
+                for text, style, control in buffer)
+
+    return SafeConsole(stderr=stderr, highlight=False)
 
 
 def emit(data: Any, human: Callable[[Any], Any] | str | None) -> None:
@@ -153,6 +217,6 @@ def emit(data: Any, human: Callable[[Any], Any] | str | None) -> None:
     if out is None or out == "":
         return
     if isinstance(out, str):
-        click.echo(out)
+        echo(out)
     else:
         console().print(out)

@@ -20,6 +20,7 @@ from .common import (
     UserErrorGroup,
     console,
     db_option,
+    echo,
     emit,
     json_mode,
     json_option,
@@ -43,7 +44,7 @@ def _store():
 
 
 def _say_waiting(message: str) -> None:
-    click.echo(message, err=True)
+    echo(message, err=True)
 
 
 def _day(iso) -> str:
@@ -106,8 +107,19 @@ def _node_block(n: dict) -> str:
     return "\n".join(lines)
 
 
+def _read_stdin() -> str:
+    """Standard input as UTF-8 text; anything else is a clear error (it could never be stored or shown)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return sys.stdin.read()
+    try:
+        return stream.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NervapackError(f"standard input is not valid UTF-8 (byte {exc.start}): give the text in UTF-8.") from None
+
+
 def _read_text_arg(text: str) -> str:
-    return sys.stdin.read() if text == "-" else text
+    return _read_stdin() if text == "-" else text
 
 
 @click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,6 +145,9 @@ def init_cmd(global_):
         else:
             ws = find_workspace()
             db = ws.memory_db if ws is not None else Path.cwd() / ".nervapack" / "memory.db"
+    empty = Path(db).expanduser()
+    if empty.is_file() and empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists():
+        empty.unlink()  # init on purpose: a 0-byte file holds nothing; other commands refuse it (damaged)
     store = MemoryStore(db, namespace=memory_namespace(), on_wait=_say_waiting)
     click.get_current_context().call_on_close(store.close)
     data = {"path": str(store.path), "schema_version": store.schema_version()}
@@ -428,13 +443,15 @@ def import_cmd(file):
     if file != "-" and not path.is_file():
         raise NervapackError(f"file not found: {file}")
     try:
-        raw = sys.stdin.read() if file == "-" else path.read_text(encoding="utf-8")
+        raw = _read_stdin() if file == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise NervapackError(f"cannot read {file}: {exc}") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise NervapackError(f"{file} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise NervapackError(f"{file} is nested too deeply to be an import (an export is a few levels deep).") from None
     d = _store().import_nodes(data)
     d.pop("ids", None) if not json_mode() else None
     emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"

@@ -13,7 +13,8 @@ import click
 from ..errors import NervapackError
 from .code import read_graph, require_workspace
 from .common import console as _rich_console
-from .common import emit, json_option, path_option
+from .common import echo, emit, json_option, path_option
+from .common import markup_escape as _escape
 from .visualize import namespace_for_view, publish, slug
 
 __all__ = ["register", "efficiency_panel"]
@@ -75,7 +76,7 @@ def _record_history(ws, result, source: str = "cli") -> None:
     try:
         append_query(ws.history_file, result.history_record(source))
     except OSError as exc:
-        click.echo(f"warning: could not write the query history ({exc})", err=True)
+        echo(f"warning: could not write the query history ({exc})", err=True)
 
 
 @click.command()
@@ -113,13 +114,13 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
 def _print_answer(result, budget: int) -> None:
     console = _console()
     if result.warning:
-        console.print(f"[yellow]warning:[/] {result.warning}", markup=True)
+        console.print(f"[yellow]warning:[/] {_escape(result.warning)}", markup=True)
     if not result.entries:
         console.print("[yellow]Nothing in the graph matches this question.[/] "
                       "Try other words, a function or class name, or `nervapack explore NAME`.")
-    click.echo("--- Retrieved Context ---")
-    click.echo(result.markdown)
-    click.echo("--- End Context ---")
+    echo("--- Retrieved Context ---")
+    echo(result.markdown)
+    echo("--- End Context ---")
     console.print(efficiency_panel(result.tokens, result.naive_tokens, len(result.files), budget=budget,
                                    nodes=len(result.entries), elapsed_ms=result.elapsed_ms))
 
@@ -156,7 +157,7 @@ def history(limit, stats, clear, as_json, path):
         warnings.simplefilter("always")
         records = read_history(ws.history_file, None if stats else limit)
     for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
+        echo(f"warning: {w.message}", err=True)
     if stats:
         emit(history_stats(records), _history_stats_panel)
         return
@@ -182,7 +183,7 @@ def _history_stats_panel(data: dict):
 
 def _history_table(records: list) -> None:
     if not records:
-        click.echo("No queries yet. Run `nervapack query \"...\"`.")
+        echo("No queries yet. Run `nervapack query \"...\"`.")
         return
     from rich.console import JustifyMethod
     from rich.table import Table
@@ -306,7 +307,7 @@ def _print_dependencies(data: dict, file: str | None) -> None:
 
     console = _console()
     if file:
-        console.print(f"[bold]{data['file']}[/]")
+        console.print(f"[bold]{_escape(data['file'])}[/]")
         console.print(f"Imports ({len(data['imports'])}):")
         for f in data["imports"]:
             console.print(f"  → {f}", markup=False)

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from ..errors import NervapackError
-from .common import console, emit, json_mode, to_json
+from .common import console, echo, emit, json_mode, to_json
 
 __all__ = ["register"]
 
@@ -122,11 +122,11 @@ def register(cli: click.Group) -> None:
             failed_any = failed_any or bool(failed)
             results.append(review.to_dict() | {"failed": [d["id"] for d in failed]})
             if fmt == "markdown":
-                click.echo(to_markdown(review, fail_on), nl=False)
+                echo(to_markdown(review, fail_on), nl=False)
             elif fmt == "text":
                 console().print(_text(review, failed, fail_on), markup=False, highlight=False)
         if fmt == "json":
-            click.echo(to_json(results[0] if len(results) == 1 else results))
+            echo(to_json(results[0] if len(results) == 1 else results))
         if failed_any:
             sys.exit(FAILED_EXIT)
 

@@ -17,6 +17,7 @@ import click
 from ..dashboard import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 from ..errors import NervapackError
 from ..workspace import find_workspace, memory_db_path
+from .common import echo
 
 __all__ = ["register", "serve", "app_dir", "streamlit_command"]
 
@@ -90,13 +91,13 @@ def serve(path, port, address, no_browser, demo):
             root = ws.root
         else:
             where = path or Path.cwd()
-            click.echo(f"No NervaPack workspace at or above {where} (run `nervapack ingest {where}` to create "
+            echo(f"No NervaPack workspace at or above {where} (run `nervapack ingest {where}` to create "
                        "one); serving the demo workspace instead.", err=True)
     is_demo = root is None
     if is_demo:
         from ..dashboard.demo import ensure_demo
 
-        root = ensure_demo(progress=lambda msg: click.echo(msg, err=True))
+        root = ensure_demo(progress=lambda msg: echo(msg, err=True))
 
     folder = app_dir()
     if not _port_free(address, port):
@@ -117,7 +118,7 @@ def serve(path, port, address, no_browser, demo):
 
     host = "localhost" if address in ("127.0.0.1", "localhost") else address
     url = f"http://{host}:{port}"
-    click.echo(f"NervaPack dashboard for {root}{' (demo)' if is_demo else ''}: {url}  (Ctrl-C to stop)", err=True)
+    echo(f"NervaPack dashboard for {root}{' (demo)' if is_demo else ''}: {url}  (Ctrl-C to stop)", err=True)
     if not no_browser:
         threading.Thread(target=_open_when_ready, args=(url, address, port), daemon=True).start()
     proc = subprocess.Popen(streamlit_command(folder, port, address), cwd=str(folder), env=env)

@@ -42,7 +42,7 @@ class CacheDir:
         """The cached JSON value, or ``None`` when absent or unreadable."""
         try:
             return json.loads(self.path(name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
 
     def write(self, name: str, write_tmp: Callable[[Path], object], suffix: str = "") -> bool:
@@ -66,6 +66,13 @@ class CacheDir:
         return self.write(name, lambda tmp: tmp.write_text(json.dumps(value), encoding="utf-8"))
 
 
+def _entry_ok(entry: Any) -> bool:
+    """A cached count as ``count`` writes it: ``[size, mtime, tokens]``, numbers, tokens a whole number."""
+    return (isinstance(entry, list) and len(entry) == 3
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in entry)
+            and isinstance(entry[2], int) and entry[2] >= 0)
+
+
 class FileTokenCache:
     """Whole-file cl100k token counts, keyed by path, size and mtime (in memory and on disk)."""
 
@@ -81,15 +88,19 @@ class FileTokenCache:
         if self._counts is None:
             data = self.cache.read_json(TOKEN_CACHE_NAME)
             self._counts = {}
-            if isinstance(data, dict) and data.get("encoding") == self.ENCODING:
-                self._counts = {k: v for k, v in data.get("files", {}).items() if isinstance(v, list) and len(v) == 3}
+            files = data.get("files") if isinstance(data, dict) and data.get("encoding") == self.ENCODING else None
+            if isinstance(files, dict):  # any other shape (hand-edited, another version) is rebuilt, not fatal
+                self._counts = {k: v for k, v in files.items() if _entry_ok(v)}
         return self._counts
 
     def count(self, path: str) -> int:
         """Tokens of the workspace file ``path`` (0 when it cannot be read)."""
         from ..tokens import count_tokens
+        from .source import inside_root
 
-        full = self.root / path
+        full = inside_root(self.root, path)  # never measure a file outside the root (a symlink swapped in)
+        if full is None:
+            return 0
         try:
             st = os.stat(full)
         except OSError:

@@ -143,6 +143,20 @@ def classify_content(head: bytes, path: str, size: int) -> str | None:
     return None
 
 
+def _utf8_name(rel: str) -> bool:
+    """Whether ``rel`` (decoded with surrogateescape) is a valid UTF-8 name."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def escaped_name(rel: str) -> str:
+    """A name that is not valid UTF-8 as text: its undecodable bytes as ``\\xNN`` escapes."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES,
              known: Mapping[str, tuple[int, float]] | None = None) -> Discovery:
     """The files under ``root`` to index, with the skipped ones and their reasons.
@@ -159,6 +173,11 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES,
     known = known or {}
     base = str(root)
     for rel in names:
+        if not rel.isascii() and not _utf8_name(rel):
+            # the graph, FTS and every output are UTF-8: such a name cannot be stored or shown as is, so the
+            # file is skipped and recorded under its escaped form (caf\\xe9.py), never aborting the ingest
+            result.skipped.append((escaped_name(rel), "file name is not valid UTF-8"))
+            continue
         parts = rel.split("/")
         verdict = own_rules.check_file(rel).include  # True: ignored, False: brought back by a `!` rule
         if verdict:

@@ -8,6 +8,7 @@ caught up by the next ingest.
 
 from __future__ import annotations
 
+import os
 import time
 
 from .. import storage
@@ -54,7 +55,7 @@ def record_pending(conn, embed_ids: set[str], removed_ids: set[str]) -> None:
                      [(i,) for i in sorted(gone)])
 
 
-def embed_pending(store, workspace, report, embedder, progress) -> None:
+def embed_pending(store, workspace, report, embedder, progress, *, rebuild: bool = False) -> None:
     """Bring the workspace's vector collection (``vectors.open_index``) in line with the graph.
 
     Works from ``pending_embeddings`` (written with the graph change) and reconciles by id
@@ -65,10 +66,19 @@ def embed_pending(store, workspace, report, embedder, progress) -> None:
     last written to another store (the embedded one before a server was configured, or
     back), every text is compared, since changes made meanwhile went to the other store.
     """
-    from .vectors import LOCAL, VectorIndex, vector_store
+    from .vectors import LOCAL, VectorIndex, VectorStoreDamaged, vector_store
 
     where = vector_store(workspace)
-    index = VectorIndex(where, embedder)
+    try:
+        index = VectorIndex(where, embedder)
+    except VectorStoreDamaged:
+        if not rebuild or where.path is None:
+            raise
+        # a rebuild embeds everything anyway: the damaged folder is kept aside (never deleted) and a new one made
+        aside = where.path.with_name(f"{where.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        os.replace(where.path, aside)
+        report.warnings.append(f"the damaged vector store was moved to {aside}; the vectors were embedded again")
+        index = VectorIndex(where, embedder)
     if index.warning:
         report.warnings.append(index.warning)
     report.embedder = index.embedder_name

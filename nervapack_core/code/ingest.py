@@ -507,7 +507,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
-            embed_pending(store, workspace, report, embedder, progress)
+            embed_pending(store, workspace, report, embedder, progress, rebuild=rebuild)
     if llm_sources:
         _restore_llm_edges(store, workspace, llm_sources)
 

@@ -48,6 +48,13 @@ class NoGraphError(NervapackError):
     """There is no usable code graph yet: missing, empty, or its first ingest never finished."""
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
 def _like_escape(text: str) -> str:
     """``text`` as a literal inside a LIKE pattern with ``ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -119,8 +126,12 @@ class GraphReader:
         except (DatabaseLockedError, CorruptDatabaseError):
             raise
         except NervapackError:
+            if _size(self.path) == 0:  # nothing ever written, or a truncated file: either way no graph to show
+                raise NoGraphError(
+                    f"The code graph at {self.path} is empty (0 bytes): it was never written, or it was truncated "
+                    "or damaged. Run `nervapack ingest --rebuild` (or restore a backup of .nervapack).") from None
             raise NoGraphError(f"The code graph at {self.path} is empty (no code graph yet): "
-                               "run `nervapack ingest`.") from None
+                               "run `nervapack ingest` (`--rebuild` if an earlier one was interrupted).") from None
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             finished = "ingest_runs" in tables and conn.execute(
@@ -333,11 +344,12 @@ class GraphReader:
             where, args = where + " AND subkind=?", args + [subkind]
         if file_path:
             prefix = file_path.replace("\\", "/").strip("/")
-            where, args = where + " AND (file=? OR file LIKE ? ESCAPE '\\')", args + [
-                prefix, _like_escape(prefix) + "/%"]
+            # substr/instr, not LIKE: a LIKE pattern is limited to 50,000 bytes ("LIKE or GLOB pattern too
+            # complex"), and any length of user text must give an answer; lower() keeps LIKE's ASCII case folding
+            where, args = where + " AND (file=? OR lower(substr(file, 1, ?)) = lower(?))", args + [
+                prefix, len(prefix) + 1, prefix + "/"]
         if name_contains:
-            where, args = where + " AND qualified_name LIKE ? ESCAPE '\\'", args + [
-                "%" + _like_escape(name_contains) + "%"]
+            where, args = where + " AND instr(lower(qualified_name), lower(?)) > 0", args + [name_contains]
         limit = max(1, min(int(limit), 1000))
         count_row = self.one("SELECT count(*) FROM nodes" + where, args)
         assert count_row is not None  # an aggregate without GROUP BY always returns one row
@@ -381,11 +393,11 @@ class GraphReader:
                 (match, *kind_args, limit))
             if rows:
                 return (exact + [dict(r) for r in rows if r["id"] not in seen])[:limit]
-        like = "%" + _like_escape(text.strip()) + "%"
+        part = text.strip()  # instr, not LIKE: no 50,000-byte pattern limit on user text
         return (exact + [dict(r) for r in self.rows(
-            f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (n.qualified_name LIKE ? ESCAPE '\\' "
-            f"OR n.file LIKE ? ESCAPE '\\'){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",
-            (like, like, *kind_args, limit)) if r["id"] not in seen])[:limit]
+            f"SELECT {_SEARCH_COLUMNS} FROM nodes n WHERE (instr(lower(n.qualified_name), lower(?)) > 0 "
+            f"OR instr(lower(n.file), lower(?)) > 0){kind_sql} ORDER BY n.file, n.start_line LIMIT ?",
+            (part, part, *kind_args, limit)) if r["id"] not in seen])[:limit]
 
     def _named(self, text: str, kind_sql: str, kind_args: list, limit: int) -> list[dict]:
         """Nodes whose name or qualified name is ``text`` (case-insensitive): definitions

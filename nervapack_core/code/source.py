@@ -15,9 +15,24 @@ from typing import Protocol
 
 from .ranking import ScoredNode
 
-__all__ = ["SourceReader", "GraphSource"]
+__all__ = ["SourceReader", "GraphSource", "inside_root"]
 
 _MAX_CACHED_FILES = 512
+
+
+def inside_root(root: str | os.PathLike[str], rel: str) -> Path | None:
+    """The real path of the workspace file ``rel``, or None when it leaves ``root``.
+
+    Checked at every read, not only at ingest: a file indexed as a regular file may since have been
+    replaced by a symlink (or a path component by a link) to something outside the repository, and
+    no query, MCP tool or dashboard page may show that file's lines.
+    """
+    base = Path(root).resolve()
+    try:
+        real = (base / rel).resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return None
+    return real if real == base or base in real.parents else None
 
 
 class GraphSource(Protocol):
@@ -37,8 +52,10 @@ class SourceReader:
         self._lines: dict[str, tuple[float, list[str]]] = {}
 
     def file_lines(self, path: str) -> list[str]:
-        """All lines of the workspace file ``path`` ([] when it cannot be read)."""
-        full = self.root / path
+        """All lines of the workspace file ``path`` ([] when it cannot be read or now leads outside the root)."""
+        full = inside_root(self.root, path)
+        if full is None:
+            return []
         try:
             mtime = os.stat(full).st_mtime
         except OSError:

@@ -38,8 +38,8 @@ from ..errors import NervapackError
 from ..settings import setting
 from ..workspace import Workspace
 
-__all__ = ["VectorIndex", "VectorStore", "VectorServerError", "vector_store", "open_index", "server_collection",
-           "store_name", "COLLECTION", "CHROMA_URL_ENV", "LOCAL"]
+__all__ = ["VectorIndex", "VectorStore", "VectorServerError", "VectorStoreDamaged", "vector_store", "open_index",
+           "server_collection", "store_name", "vector_state", "COLLECTION", "CHROMA_URL_ENV", "LOCAL"]
 
 COLLECTION = "nervapack_code"  # Chroma needs >= 3 characters
 CHROMA_URL_ENV = "NERVAPACK_CHROMA_URL"
@@ -49,6 +49,13 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 class VectorServerError(NervapackError):
     """The Chroma server named by the settings cannot be reached or failed."""
+
+
+class VectorStoreDamaged(NervapackError):
+    """The embedded store's files cannot be opened (garbage, truncated): ``ingest --rebuild`` recovers."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
@@ -76,7 +83,29 @@ class VectorStore:
         exists. A server is never known without asking it, so an ingest reconciles with it."""
         if self.url is not None:
             return False
-        return (recorded_at or LOCAL) == LOCAL and self.path is not None and self.path.is_dir()
+        return (recorded_at or LOCAL) == LOCAL and self.path is not None and self.path.is_dir() and not self.damage()
+
+    def damage(self) -> str | None:
+        """Why the embedded store's database file is plainly unusable (read from its first bytes, no
+        chromadb import), or None. A server, or a store not created yet, is never called damaged here."""
+        if self.path is None:
+            return None
+        db = self.path / "chroma.sqlite3"
+        try:
+            with open(db, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{db} cannot be read ({exc.strerror or exc})"
+        if head != SQLITE_HEADER:
+            return f"{db} is not a SQLite database" if head else f"{db} is empty (0 bytes)"
+        return None
+
+    def damaged_error(self, reason) -> VectorStoreDamaged:
+        return VectorStoreDamaged(
+            f"The vector store {self.path} is damaged ({reason}). Run `nervapack ingest --rebuild`: it moves the "
+            "damaged folder aside and embeds the graph again (or restore a backup of .nervapack/chroma).")
 
     def check_reachable(self, timeout: float = 10.0) -> None:
         """Raise :class:`VectorServerError` unless the server answers its heartbeat (before an
@@ -131,6 +160,30 @@ def vector_store(workspace: Workspace) -> VectorStore:
         return VectorStore(path=workspace.chroma_dir)
     return VectorStore(url=_server_url(url.value, url.origin), collection=server_collection(workspace.root),
                        origin=url.origin)
+
+
+def vector_state(workspace: Workspace, embedder: str | None, recorded_at: str | None) -> dict:
+    """Whether vector search can work, from the graph's meta and the files (no chromadb import, no server
+    round trip): ``{state: ok|none|missing|damaged|elsewhere|server, detail, fix}``."""
+    if not embedder:
+        return {"state": "none", "detail": "no vectors (ingested with --no-embed)", "fix": "run `nervapack ingest`"}
+    try:
+        where = vector_store(workspace)
+    except NervapackError as exc:
+        return {"state": "damaged", "detail": str(exc), "fix": "correct the vector store setting"}
+    if (recorded_at or LOCAL) != where.key:
+        return {"state": "elsewhere", "detail": f"vectors were written to {store_name(recorded_at or LOCAL)}, "
+                f"{where.describe()} is configured now", "fix": "run `nervapack ingest`"}
+    if where.path is None:
+        return {"state": "server", "detail": f"{embedder} on {where.describe()}", "fix": None}
+    if not where.path.exists():
+        return {"state": "missing", "detail": f"the vector store {where.path} is missing (deleted?): vector search "
+                "is off", "fix": "run `nervapack ingest` to embed the graph again"}
+    damage = where.damage()
+    if damage:
+        return {"state": "damaged", "detail": f"the vector store is damaged ({damage}): vector search is off",
+                "fix": "run `nervapack ingest --rebuild`"}
+    return {"state": "ok", "detail": f"{embedder} in {where.path}", "fix": None}
 
 
 def open_index(workspace: Workspace, embedder: str = "minilm") -> VectorIndex:
@@ -209,9 +262,17 @@ class VectorIndex:
             # Two processes creating the store at once make Chroma's own migrations collide
             # ("table collections already exists"): opening is serialised on a lock file
             # beside the store. A read-only workspace cannot hold the lock, and needs none.
+            damage = self.store.damage()
+            if damage:
+                raise self.store.damaged_error(damage)
             with _exclusive(path.with_name(path.name + ".lock")):
-                self.client = chromadb.PersistentClient(path=str(path), settings=settings)
-                self._open_collection()
+                try:
+                    self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+                    self._open_collection()
+                except Exception as exc:  # chromadb's errors (InternalError, …) share no base we can name
+                    if not (path / "chroma.sqlite3").exists():
+                        raise
+                    raise self.store.damaged_error(f"{type(exc).__name__}: {exc}") from None
         else:
             url = urlsplit(self.store.url)
             try:

@@ -548,9 +548,10 @@ def read_code(root: Path | None, file: str, start: int | None, end: int | None,
     """The node's lines from the working tree: ``(code, note)``; ``code`` is None when unreadable."""
     if root is None:
         return None, "No repository root is known."
-    base = root.resolve()
-    path = (base / file).resolve()
-    if base != path and base not in path.parents:
+    from ..code.source import inside_root
+
+    path = inside_root(root, file)  # re-checked at every read: the file may since be a link leaving the root
+    if path is None:
         return None, f"{file} is outside the repository."
     if not path.is_file():
         return None, f"{file} is no longer in the working tree (run `nervapack ingest` to refresh)."

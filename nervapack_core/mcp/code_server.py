@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -119,21 +120,65 @@ def build_server(root: Path | None = None):
     tool = tool_registrar(server)
 
     def _answer(prompt: str, budget: int, hops: int, impact_of: str | None = None) -> str:
+        from ..code.pack import check_budget
         from ..code.retrieval import answer
         from ..history import append_query
+        from ..tokens import count_tokens
 
+        budget = check_budget(budget)
         retriever = holder.get()
-        result = answer(retriever, prompt, budget=budget, hops=hops, impact_of=impact_of)
-        try:
-            append_query(holder.workspace().history_file, result.history_record("mcp"))
-        except OSError as exc:
-            log.warning("could not write the query history: %s", exc)
-        summary = (f"\n\n---\n{len(result.entries)} nodes from {len(result.files)} files · {result.tokens:,} tokens "
-                   f"(budget {budget:,}) vs {result.naive_tokens:,} for the whole files "
-                   f"({result.savings_pct:.1f}% saved) · {result.elapsed_ms:.0f} ms")
-        if not result.entries:
-            return "Nothing in the code graph matches this question. Try other words or an exact name." + summary
-        return result.markdown + summary
+
+        def long_summary(nodes: int, files: int, tokens: int, naive: int, saved: float, ms: float) -> str:
+            return (f"\n\n---\n{nodes} nodes from {files} files · {tokens:,} tokens (budget {budget:,}) vs {naive:,} "
+                    f"for the whole files ({saved:.1f}% saved) · {ms:.0f} ms")
+
+        def short_summary(nodes: int, files: int, tokens: int, naive: int, saved: float, ms: float) -> str:
+            return f"\n\n---\n{nodes} nodes · {tokens:,} tokens"
+
+        def no_summary(*_figures) -> str:
+            return ""
+
+        # the whole returned text, summary included, fits the budget: the context is packed under what a
+        # summary with long figures leaves (packed again smaller in the rare case it came out longer); a
+        # budget too small for the summary and a result gets a shorter summary, then none
+        result, text = None, None
+        for summary in (long_summary, short_summary, no_summary):
+            inner = budget - count_tokens(summary(99, 99, budget, budget * 100 + 99_999, 99.9, 99_999))
+            for _ in range(3):
+                if inner < 1:
+                    break
+                result = answer(retriever, prompt, budget=inner, hops=hops, impact_of=impact_of)
+                if not result.entries:
+                    break
+                text = result.markdown + summary(len(result.entries), len(result.files), result.tokens,
+                                                 result.naive_tokens, result.savings_pct, result.elapsed_ms)
+                over = count_tokens(text) - budget
+                if over <= 0:
+                    break
+                text, inner = None, inner - over
+            if text is not None:
+                break
+        if result is not None:
+            try:
+                # recorded with the budget asked for (the context was packed under what the summary left)
+                append_query(holder.workspace().history_file, replace(result, budget=budget).history_record("mcp"))
+            except OSError as exc:
+                log.warning("could not write the query history: %s", exc)
+        if text is not None:
+            return text
+        if impact_of is not None:
+            matches = len(retriever.impact(impact_of, hops=hops).nodes)
+        else:
+            matches = len(retriever.retrieve(prompt or "", hops=hops).nodes)
+        if matches:
+            # an honest answer, not "nothing matches": there are results, none fits (an error result, so
+            # a client never takes it for an empty context)
+            raise NervapackError(f"The budget ({budget:,} tokens) is too small for any result ({matches} matches); "
+                                 "give a larger budget (300 tokens or more shows the best ones).")
+        message = "Nothing in the code graph matches this question. Try other words or an exact name."
+        if count_tokens(message) > budget:
+            raise NervapackError(message)
+        return message
 
     @tool
     def query_codebase(prompt: str, max_hops: int = 2, budget: int = 2000) -> str:

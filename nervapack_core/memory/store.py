@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,6 +52,27 @@ EXPORT_FORMAT = transfer.EXPORT_FORMAT
 
 # the one lookup order lives in workspace.py; this name stays for existing callers
 resolve_db_path = memory_db_path
+
+
+def _refuse_empty_file(path: Path) -> None:
+    """A memory database file of 0 bytes (and no WAL) is refused rather than silently set up as a new, empty
+    store: the memories it should hold are gone (a truncated copy, a failed restore), and the user must know.
+
+    A file another process is creating this instant is 0 bytes for a few milliseconds (until it switches to
+    WAL), so the verdict waits up to half a second for it to fill.
+    """
+    wal = Path(f"{path}-wal")
+    for _ in range(10):
+        try:
+            if path.stat().st_size > 0 or (wal.exists() and wal.stat().st_size > 0):
+                return
+        except OSError:  # absent: a new store is created, as it should be
+            return
+        time.sleep(0.05)
+    raise NervapackError(
+        f"The memory database {path} is empty (0 bytes): its memories are gone (truncated or damaged file). "
+        "Restore a backup (`nervapack memory backup DEST` writes one), or, to start an empty store on purpose, "
+        "run `nervapack memory init` (it re-creates a 0-byte file).")
 
 
 class MemoryStore:
@@ -108,6 +130,7 @@ class MemoryStore:
     def _open(self) -> Database:
         if self.path.exists() and self.path.is_dir():
             raise NervapackError(f"{self.path} is a directory, not a memory database file")
+        _refuse_empty_file(self.path)
         db = Database(self.path, label="memory database", migrations=schema.MIGRATIONS,
                       lock_timeout=self.lock_timeout,
                       on_wait=wait_reporter("memory database", self.path, self.on_wait) if self.on_wait else None)
@@ -120,6 +143,7 @@ class MemoryStore:
         is read as it is when its tables suffice, else refused with a clear message."""
         if self.path.exists() and self.path.is_dir():
             raise NervapackError(f"{self.path} is a directory, not a memory database file")
+        _refuse_empty_file(self.path)
         conn = open_reader(self.path, label="memory database", timeout=self.lock_timeout,
                            required_table="mem_nodes")
         try:
@@ -534,6 +558,8 @@ class MemoryStore:
     def for_code(self, file, line=None, *, namespace=None, include_history=False) -> list[dict]:
         """Memories that TOUCH a source file (optionally the definition spanning ``line``)."""
         ns = self._ns(namespace)
+        if line is not None and (isinstance(line, bool) or not isinstance(line, int) or not 1 <= line < 2**31):
+            raise NervapackError(f"line must be a line number between 1 and {2**31 - 1}, not {line!r}")
         path = self.graph.relative(str(file))
         return self._read(lambda conn: views.for_code(conn, ns, path, line, include_history=include_history))
 

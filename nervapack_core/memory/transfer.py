@@ -62,6 +62,8 @@ def parse_import(data) -> tuple[str, object]:
             data = json.loads(data)
         except json.JSONDecodeError as exc:
             raise NervapackError(f"import data is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise NervapackError("import data is nested too deeply (an export is a few levels deep)") from None
     if isinstance(data, dict) and "nodes" in data:
         return "export", data
     if isinstance(data, dict):
