@@ -162,6 +162,15 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
         communities = (SELECT count(DISTINCT community) FROM communities)
         WHERE id = (SELECT max(id) FROM graph_snapshots)
     """)),
+    # Placeholder on branch "graph" only: graph migration 6 is the LLM doc binding's (branch "llm",
+    # edges.binder); merged, that one replaces this line and the one below stays number 7.
+    storage.Migration(6, "reserved (llm doc binding)", ()),
+    # Python references carry what is known of a call's receiver (``self:C``, ``type:Session``,
+    # ``name:sessions``, ``value``, ``local``; ``as:x`` for ``import a.b as x``), see code/pyscope.py.
+    # Existing rows keep NULL until the new parser fingerprint has every file parsed again.
+    storage.Migration(7, "reference hints", _statements("""
+    ALTER TABLE refs ADD COLUMN hint TEXT
+    """)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,289 @@
+"""Resolve Python calls and base classes as Python itself would find them, as far as the
+graph can tell: through the scopes of the file, its import bindings and the receiver hints
+of :mod:`.pyscope`, never by a method's name alone.
+
+- ``f()``: a definition visible from the caller (its enclosing functions, then the module),
+  else the name an import binds (followed through re-exports: ``requests.get`` is
+  ``requests/api.py``'s ``get``, bound in ``requests/__init__.py``), else a ``*`` import; a
+  name bound to nothing in the repository is a builtin or a local value: no edge.
+- ``obj.m()``: the class the hint names (``self``/``cls`` → the enclosing class; ``super()``
+  → its bases; a typed name → its class) and its bases found in the graph; a module
+  (``sessions.Session()``) → the definition it holds; a literal or an import from outside the
+  repository → no edge. When nothing is known of the receiver the caller falls back to a
+  *guess* by name (:data:`GUESS`), which centrality and impact analysis leave out.
+- ``class A(B)``: ``B`` as a name of the file, ``models.Model`` through ``models``.
+
+Bases are read through ``bases(class id)`` (the INHERITS edges resolved first), so a method
+is found in a base class of another file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .ids import file_id, node_id
+from .imports import ImportResolver
+
+__all__ = ["PythonResolver", "Bindings", "Bound", "bindings_of", "GUESS_BY_NAME"]
+
+Row = Any  # a definition row: id, kind, name, qualified_name, file, subkind, parent_id
+
+GUESS_BY_NAME = object()  # resolve() answer: nothing known about the receiver, guess by name
+_MAX_HOPS = 4  # re-exports followed (`from .api import get` in a package's __init__)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What an import binds a name to: a repository module (``file``), a name inside one
+    (``file``, ``name``), or something outside the repository."""
+
+    kind: str  # module | name | external
+    file: str = ""
+    name: str = ""
+
+
+@dataclass
+class Bindings:
+    names: dict[str, Bound] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)  # files of `from m import *`
+
+    def key(self) -> tuple:
+        return tuple(sorted(self.names.items())), tuple(self.stars)
+
+
+def bindings_of(importer: str, imports: Iterable, resolver: ImportResolver) -> Bindings:
+    """The names the import statements of ``importer`` bind (rows with ``name``, ``names``,
+    ``hint`` in statement order; a later binding of a name replaces an earlier one)."""
+    out = Bindings()
+    for r in imports:
+        module, hint = r["name"], r["hint"] or ""
+        entries = r["names"].split(",") if r["names"] else []
+        if not entries:  # import a.b.c [as x]
+            target = resolver.python_module(importer, module)
+            bound = Bound("module", target) if target else Bound("external")
+            if hint.startswith("as:"):
+                out.names[hint[3:]] = bound
+                continue
+            parts = module.split(".")
+            for i in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:i])
+                sub = resolver.python_module(importer, prefix) if i < len(parts) else target
+                out.names[prefix] = Bound("module", sub) if sub else Bound("external")
+            continue
+        base = resolver.python_module(importer, module)
+        for entry in entries:
+            original, _, alias = entry.partition(" as ")
+            if original == "*":
+                if base:
+                    out.stars.append(base)
+                continue
+            sub = resolver.python_submodule(importer, module, original)
+            if sub:
+                out.names[alias or original] = Bound("module", sub)
+            elif base:
+                out.names[alias or original] = Bound("name", base, original)
+            else:
+                out.names[alias or original] = Bound("external")
+    return out
+
+
+@dataclass(frozen=True)
+class _Target:
+    kind: str  # def | module | external | value (a repository name that is no class or function)
+    row: Row = None
+    file: str = ""
+
+
+_EXTERNAL = _Target("external")
+_VALUE = _Target("value")
+
+
+def _first(rows: list) -> Row | None:
+    """One definition of several with the same name (``f`` before its redefinition ``f#2``)."""
+    return min(rows, key=lambda d: ("#" in d["qualified_name"], d["qualified_name"], d["id"])) if rows else None
+
+
+class PythonResolver:
+    """``named(name)``: the class and function rows of that name; ``imports(file)``: the
+    import rows of a file; ``bases(class_id)``: the ids of its resolved base classes."""
+
+    def __init__(self, named: Callable[[str], list], imports: Callable[[str], Iterable],
+                 resolver: ImportResolver, bases: Callable[[str], list[str]]):
+        self.named, self.imports, self.resolver, self.bases = named, imports, resolver, bases
+        self._bindings: dict[str, Bindings] = {}
+
+    def bindings(self, file: str) -> Bindings:
+        if file not in self._bindings:
+            self._bindings[file] = bindings_of(file, self.imports(file), self.resolver)
+        return self._bindings[file]
+
+    # -- definitions ---------------------------------------------------------------------
+    def top_level(self, file: str, name: str) -> Row | None:
+        fid = file_id(file)
+        return _first([d for d in self.named(name) if d["file"] == file and d["parent_id"] == fid])
+
+    def member(self, class_id: str, name: str, seen: set[str] | None = None) -> Row | None:
+        """``name`` defined in the class or, depth first in base order, one of its bases."""
+        seen = seen if seen is not None else set()
+        if class_id in seen:
+            return None
+        seen.add(class_id)
+        found = _first([d for d in self.named(name) if d["parent_id"] == class_id])
+        if found is not None:
+            return found
+        for base in sorted(self.bases(class_id)):
+            found = self.member(base, name, seen)
+            if found is not None:
+                return found
+        return None
+
+    def class_row(self, file: str, qname: str) -> Row | None:
+        cid = node_id(file, "class", qname)
+        return next((d for d in self.named(qname.rsplit(".", 1)[-1]) if d["id"] == cid), None)
+
+    # -- names -----------------------------------------------------------------------------
+    def module_attr(self, file: str, name: str, depth: int = 0, submodules: bool = True,
+                    defs: bool = True) -> _Target | None:
+        """What ``name`` is at the top level of module ``file``: a definition, a name an import
+        binds there (followed), a submodule of its package, or a ``*`` import's name
+        (``defs=False``: the file's own definitions skipped)."""
+        d = self.top_level(file, name) if defs else None
+        if d is not None:
+            return _Target("def", d)
+        bindings = self.bindings(file)
+        bound = bindings.names.get(name)
+        if bound is not None:
+            if bound.kind == "module":
+                return _Target("module", file=bound.file)
+            if bound.kind == "external":
+                return _EXTERNAL
+            if depth < _MAX_HOPS:
+                return self.module_attr(bound.file, bound.name, depth + 1) or _VALUE
+            return _VALUE
+        if submodules:
+            sub = self.resolver.package_submodule(file, name)
+            if sub:
+                return _Target("module", file=sub)
+        if depth < _MAX_HOPS:
+            for star in bindings.stars:
+                found = self.module_attr(star, name, depth + 1, submodules=False)
+                if found is not None:
+                    return found
+        return None
+
+    def path(self, file: str, dotted: str, source_q: str | None = None) -> _Target | None:
+        """What a dotted name means in code of ``source_q`` in ``file`` (``sessions.Session``,
+        ``os.path``), or None."""
+        parts = dotted.split(".")
+        bindings = self.bindings(file)
+        current: _Target | None = None
+        rest = parts[1:]
+        for k in range(len(parts), 1, -1):  # `import a.b.c` binds the dotted name itself
+            bound = bindings.names.get(".".join(parts[:k]))
+            if bound is not None and bound.kind != "name":
+                current, rest = (_Target("module", file=bound.file) if bound.kind == "module" else _EXTERNAL), parts[k:]
+                break
+        else:
+            local = self.visible(file, parts[0], source_q) if source_q else None
+            current = _Target("def", local) if local is not None else self.module_attr(file, parts[0],
+                                                                                        submodules=False)
+        for part in rest:
+            if current is None or current.kind in ("external", "value"):
+                return current
+            if current.kind == "module":
+                current = self.module_attr(current.file, part)
+            elif current.row["kind"] == "class":  # a nested class (its own, not inherited: bases are
+                # resolved from these paths, so they must not depend on bases)
+                inner = _first([d for d in self.named(part) if d["parent_id"] == current.row["id"]])
+                current = _Target("def", inner) if inner is not None and inner["kind"] == "class" else (
+                    _VALUE if inner is not None else None)
+            else:
+                return _VALUE
+        return current
+
+    def visible(self, file: str, name: str, source_q: str | None) -> Row | None:
+        """The definition ``name`` means in code of ``source_q`` in ``file``: one of an
+        enclosing function (innermost first), else one at module level."""
+        fid = file_id(file)
+        best, best_level = [], -1
+        for d in self.named(name):
+            if d["file"] != file:
+                continue
+            if d["parent_id"] == fid:
+                level = 0
+            else:
+                parent_q = d["qualified_name"].rsplit(".", 1)[0]
+                if (d["parent_id"] == node_id(file, "class", parent_q) or not source_q
+                        or not (source_q == parent_q or source_q.startswith(parent_q + "."))):
+                    continue  # a method, or a definition local to another function
+                level = parent_q.count(".") + 1
+            if level > best_level:
+                best, best_level = [d], level
+            elif level == best_level:
+                best.append(d)
+        return _first(best)
+
+    # -- references ------------------------------------------------------------------------
+    def resolve(self, ref, source_q: str | None):
+        """(definition row, confidence); None when the reference is known to reach no
+        definition of the repository; :data:`GUESS_BY_NAME` when nothing is known."""
+        kind, name, hint, file = ref["kind"], ref["name"], ref["hint"] or "", ref["file"]
+        if kind == "base":
+            if hint.startswith("name:"):
+                target = self.path(file, f"{hint[5:]}.{name}")
+                conf = 0.95
+            else:
+                d = self.visible(file, name, source_q)
+                if d is not None and d["id"] != ref["source_id"]:
+                    target, conf = _Target("def", d), 1.0
+                else:  # `class Foo(Foo)` derives from the imported Foo
+                    target, conf = self.module_attr(file, name, submodules=False, defs=False), 0.95
+            if target is not None and target.kind == "def" and target.row["kind"] == "class" \
+                    and target.row["id"] != ref["source_id"]:
+                return target.row, conf
+            return None
+        if kind == "call":
+            if hint == "local":
+                return None
+            d = self.visible(file, name, source_q)
+            if d is not None:
+                return d, 1.0
+            target = self.module_attr(file, name, submodules=False)
+            return (target.row, 0.95) if target is not None and target.kind == "def" else None
+        mode, _, path = hint.partition(":")
+        if mode == "value":
+            return None
+        if mode in ("self", "super"):
+            cls = self.class_row(file, path)
+            if cls is None:
+                return None
+            if mode == "self":
+                found = self.member(cls["id"], name)
+            else:
+                found = next((m for b in sorted(self.bases(cls["id"])) if (m := self.member(b, name)) is not None),
+                             None)
+            return (found, 1.0) if found is not None else None
+        if mode in ("type", "name"):
+            target = self.path(file, path, source_q)
+            if target is None:
+                return GUESS_BY_NAME
+            if target.kind == "module":
+                inside = self.module_attr(target.file, name)
+                return (inside.row, 0.9) if inside is not None and inside.kind == "def" else None
+            if target.kind == "def" and target.row["kind"] == "class":
+                found = self.member(target.row["id"], name)
+                return (found, 0.95) if found is not None else None
+            if target.kind == "def":  # the value a function returned: its type is not known
+                return GUESS_BY_NAME
+            return None
+        return GUESS_BY_NAME
+
+
+def module_names(path: str) -> set[str]:
+    """The names under which a Python file is imported as a module (``pkg/__init__.py`` →
+    ``pkg``; ``pkg/m.py`` → ``m``): what a file coming or going may change the meaning of."""
+    stem = posixpath.basename(path).rsplit(".", 1)[0]
+    return {posixpath.basename(posixpath.dirname(path))} - {""} if stem == "__init__" else {stem}

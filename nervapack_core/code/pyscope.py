@@ -1,0 +1,227 @@
+"""What the receiver of a Python call is, read from one file's syntax: the *hint* stored with
+each call and base-class reference, which :mod:`.pyresolve` turns into an edge.
+
+Resolving ``obj.get()`` by the name ``get`` alone links every ``dict.get`` of a repository to
+whatever class defines a ``get``. The parser cannot know types in general, but a few forms
+say them plainly, and those are what a reader (or jedi) uses too:
+
+- ``self.m()`` / ``cls.m()`` → ``self:<class>``, the enclosing class (its bases are looked up
+  when resolving); ``super().m()`` → ``super:<class>``, its bases only;
+- a name given a type in the enclosing function, an outer one or the module: ``s =
+  Session()``, ``s: Session``, a parameter ``s: Session``, ``with Session() as s`` →
+  ``type:Session`` (the callee or annotation as written, dotted; the resolver checks it
+  names a class); ``self.attr`` typed the same way anywhere in the class → its type;
+  ``Session().m()`` → ``type:Session``;
+- a name no scope binds, or a dotted chain of them (``sessions.Session()``, ``os.path.join()``)
+  → ``name:<dotted>``: an imported module or class, a class of the file, or nothing known;
+- a literal (``", ".join``, ``[].append``) → ``value``: a builtin type, never an edge;
+- anything else (a parameter without annotation, ``a[0].m()``, ``f().m()``) → no hint.
+
+A plain call ``f()`` of a name local to the enclosing function (a parameter, a variable)
+gets ``local``: it calls a value, not the module-level ``f``. A base ``models.Model`` gets
+``name:models``.
+
+Scopes are read flow-insensitively: the typed binding of a name in a function nearest
+before the call wins (the first one when all come after, as in a loop), and a function's
+untyped local hides module-level names of the same spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+__all__ = ["python_hints", "annotation_type", "hint_names"]
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_WRAPPER = re.compile(r"(?:typing\.)?(?:Optional|Type|type|Final|ClassVar)\[(.+)\]", re.S)
+_UNION = re.compile(r"(?:typing\.)?Union\[(.+)\]", re.S)
+_LITERALS = {"string", "concatenated_string", "list", "dictionary", "set", "tuple", "integer", "float",
+             "list_comprehension", "dictionary_comprehension", "set_comprehension", "generator_expression",
+             "true", "false", "none"}
+_SELF = ("self", "cls")
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+def annotation_type(text: str) -> str | None:
+    """The class an annotation names (``Optional[X]``, ``X | None``, ``"X"`` → ``X``), or None
+    for anything that is not one dotted name (``list[X]``, ``Callable[...]``)."""
+    t = re.sub(r"\s+", "", text).strip("\"'")
+    for _ in range(3):
+        m = _WRAPPER.fullmatch(t)
+        if m:
+            t = m.group(1).strip("\"'")
+            continue
+        m = _UNION.fullmatch(t)
+        parts = m.group(1).split(",") if m else t.split("|")
+        parts = [p for p in parts if p != "None"]
+        if len(parts) == 1 and parts[0] != t:
+            t = parts[0].strip("\"'")
+            continue
+        break
+    return t if _DOTTED.fullmatch(t) else None
+
+
+def hint_names(hint: str) -> list[str]:
+    """The names resolving a hint looks up besides the call's own name (the class of
+    ``self:``/``super:``, every part of a ``type:``/``name:`` path): the parser stores them as
+    ``dep`` references, so an incremental resolve finds the call when one of them changes."""
+    mode, _, path = hint.partition(":")
+    if mode in ("self", "super"):
+        return [path.rsplit(".", 1)[-1]]
+    if mode in ("type", "name"):
+        return path.split(".")
+    return []
+
+
+def _dotted(node) -> str | None:
+    text = re.sub(r"\s+", "", _text(node))
+    return text if node.type in ("identifier", "attribute") and _DOTTED.fullmatch(text) else None
+
+
+class _Scopes:
+    """The typed and local names of each scope of one file (a scope = a function or class
+    qualified name, ``None`` for the module)."""
+
+    def __init__(self, spans, binds, locals_, values, innermost):
+        self.kind = {q: k for _s, _e, k, q in spans}
+        self.innermost = innermost
+        self.spans = spans
+        self.typed: dict[tuple[str | None, str], list[tuple[int, str]]] = defaultdict(list)
+        self.attrs: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.local: set[tuple[str | None, str]] = set()
+        self.value: set[tuple[str | None, str]] = set()  # *args, **kwargs: a tuple, a dict
+        order = sorted(binds, key=lambda b: b[0].start_byte)
+        scopes = innermost(spans, [b[0].start_byte for b in order], ("function", "class"))
+        classes = innermost(spans, [b[0].start_byte for b in order], ("class",))
+        for (name, type_node, obj), scope, cls in zip(order, scopes, classes):
+            type_text = _dotted(type_node) if type_node.type != "type" else annotation_type(_text(type_node))
+            if not type_text:
+                if obj is None:
+                    self.local.add((scope, _text(name)))
+                continue
+            if obj is not None:
+                if _text(obj) in _SELF and cls:
+                    self.attrs[(cls, _text(name))].add(type_text)
+            elif scope is not None and self.kind.get(scope) == "class":
+                self.attrs[(scope, _text(name))].add(type_text)
+            else:  # in effect after its statement: `r = s.send(r.prepare())` calls the old `r`
+                self.typed[(scope, _text(name))].append((name.parent.end_byte if name.parent else name.end_byte,
+                                                         type_text))
+        ordered_locals = sorted(locals_, key=lambda n: n.start_byte)
+        for node, scope in zip(ordered_locals, innermost(spans, [n.start_byte for n in ordered_locals],
+                                                         ("function", "class"))):
+            self.local.add((scope, _text(node)))
+        ordered_values = sorted(values, key=lambda n: n.start_byte)
+        for node, scope in zip(ordered_values, innermost(spans, [n.start_byte for n in ordered_values],
+                                                         ("function", "class"))):
+            self.value.add((scope, _text(node)))
+
+    def chain(self, scope: str | None) -> list[str | None]:
+        """The function scopes a name is looked up in from ``scope``, innermost first, then the
+        module (class bodies are not visible from their methods)."""
+        out: list[str | None] = []
+        q = scope
+        while q:
+            if self.kind.get(q) == "function":
+                out.append(q)
+            q = q.rsplit(".", 1)[0] if "." in q else None
+        return [*out, None]
+
+    def lookup(self, scope: str | None, name: str, pos: int) -> tuple[str, str | None]:
+        """("typed", type) / ("value", None) / ("local", None) / ("free", None) for ``name`` at ``pos``."""
+        for s in self.chain(scope):
+            bound = self.typed.get((s, name))
+            if bound:
+                before = [t for p, t in bound if p < pos]
+                return "typed", (before[-1] if before else bound[0][1])
+            if (s, name) in self.value:
+                return "value", None
+            if (s, name) in self.local:
+                return "local", None
+        return "free", None
+
+    def local_to_function(self, scope: str | None, name: str) -> bool:
+        return any((s, name) in self.local or (s, name) in self.typed or (s, name) in self.value
+                   for s in self.chain(scope) if s is not None)
+
+
+def _receiver(obj: Node, scope: str | None, cls: str | None, scopes: _Scopes) -> str:
+    t = obj.type
+    if t == "identifier":
+        name = _text(obj)
+        if name in _SELF and cls:
+            return f"self:{cls}"
+        how, typ = scopes.lookup(scope, name, obj.start_byte)
+        if how == "typed":
+            # a type read from a local value (`r = s.send()`) is not known here
+            head = typ.split(".", 1)[0] if typ else ""
+            if head in _SELF or scopes.lookup(scope, head, obj.start_byte)[0] != "free":
+                return ""
+            return f"type:{typ}"
+        return {"value": "value", "local": ""}.get(how, f"name:{name}")
+    if t == "attribute":
+        dotted = _dotted(obj)
+        if not dotted:
+            return ""
+        head, _, rest = dotted.partition(".")
+        if head in _SELF and cls:
+            types = scopes.attrs.get((cls, rest), set()) if "." not in rest else set()
+            return f"type:{next(iter(types))}" if len(types) == 1 else ""
+        how, _typ = scopes.lookup(scope, head, obj.start_byte)
+        return f"name:{dotted}" if how == "free" else ""
+    if t == "call":
+        fn = obj.child_by_field_name("function")
+        if fn is None:
+            return ""
+        if fn.type == "identifier" and _text(fn) == "super":
+            return f"super:{cls}" if cls else ""
+        dotted = _dotted(fn)
+        if not dotted:
+            return ""
+        head = dotted.split(".", 1)[0]
+        if head in _SELF or scopes.lookup(scope, head, fn.start_byte)[0] != "free":
+            return ""
+        return f"type:{dotted}"
+    if t in _LITERALS:
+        return "value"
+    return ""
+
+
+def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[tuple[Node, Node, Node | None]],
+                 locals_: list[Node], values: list[Node], spans: list[tuple[int, int, str, str]],
+                 innermost) -> tuple[list[str], list[str]]:
+    """The hint of each call (``calls`` in ascending position, as (kind, name node)) and of
+    each base (``bases`` ascending). ``binds``: (name, callee or annotation, ``self`` object or
+    None) of the typed names; ``locals_``: the other local names, ``values`` those holding a
+    builtin value (``*args``, ``**kwargs``); ``spans``/``innermost``: the parser's entity spans
+    and its innermost-span sweep."""
+    scopes = _Scopes(spans, binds, locals_, values, innermost)
+    positions = [node.start_byte for _, node in calls]
+    in_scope = innermost(spans, positions, ("function", "class"))
+    in_class = innermost(spans, positions, ("class",))
+    call_hints = []
+    for (kind, node), scope, cls in zip(calls, in_scope, in_class):
+        if kind == "call":
+            call_hints.append("local" if scopes.local_to_function(scope, _text(node)) else "")
+            continue
+        attribute = node.parent
+        obj = attribute.child_by_field_name("object") if attribute is not None else None
+        call_hints.append(_receiver(obj, scope, cls, scopes) if obj is not None else "")
+    base_hints = []
+    for node in bases:
+        parent = node.parent
+        if parent is not None and parent.type == "attribute":
+            obj = parent.child_by_field_name("object")
+            dotted = _dotted(obj) if obj is not None else None
+            base_hints.append(f"name:{dotted}" if dotted else "")
+        else:
+            base_hints.append("")
+    return call_hints, base_hints
