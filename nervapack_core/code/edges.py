@@ -43,19 +43,16 @@ from dataclasses import dataclass, field
 from ..storage import chunked, in_chunks
 from ..text import fts_quote
 from .binder import Definition, DefinitionIndex, bind_section
+from .confidence import CONFIDENT, GUESS, NOT_GUESSED, is_guess
 from .ids import file_id as _file_id
 from .ids import node_id
 from .imports import ImportResolver
 from .pyresolve import GUESS_BY_NAME, Bindings, PythonResolver, bindings_of, module_names
 
 __all__ = ["node_id", "resolve_edges", "resolve_changed", "CROSS_FILE_EDGES", "Before", "capture_before",
-           "CONFIDENT", "GUESS"]
+           "CONFIDENT", "GUESS", "is_guess", "NOT_GUESSED"]
 
 CROSS_FILE_EDGES = ("IMPORTS", "CALLS", "INHERITS", "EXPLAINS")
-# An edge below CONFIDENT was guessed from a name alone (``obj.get()`` with nothing known of
-# ``obj``): kept for exploration, left out of centrality and impact analysis.
-CONFIDENT = 0.5
-GUESS = 0.3
 _DEF_COLUMNS = "id, kind, name, qualified_name, file, subkind, parent_id"
 _REF_COLUMNS = "file, source_id, kind, name, names, hint"
 _CALL_KINDS = ("call", "method", "base")  # the others: import; dep and alias (Python, no edge of their own)
@@ -211,8 +208,8 @@ def capture_before(conn, paths: Iterable[str]) -> Before:
         " JOIN nodes t ON t.id = e.target JOIN nodes s ON s.id = e.source"
         " WHERE e.kind IN (?, ?, ?, ?) AND t.file IN ({marks})", sorted(before.paths), CROSS_FILE_EDGES)]
     before.incoming = [e for e in before.incoming if e[5] not in before.paths]
-    before.languages = dict(in_chunks(conn, "SELECT path, language FROM files WHERE path IN ({marks})",
-                                      sorted(before.paths)))
+    before.languages = {r[0]: r[1] for r in in_chunks(conn, "SELECT path, language FROM files WHERE path IN ({marks})",
+                                                      sorted(before.paths))}
     for r in _refs_of(conn, sorted(before.paths), "kind IN ('import', 'base')"):
         if r["kind"] == "import":
             before.imports.setdefault(r["file"], []).append(r)
@@ -253,7 +250,8 @@ class _Lookup:
     def imports(self, path: str) -> list:
         if path not in self._imports:
             self._imports[path] = self.conn.execute(
-                f"SELECT {_REF_COLUMNS} FROM refs WHERE file = ? AND kind = 'import' ORDER BY rowid", (path,)).fetchall()
+                f"SELECT {_REF_COLUMNS} FROM refs WHERE file = ? AND kind = 'import' ORDER BY rowid",
+                (path,)).fetchall()
         return self._imports[path]
 
     def index(self) -> DefinitionIndex:
@@ -369,7 +367,7 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
     edges += _doc_edges(docs.values(), lookup.index())
 
     # edges from elsewhere into the changed files that nothing above recomputes: kept
-    for source, target, kind, conf, evidence, source_file in before.incoming:
+    for source, target, kind, conf, evidence, _source_file in before.incoming:
         if kind == "IMPORTS":
             keep = not file_set_changed
         elif kind == "EXPLAINS":

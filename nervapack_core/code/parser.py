@@ -250,7 +250,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
             elif "base" in caps:
                 bases.extend(caps["base"])
             elif "bind.name" in caps and "bind.type" in caps:
-                binds.append((caps["bind.name"][0], caps["bind.type"][0], (caps.get("bind.object") or [None])[0]))
+                obj = caps["bind.object"][0] if "bind.object" in caps else None
+                binds.append((caps["bind.name"][0], caps["bind.type"][0], obj))
             elif "local" in caps:
                 local_names.extend(caps["local"])
             elif "local.value" in caps:
@@ -324,11 +325,11 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         names: tuple[str, ...] = ()
         hint = ""
         if stmt.type == "import_from_statement":
-            for n in stmt.children_by_field_name("name"):
-                if n.type == "dotted_name":
-                    names += (_text(n),)
-                elif n.type == "aliased_import":
-                    original, alias = n.child_by_field_name("name"), n.child_by_field_name("alias")
+            for imported in stmt.children_by_field_name("name"):
+                if imported.type == "dotted_name":
+                    names += (_text(imported),)
+                elif imported.type == "aliased_import":
+                    original, alias = imported.child_by_field_name("name"), imported.child_by_field_name("alias")
                     if original is not None:
                         names += (f"{_text(original)} as {_text(alias)}" if alias is not None else _text(original),)
             if any(c.type == "wildcard_import" for c in stmt.children):
@@ -339,7 +340,7 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         module_text = _text(module).strip("\"'<>")
         result.refs.append(Ref("import", module_text, None, stmt.start_point[0] + 1, names, hint))
         for entry in names:  # `from m import a as b`: a change to `a` concerns the calls of `b`
-            original, _, alias = entry.partition(" as ")
-            if alias:
-                result.refs.append(Ref("alias", original, None, stmt.start_point[0] + 1, hint=alias))
+            imported_name, _, local_name = entry.partition(" as ")
+            if local_name:
+                result.refs.append(Ref("alias", imported_name, None, stmt.start_point[0] + 1, hint=local_name))
     return result
