@@ -32,6 +32,11 @@ __all__ = ["PythonResolver", "Bindings", "Bound", "bindings_of", "GUESS_BY_NAME"
 Row = Any  # a definition row: id, kind, name, qualified_name, file, subkind, parent_id
 
 GUESS_BY_NAME = object()  # resolve() answer: nothing known about the receiver, guess by name
+# confidences, on the scale the name-based resolution of other languages uses
+OWN_CLASS = 1.0  # self.m(), cls.m(), super().m(): the enclosing class and its bases
+SAME_FILE = 0.95  # a name the caller's scopes define
+IMPORTED = 0.9  # a name an import binds, an attribute of an imported module
+TYPED = 0.9  # a method of the class a constructor or annotation gave the receiver
 _MAX_HOPS = 4  # re-exports followed (`from .api import get` in a package's __init__)
 
 
@@ -234,13 +239,13 @@ class PythonResolver:
         if kind == "base":
             if hint.startswith("name:"):
                 target = self.path(file, f"{hint[5:]}.{name}")
-                conf = 0.95
+                conf = IMPORTED
             else:
                 d = self.visible(file, name, source_q)
                 if d is not None and d["id"] != ref["source_id"]:
-                    target, conf = _Target("def", d), 1.0
+                    target, conf = _Target("def", d), SAME_FILE
                 else:  # `class Foo(Foo)` derives from the imported Foo
-                    target, conf = self.module_attr(file, name, submodules=False, defs=False), 0.95
+                    target, conf = self.module_attr(file, name, submodules=False, defs=False), IMPORTED
             if target is not None and target.kind == "def" and target.row["kind"] == "class" \
                     and target.row["id"] != ref["source_id"]:
                 return target.row, conf
@@ -250,9 +255,9 @@ class PythonResolver:
                 return None
             d = self.visible(file, name, source_q)
             if d is not None:
-                return d, 1.0
+                return d, SAME_FILE
             target = self.module_attr(file, name, submodules=False)
-            return (target.row, 0.95) if target is not None and target.kind == "def" else None
+            return (target.row, IMPORTED) if target is not None and target.kind == "def" else None
         mode, _, path = hint.partition(":")
         if mode == "value":
             return None
@@ -265,17 +270,17 @@ class PythonResolver:
             else:
                 found = next((m for b in sorted(self.bases(cls["id"])) if (m := self.member(b, name)) is not None),
                              None)
-            return (found, 1.0) if found is not None else None
+            return (found, OWN_CLASS) if found is not None else None
         if mode in ("type", "name"):
             target = self.path(file, path, source_q)
             if target is None:
                 return GUESS_BY_NAME
             if target.kind == "module":
                 inside = self.module_attr(target.file, name)
-                return (inside.row, 0.9) if inside is not None and inside.kind == "def" else None
+                return (inside.row, IMPORTED) if inside is not None and inside.kind == "def" else None
             if target.kind == "def" and target.row["kind"] == "class":
                 found = self.member(target.row["id"], name)
-                return (found, 0.95) if found is not None else None
+                return (found, TYPED) if found is not None else None
             if target.kind == "def":  # the value a function returned: its type is not known
                 return GUESS_BY_NAME
             return None
