@@ -19,9 +19,10 @@ caller imports, then a name defined once. An edge whose target was only guessed 
 Why the incremental way is exact: the edges of a reference depend only on the reference
 itself, its file's import bindings, and facts found by *name*: the definitions carrying a
 name, the names other modules' imports bind (re-exports), the bases of the classes its
-receiver's class derives from. Each Python call carries the names its receiver hint looks
-up as ``dep`` references of its caller, and ``alias`` references record ``from m import a
-as b``. So after files change, the *affected names* are those whose definitions differ,
+receiver's class derives from, what the function that made its receiver returns. Each
+Python call carries the names its receiver hint looks up as ``dep`` references of its
+caller, ``alias`` references record ``from m import a as b`` and ``returns`` references
+what a function returns, under each name that depends on. So after files change, the *affected names* are those whose definitions differ,
 those a changed file's imports now bind differently, the module names of files that came
 or went, then (to a fixpoint) the aliases of affected names and the classes deriving from
 an affected class; and the callers resolved again are all those of the changed files, of
@@ -165,8 +166,12 @@ def resolve_edges(conn) -> None:
     for r in import_refs:
         imports_by_file[r["file"]].append(r)
     bases: dict[str, set[str]] = defaultdict(set)
+    returns: dict[str, str] = {}
+    for r in refs:
+        if r["kind"] == "returns":
+            returns.setdefault(r["source_id"], r["hint"])
     python = PythonResolver(lambda name: by_name.get(name, []), lambda path: imports_by_file.get(path, ()), resolver,
-                            lambda cid: sorted(bases.get(cid, ())))
+                            lambda cid: sorted(bases.get(cid, ())), lambda function: returns.get(function["id"]))
     edges += _bases_then_calls(refs, lambda kind, name: (classes_by_name if kind == "base" else by_name).get(name),
                                imports_of, qname_of.get, languages, python, bases)
     index = DefinitionIndex([_definition(d, file_ids) for d in defs if d["kind"] in ("class", "function")])
@@ -192,7 +197,7 @@ class Before:
     shas: dict[str, str | None] = field(default_factory=dict)  # node id -> content hash, for every node of them
     languages: dict[str, str] = field(default_factory=dict)  # the language of those that existed
     imports: dict[str, list] = field(default_factory=dict)  # their import references, in order
-    bases: set[tuple] = field(default_factory=set)  # their base-class references (class id, name, hint)
+    bases: set[tuple] = field(default_factory=set)  # their base and returns references (kind, source, name, hint)
 
 
 def capture_before(conn, paths: Iterable[str]) -> Before:
@@ -210,11 +215,11 @@ def capture_before(conn, paths: Iterable[str]) -> Before:
     before.incoming = [e for e in before.incoming if e[5] not in before.paths]
     before.languages = {r[0]: r[1] for r in in_chunks(conn, "SELECT path, language FROM files WHERE path IN ({marks})",
                                                       sorted(before.paths))}
-    for r in _refs_of(conn, sorted(before.paths), "kind IN ('import', 'base')"):
+    for r in _refs_of(conn, sorted(before.paths), "kind IN ('import', 'base', 'returns')"):
         if r["kind"] == "import":
             before.imports.setdefault(r["file"], []).append(r)
         else:
-            before.bases.add((r["source_id"], r["name"], r["hint"]))
+            before.bases.add((r["kind"], r["source_id"], r["name"], r["hint"]))
     return before
 
 
@@ -227,6 +232,7 @@ class _Lookup:
         self._by: dict[tuple[str, str], list] = {}
         self._definitions: dict[tuple[str, str], list[Definition]] = {}
         self._imports: dict[str, list] = {}
+        self._returns: dict[str, str | None] = {}
 
     def _rows(self, column: str, value: str) -> list:
         key = (column, value)
@@ -253,6 +259,13 @@ class _Lookup:
                 f"SELECT {_REF_COLUMNS} FROM refs WHERE file = ? AND kind = 'import' ORDER BY rowid",
                 (path,)).fetchall()
         return self._imports[path]
+
+    def returns(self, function) -> str | None:
+        if function["id"] not in self._returns:
+            row = self.conn.execute("SELECT hint FROM refs WHERE file = ? AND source_id = ? AND kind = 'returns'"
+                                    " ORDER BY rowid LIMIT 1", (function["file"], function["id"])).fetchone()
+            self._returns[function["id"]] = row[0] if row else None
+        return self._returns[function["id"]]
 
     def index(self) -> DefinitionIndex:
         lookup = self
@@ -357,7 +370,8 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
                                                                                                          set()))))
         return stored_bases[cid]
 
-    python = PythonResolver(lambda name: lookup.candidates("call", name), lookup.imports, resolver, bases)
+    python = PythonResolver(lambda name: lookup.candidates("call", name), lookup.imports, resolver, bases,
+                            lookup.returns)
     edges += _bases_then_calls(refs, lookup.candidates, imports_of, qname_of, languages, python, new_bases)
 
     docs = {r["id"]: r for r in _docs_in(conn, sorted(present))}
@@ -423,22 +437,25 @@ def _binding_changes(conn, before: Before, languages: dict[str, str], resolver: 
 
 
 def _rebased(conn, before: Before, present: list[str], after: set[tuple]) -> set[str]:
-    """The names of the changed files' classes whose base-class references changed."""
-    now = {(r["source_id"], r["name"], r["hint"]) for r in _refs_of(conn, sorted(present), "kind = 'base'")}
-    ids = {b[0] for b in before.bases ^ now}
+    """The names of the changed files' classes whose bases, and functions whose returns
+    hint, changed."""
+    now = {(r["kind"], r["source_id"], r["name"], r["hint"])
+           for r in _refs_of(conn, sorted(present), "kind IN ('base', 'returns')")}
+    ids = {b[1] for b in before.bases ^ now}
     return {d[2] for d in before.definitions | after if d[0] in ids}
 
 
 def _closure(conn, names: set[str]) -> set[str]:
     """``names`` and, to a fixpoint, the aliases bound to one of them (``from m import name as
-    alias``) and the names of the classes deriving from a class of one of them."""
+    alias``), the names of the classes deriving from a class of one of them and of the
+    functions whose returns hint looks one of them up."""
     out, frontier = set(names), set(names)
     while frontier:
         found = {r[0] for r in in_chunks(conn, "SELECT hint FROM refs WHERE name IN ({marks}) AND kind = 'alias'",
                                          sorted(frontier))}
         found |= {r[0] for r in in_chunks(
             conn, "SELECT n.name FROM refs r JOIN nodes n ON n.id = r.source_id"
-                  " WHERE r.name IN ({marks}) AND r.kind = 'base'", sorted(frontier))}
+                  " WHERE r.name IN ({marks}) AND r.kind IN ('base', 'returns')", sorted(frontier))}
         frontier = found - out
         out |= frontier
     return out

@@ -44,15 +44,16 @@ class Entity:
 
 @dataclass
 class Ref:
-    kind: str  # import | call (plain name) | method (obj.name) | base | dep, alias (Python, see below)
+    kind: str  # import | call (plain name) | method (obj.name) | base | dep, alias, returns (Python, see below)
     name: str  # module text for imports, callee / base name otherwise
     source: str | None  # qualified name of the enclosing entity, None = the file
     line: int
     names: tuple[str, ...] = ()  # imported names (Python ``from x import a, b as c, *``: "a", "b as c", "*")
     hint: str = ""  # Python: what the receiver of a call is (see pyscope.py); "as:x" for ``import a.b as x``
     # Python "dep": a name the hints of the calls in ``source`` look up (a receiver's class,
-    # the parts of a dotted receiver); "alias": ``from m import name as hint``. Neither makes
-    # an edge: an incremental resolve finds through them the calls a changed name concerns.
+    # the parts of a dotted receiver); "alias": ``from m import name as hint``; "returns": what
+    # function ``source`` returns (``hint``), once per name that hint looks up. None makes an
+    # edge: an incremental resolve finds through them the calls a changed name concerns.
 
 
 @dataclass
@@ -226,6 +227,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
     binds: list[tuple[Node, Node, Node | None]] = []  # Python: typed names (name, type, self object)
     local_names: list[Node] = []
     value_names: list[Node] = []
+    return_statements: list[Node] = []
+    return_annotations: list[Node] = []
     for _pattern, caps in QueryCursor(query).matches(tree.root_node):
         name_nodes = caps.get("name")
         for kind in ("class", "function", "variable", "impl", "module_block"):
@@ -256,6 +259,10 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
                 local_names.extend(caps["local"])
             elif "local.value" in caps:
                 value_names.extend(caps["local.value"])
+            elif "returns" in caps:
+                return_statements.extend(caps["returns"])
+            elif "returns.annotation" in caps:
+                return_annotations.extend(caps["returns.annotation"])
 
     defs.sort(key=lambda d: (d[0], d[1]))
     stack: list[tuple[int, str, str, str]] = []  # (end_byte, kind, qualified prefix, qualified name)
@@ -303,9 +310,10 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
     sorted_calls = sorted(calls, key=lambda c: c[1].start_byte)
     sorted_bases = sorted(bases, key=lambda n: n.start_byte)
     call_hints, base_hints = [""] * len(sorted_calls), [""] * len(sorted_bases)
+    returned: dict[str, str] = {}
     if language == "python":
-        call_hints, base_hints = python_hints(sorted_calls, sorted_bases, binds, local_names, value_names, spans,
-                                              _innermost)
+        call_hints, base_hints, returned = python_hints(sorted_calls, sorted_bases, binds, local_names, value_names,
+                                                        return_statements, return_annotations, spans, _innermost)
     callers = _innermost(spans, [node.start_byte for _, node in sorted_calls], ("function", "class"))
     deps: dict[str | None, dict[str, int]] = {}  # per caller: the names its hints look up, first line
     for (kind, node), caller, hint in zip(sorted_calls, callers, call_hints):
@@ -321,6 +329,10 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
                 deps.setdefault(owner, {}).setdefault(name, node.start_point[0] + 1)
     for caller, names_seen in deps.items():
         result.refs.extend(Ref("dep", name, caller, line) for name, line in names_seen.items())
+    line_of = {e.qualified_name: e.start_line for e in result.entities}
+    for function, hint in returned.items():  # one per name it depends on, each with the whole hint
+        result.refs.extend(Ref("returns", name, function, line_of.get(function, 0), hint=hint)
+                           for name in dict.fromkeys(hint_names(hint)))
     for stmt, module in sorted(imports, key=lambda p: p[1].start_byte):
         names: tuple[str, ...] = ()
         hint = ""

@@ -9,8 +9,10 @@ of :mod:`.pyscope`, never by a method's name alone.
 - ``obj.m()``: the class the hint names (``self``/``cls`` → the enclosing class; ``super()``
   → its bases; a typed name → its class) and its bases found in the graph; a module
   (``sessions.Session()``) → the definition it holds; a literal or an import from outside the
-  repository → no edge. When nothing is known of the receiver the caller falls back to a
-  *guess* by name (:data:`GUESS`), which centrality and impact analysis leave out.
+  repository → no edge. When nothing is known of the receiver (or ``self.m()`` is in no class
+  of the hierarchy the graph holds: a mixin's partner, a base from outside) the caller falls
+  back to a *guess* by name (confidence below ``confidence.CONFIDENT``), which centrality
+  and impact analysis leave out.
 - ``class A(B)``: ``B`` as a name of the file, ``models.Model`` through ``models``.
 
 Bases are read through ``bases(class id)`` (the INHERITS edges resolved first), so a method
@@ -37,6 +39,8 @@ OWN_CLASS = 1.0  # self.m(), cls.m(), super().m(): the enclosing class and its b
 SAME_FILE = 0.95  # a name the caller's scopes define
 IMPORTED = 0.9  # a name an import binds, an attribute of an imported module
 TYPED = 0.9  # a method of the class a constructor or annotation gave the receiver
+RETURNED = 0.85  # a method of the class the function that made the receiver returns
+_MAX_RETURNS = 3  # functions returning another function's result, followed
 _MAX_HOPS = 4  # re-exports followed (`from .api import get` in a package's __init__)
 
 
@@ -113,12 +117,34 @@ def _first(rows: list) -> Row | None:
 
 class PythonResolver:
     """``named(name)``: the class and function rows of that name; ``imports(file)``: the
-    import rows of a file; ``bases(class_id)``: the ids of its resolved base classes."""
+    import rows of a file; ``bases(class_id)``: the ids of its resolved base classes;
+    ``returns(function row)``: the hint of what it returns, or None."""
 
     def __init__(self, named: Callable[[str], list], imports: Callable[[str], Iterable],
-                 resolver: ImportResolver, bases: Callable[[str], list[str]]):
+                 resolver: ImportResolver, bases: Callable[[str], list[str]],
+                 returns: Callable[[Row], str | None]):
         self.named, self.imports, self.resolver, self.bases = named, imports, resolver, bases
+        self.returns = returns
         self._bindings: dict[str, Bindings] = {}
+        self._groups: dict[str, tuple[dict[str, list], dict[str, list]]] = {}
+        self._file_ids: dict[str, str] = {}
+
+    def _grouped(self, name: str) -> tuple[dict[str, list], dict[str, list]]:
+        """The definitions named ``name`` by file and by parent (a name as common as ``get``
+        has hundreds: each lookup reads one group, never the whole list)."""
+        if name not in self._groups:
+            by_file: dict[str, list] = {}
+            by_parent: dict[str, list] = {}
+            for d in self.named(name):
+                by_file.setdefault(d["file"], []).append(d)
+                by_parent.setdefault(d["parent_id"], []).append(d)
+            self._groups[name] = by_file, by_parent
+        return self._groups[name]
+
+    def _file_id(self, path: str) -> str:
+        if path not in self._file_ids:
+            self._file_ids[path] = file_id(path)
+        return self._file_ids[path]
 
     def bindings(self, file: str) -> Bindings:
         if file not in self._bindings:
@@ -127,8 +153,7 @@ class PythonResolver:
 
     # -- definitions ---------------------------------------------------------------------
     def top_level(self, file: str, name: str) -> Row | None:
-        fid = file_id(file)
-        return _first([d for d in self.named(name) if d["file"] == file and d["parent_id"] == fid])
+        return _first(self._grouped(name)[1].get(self._file_id(file), []))
 
     def member(self, class_id: str, name: str, seen: set[str] | None = None) -> Row | None:
         """``name`` defined in the class or, depth first in base order, one of its bases."""
@@ -136,7 +161,7 @@ class PythonResolver:
         if class_id in seen:
             return None
         seen.add(class_id)
-        found = _first([d for d in self.named(name) if d["parent_id"] == class_id])
+        found = _first(self._grouped(name)[1].get(class_id, []))
         if found is not None:
             return found
         for base in sorted(self.bases(class_id)):
@@ -144,6 +169,22 @@ class PythonResolver:
             if found is not None:
                 return found
         return None
+
+    def returned_class(self, function: Row, depth: int = 0) -> Row | None:
+        """The class of what ``function`` returns (its returns hint read in its own scope;
+        a function returning another's result followed), or None."""
+        hint = self.returns(function) or ""
+        mode, _, path = hint.partition(":")
+        if mode == "self":
+            return self.class_row(function["file"], path)
+        if mode != "type":
+            return None
+        target = self.path(function["file"], path, function["qualified_name"])
+        if target is None or target.kind != "def":
+            return None
+        if target.row["kind"] == "class":
+            return target.row
+        return self.returned_class(target.row, depth + 1) if depth < _MAX_RETURNS else None
 
     def class_row(self, file: str, qname: str) -> Row | None:
         cid = node_id(file, "class", qname)
@@ -202,7 +243,7 @@ class PythonResolver:
                 current = self.module_attr(current.file, part)
             elif current.row["kind"] == "class":  # a nested class (its own, not inherited: bases are
                 # resolved from these paths, so they must not depend on bases)
-                inner = _first([d for d in self.named(part) if d["parent_id"] == current.row["id"]])
+                inner = _first(self._grouped(part)[1].get(current.row["id"], []))
                 current = _Target("def", inner) if inner is not None and inner["kind"] == "class" else (
                     _VALUE if inner is not None else None)
             else:
@@ -212,11 +253,9 @@ class PythonResolver:
     def visible(self, file: str, name: str, source_q: str | None) -> Row | None:
         """The definition ``name`` means in code of ``source_q`` in ``file``: one of an
         enclosing function (innermost first), else one at module level."""
-        fid = file_id(file)
+        fid = self._file_id(file)
         best, best_level = [], -1
-        for d in self.named(name):
-            if d["file"] != file:
-                continue
+        for d in self._grouped(name)[0].get(file, ()):
             if d["parent_id"] == fid:
                 level = 0
             else:
@@ -270,7 +309,8 @@ class PythonResolver:
             else:
                 found = next((m for b in sorted(self.bases(cls["id"])) if (m := self.member(b, name)) is not None),
                              None)
-            return (found, OWN_CLASS) if found is not None else None
+            # not in the class nor its bases in the graph: a mixin's partner, an outside base
+            return (found, OWN_CLASS) if found is not None else GUESS_BY_NAME
         if mode in ("type", "name"):
             target = self.path(file, path, source_q)
             if target is None:
@@ -281,8 +321,12 @@ class PythonResolver:
             if target.kind == "def" and target.row["kind"] == "class":
                 found = self.member(target.row["id"], name)
                 return (found, TYPED) if found is not None else None
-            if target.kind == "def":  # the value a function returned: its type is not known
-                return GUESS_BY_NAME
+            if target.kind == "def":  # the value a function returned: of the class it returns
+                cls = self.returned_class(target.row)
+                if cls is None:
+                    return GUESS_BY_NAME
+                found = self.member(cls["id"], name)
+                return (found, RETURNED) if found is not None else None
             return None
         return GUESS_BY_NAME
 

@@ -19,7 +19,9 @@ say them plainly, and those are what a reader (or jedi) uses too:
 
 A plain call ``f()`` of a name local to the enclosing function (a parameter, a variable)
 gets ``local``: it calls a value, not the module-level ``f``. A base ``models.Model`` gets
-``name:models``.
+``name:models``. A function's return annotation (``-> Session``), or the one class all its
+``return`` statements construct (``return Session()``; ``return cls(...)`` → ``self:<class>``),
+is its *returns* hint: ``s = requests.session()`` then ``s.get()`` is ``Session.get``.
 
 Scopes are read flow-insensitively: the typed binding of a name in a function nearest
 before the call wins (the first one when all come after, as in a loop), and a function's
@@ -90,18 +92,13 @@ class _Scopes:
     """The typed and local names of each scope of one file (a scope = a function or class
     qualified name, ``None`` for the module)."""
 
-    def __init__(self, spans, binds, locals_, values, innermost):
+    def __init__(self, spans, binds, bind_where, locals_, local_scopes, values, value_scopes):
         self.kind = {q: k for _s, _e, k, q in spans}
-        self.innermost = innermost
-        self.spans = spans
         self.typed: dict[tuple[str | None, str], list[tuple[int, str]]] = defaultdict(list)
         self.attrs: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.local: set[tuple[str | None, str]] = set()
         self.value: set[tuple[str | None, str]] = set()  # *args, **kwargs: a tuple, a dict
-        order = sorted(binds, key=lambda b: b[0].start_byte)
-        scopes = innermost(spans, [b[0].start_byte for b in order], ("function", "class"))
-        classes = innermost(spans, [b[0].start_byte for b in order], ("class",))
-        for (name, type_node, obj), scope, cls in zip(order, scopes, classes):
+        for (name, type_node, obj), (scope, cls) in zip(binds, bind_where):
             type_text = _dotted(type_node) if type_node.type != "type" else annotation_type(_text(type_node))
             if not type_text:
                 if obj is None:
@@ -115,14 +112,10 @@ class _Scopes:
             else:  # in effect after its statement: `r = s.send(r.prepare())` calls the old `r`
                 self.typed[(scope, _text(name))].append((name.parent.end_byte if name.parent else name.end_byte,
                                                          type_text))
-        ordered_locals = sorted(locals_, key=lambda n: n.start_byte)
-        for node, scope in zip(ordered_locals, innermost(spans, [n.start_byte for n in ordered_locals],
-                                                         ("function", "class"))):
-            self.local.add((scope, _text(node)))
-        ordered_values = sorted(values, key=lambda n: n.start_byte)
-        for node, scope in zip(ordered_values, innermost(spans, [n.start_byte for n in ordered_values],
-                                                         ("function", "class"))):
-            self.value.add((scope, _text(node)))
+        for entries in self.typed.values():
+            entries.sort()
+        self.local.update((scope, _text(node)) for node, scope in zip(locals_, local_scopes))
+        self.value.update((scope, _text(node)) for node, scope in zip(values, value_scopes))
 
     def chain(self, scope: str | None) -> list[str | None]:
         """The function scopes a name is looked up in from ``scope``, innermost first, then the
@@ -179,34 +172,77 @@ def _receiver(obj: Node, scope: str | None, cls: str | None, scopes: _Scopes) ->
         return f"name:{dotted}" if how == "free" else ""
     if t == "call":
         fn = obj.child_by_field_name("function")
-        if fn is None:
-            return ""
-        if fn.type == "identifier" and _text(fn) == "super":
+        if fn is not None and fn.type == "identifier" and _text(fn) == "super":
             return f"super:{cls}" if cls else ""
-        dotted = _dotted(fn)
-        if not dotted:
-            return ""
-        head = dotted.split(".", 1)[0]
-        if head in _SELF or scopes.lookup(scope, head, fn.start_byte)[0] != "free":
-            return ""
-        return f"type:{dotted}"
+        return _constructed(obj, scope, cls, scopes)
     if t in _LITERALS:
         return "value"
     return ""
 
 
+def _constructed(call: Node, scope: str | None, cls: str | None, scopes: _Scopes) -> str:
+    """The hint of the instance a call expression makes when its callee is a dotted name
+    free in ``scope`` (``Session()``, ``sessions.Session()``; ``cls()`` → the enclosing class)."""
+    fn = call.child_by_field_name("function")
+    dotted = _dotted(fn) if fn is not None else None
+    if not dotted:
+        return ""
+    head = dotted.split(".", 1)[0]
+    if dotted in ("cls", "self.__class__", "type(self)"):
+        return f"self:{cls}" if cls else ""
+    if head in _SELF or scopes.lookup(scope, head, call.start_byte)[0] != "free":
+        return ""
+    return f"type:{dotted}"
+
+
+def _returned(returns: list[Node], annotations: list[Node], where_returns, where_annotations,
+              scopes: _Scopes) -> dict[str, str]:
+    """Per function (qualified name): the hint of what it returns, from its annotation, else
+    from its return statements when every one that returns a value constructs the same class."""
+    out: dict[str, str] = {}
+    for node, (scope, _cls) in zip(annotations, where_annotations):
+        typ = annotation_type(_text(node))
+        if scope and typ and typ != "None":
+            out[scope] = f"type:{typ}"
+    seen: dict[str, set[str]] = defaultdict(set)
+    for node, (scope, cls) in zip(returns, where_returns):
+        if not scope or scope in out or scopes.kind.get(scope) != "function":
+            continue
+        value = node.named_children[0] if node.named_child_count else None
+        if value is None or value.type == "none":
+            continue
+        seen[scope].add(_constructed(value, scope, cls, scopes) if value.type == "call" else "")
+    for scope, hints in seen.items():
+        if scope not in out and len(hints) == 1 and "" not in hints:
+            out[scope] = hints.pop()
+    return out
+
+
 def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[tuple[Node, Node, Node | None]],
-                 locals_: list[Node], values: list[Node], spans: list[tuple[int, int, str, str]],
-                 innermost) -> tuple[list[str], list[str]]:
-    """The hint of each call (``calls`` in ascending position, as (kind, name node)) and of
-    each base (``bases`` ascending). ``binds``: (name, callee or annotation, ``self`` object or
-    None) of the typed names; ``locals_``: the other local names, ``values`` those holding a
-    builtin value (``*args``, ``**kwargs``); ``spans``/``innermost``: the parser's entity spans
-    and its innermost-span sweep."""
-    scopes = _Scopes(spans, binds, locals_, values, innermost)
-    positions = [node.start_byte for _, node in calls]
-    in_scope = innermost(spans, positions, ("function", "class"))
-    in_class = innermost(spans, positions, ("class",))
+                 locals_: list[Node], values: list[Node], returns: list[Node], annotations: list[Node],
+                 spans: list[tuple[int, int, str, str]], innermost) -> tuple[list[str], list[str], dict[str, str]]:
+    """The hint of each call (``calls`` in ascending position, as (kind, name node)), of each
+    base (``bases`` ascending), and of what each function returns (by qualified name).
+    ``binds``: (name, callee or annotation, ``self`` object or None) of the typed names;
+    ``locals_``: the other local names, ``values`` those holding a builtin value (``*args``,
+    ``**kwargs``); ``returns``: the return statements; ``annotations``: the return
+    annotations; ``spans``/``innermost``: the parser's entity spans and its innermost-span sweep."""
+    # where each name, statement and call is (its innermost function or class, and class): two sweeps
+    groups = [[b[0] for b in binds], locals_, values, returns, annotations, [node for _, node in calls]]
+    nodes = [n for group in groups for n in group]
+    order = sorted(range(len(nodes)), key=lambda i: nodes[i].start_byte)
+    ordered = [nodes[i].start_byte for i in order]
+    where: list[tuple[str | None, str | None]] = [(None, None)] * len(nodes)
+    for i, scope, cls in zip(order, innermost(spans, ordered, ("function", "class")),
+                             innermost(spans, ordered, ("class",))):
+        where[i] = (scope, cls)
+    parts, start = [], 0
+    for group in groups:
+        parts.append(where[start:start + len(group)])
+        start += len(group)
+    w_binds, w_locals, w_values, w_returns, w_annotations, w_calls = parts
+    scopes = _Scopes(spans, binds, w_binds, locals_, [w[0] for w in w_locals], values, [w[0] for w in w_values])
+    in_scope, in_class = [w[0] for w in w_calls], [w[1] for w in w_calls]
     call_hints = []
     for (kind, node), scope, cls in zip(calls, in_scope, in_class):
         if kind == "call":
@@ -224,4 +260,4 @@ def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[t
             base_hints.append(f"name:{dotted}" if dotted else "")
         else:
             base_hints.append("")
-    return call_hints, base_hints
+    return call_hints, base_hints, _returned(returns, annotations, w_returns, w_annotations, scopes)

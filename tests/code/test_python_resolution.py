@@ -217,6 +217,60 @@ def test_calls_on_typed_names_resolve_to_that_class(tmp_path):
     assert calls_from(repo, "pkg/use.py::literals_and_unknowns") == {}
 
 
+def test_calls_on_what_a_function_returns(tmp_path):
+    repo = build(tmp_path, {
+        "pkg/__init__.py": "from .sessions import session\n",
+        "pkg/sessions.py": """
+            class Session:
+                def get(self):
+                    return 1
+
+                @classmethod
+                def create(cls):
+                    return cls()
+
+
+            def session():
+                return Session()
+
+
+            def annotated() -> "Session":
+                return make_somehow()
+
+
+            def indirect():
+                return session()
+
+
+            def undecided(flag):
+                if flag:
+                    return Session()
+                return flag
+        """,
+        "app.py": """
+            import pkg
+            from pkg import sessions
+
+
+            def use():
+                s = pkg.session()
+                s.get()
+                sessions.annotated().get()
+                sessions.indirect().get()
+                sessions.Session.create().get()
+
+
+            def unknown():
+                return sessions.undecided(1).get()
+        """,
+    })
+    assert calls_from(repo, "app.py::use") == {
+        "pkg/sessions.py::session": 0.9, "pkg/sessions.py::annotated": 0.9, "pkg/sessions.py::indirect": 0.9,
+        "pkg/sessions.py::Session.create": 0.9, "pkg/sessions.py::Session.get": 0.85}
+    assert calls_from(repo, "app.py::unknown") == {"pkg/sessions.py::undecided": 0.9,
+                                                   "pkg/sessions.py::Session.get": pytest.approx(0.3)}
+
+
 def test_re_exports_aliases_and_star_imports_are_followed(tmp_path):
     repo = build(tmp_path, {
         "pkg/__init__.py": "from .api import get\nfrom .models import *\n",
@@ -368,4 +422,25 @@ def test_sync_when_a_module_comes_and_goes(tmp_path):
     (repo / "pkg/deep/extra.py").unlink()
     sync(repo, embed=False, workers=1)
     assert calls_from(repo, "app.py::use") == {}
+    assert_same_graph(repo, tmp_path / "fresh")
+
+
+def test_sync_when_what_a_function_returns_changes(tmp_path):
+    repo = build(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/models.py": "class Store:\n    def load(self):\n        return 1\n\n\nclass Cache:\n    def load(self):\n"
+                         "        return 2\n",
+        "pkg/factory.py": "from pkg.models import Store\n\n\ndef make():\n    return Store()\n",
+        "pkg/indirect.py": "from pkg.factory import make\n\n\ndef again():\n    return make()\n",
+        "pkg/use.py": "from pkg.indirect import again\n\n\ndef use():\n    return again().load()\n",
+    })
+    assert calls_from(repo, "pkg/use.py::use")["pkg/models.py::Store.load"] == 0.85
+    write(repo, {"pkg/factory.py": "from pkg.models import Cache\n\n\ndef make():\n    return Cache()\n"})
+    sync(repo, embed=False, workers=1)
+    assert set(calls_from(repo, "pkg/use.py::use")) == {"pkg/indirect.py::again", "pkg/models.py::Cache.load"}
+    assert_same_graph(repo, tmp_path / "fresh")
+    write(repo, {"pkg/models.py": "class Store:\n    def load(self):\n        return 1\n\n\nclass Cache(Store):\n"
+                                  "    pass\n"})
+    sync(repo, embed=False, workers=1)
+    assert set(calls_from(repo, "pkg/use.py::use")) == {"pkg/indirect.py::again", "pkg/models.py::Store.load"}
     assert_same_graph(repo, tmp_path / "fresh")

@@ -5,8 +5,8 @@ kinds, names, line ranges, parents, and every edge with its confidence and evide
 The generated modules share a small pool of names on purpose: the same function name in
 several files, classes inheriting across files, imports that start or stop resolving when
 a file comes or goes (plain, aliased, ``*``, module aliases, a package re-exporting its
-module's names), calls on typed receivers (constructed, annotated, ``self``, ``super()``,
-a module alias) and on unknown ones, and a doc section naming them, so every rule of the
+module's names), calls on typed receivers (constructed, annotated, returned by a function,
+``self``, ``super()``, a module alias) and on unknown ones, and a doc section naming them, so every rule of the
 incremental resolver (affected names, changed bindings and bases, aliases, kept incoming
 edges) is exercised.
 """
@@ -26,6 +26,7 @@ from .synckit import assert_same_graph, commit, git, new_repo
 
 NAMES = ["load", "save", "Store", "Cache", "helper"]
 CLASSES = ["Store", "Cache"]
+FUNCTIONS = ["load", "save", "helper"]
 PATHS = ["app/a.py", "app/b.py", "app/c.py", "lib/a.py", "lib/util.py", "app/__init__.py", "lib/__init__.py",
          "docs/notes.md"]
 MODULES = ["app.a", "app.b", "app.c", "lib.a", "lib.util", "lib", "app"]
@@ -34,9 +35,11 @@ MODULES = ["app.a", "app.b", "app.c", "lib.a", "lib.util", "lib", "app"]
 # `import m as mod` (then called as `mod.N()`), `from <package> import <module>` (`util.N()`)
 import_spec = st.tuples(st.sampled_from(MODULES), st.sampled_from(["from", "alias", "star", "module", "package"]),
                         st.sampled_from(NAMES))
-# a call in a body: `N()`, `v = Cls(); v.N()`, a parameter `p: Cls` and `p.N()`, `mod.N()`, `obj.N()`
-typed_call = st.tuples(st.sampled_from(["plain", "ctor", "annotated", "module", "unknown"]),
+# a call in a body: `N()`, `v = Cls(); v.N()`, a parameter `p: Cls` and `p.N()`, `mod.N()`, `obj.N()`,
+# `v = f(); v.N()` (what a function returns)
+typed_call = st.tuples(st.sampled_from(["plain", "ctor", "annotated", "module", "unknown", "returned"]),
                        st.sampled_from(CLASSES), st.sampled_from(NAMES))
+# (name, calls, base, as a class, typed calls, super() in a class / `return Cls()` in a function)
 definition = st.tuples(st.sampled_from(NAMES), st.lists(st.sampled_from(NAMES), max_size=3),
                        st.sampled_from(NAMES), st.booleans(), st.lists(typed_call, max_size=2), st.booleans())
 python_file = st.tuples(st.lists(import_spec, max_size=3), st.lists(definition, min_size=1, max_size=4))
@@ -79,6 +82,8 @@ def body(calls, typed, alias) -> list[str]:
             lines.append(f"p.{name}()")
         elif how == "module" and alias:
             lines.append(f"{alias}.{name}()")
+        elif how == "returned":
+            lines += [f"r{i} = {FUNCTIONS[(CLASSES.index(cls) + i) % len(FUNCTIONS)]}()", f"r{i}.{name}()"]
         else:
             lines.append(f"obj.{name}()")
     return lines or ["None"]
@@ -106,7 +111,9 @@ def python_text(spec) -> str:
                       *[f"        {line}" for line in body([], typed, alias)],
                       *([f"        super().{method}()"] if use_super else []), "        return None", ""]
         else:
-            lines += [f"def {name}({params}):", *[f"    {b}" for b in body(calls, typed, alias)], "    return None", ""]
+            returned = f"{CLASSES[len(calls) % len(CLASSES)]}()" if use_super else "None"
+            lines += [f"def {name}({params}):", *[f"    {b}" for b in body(calls, typed, alias)],
+                      f"    return {returned}", ""]
     return "\n".join(lines) + "\n"
 
 

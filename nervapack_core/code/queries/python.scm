@@ -45,3 +45,8 @@
 (as_pattern_target (identifier) @local)
 (for_in_clause left: (identifier) @local)
 (for_in_clause left: (pattern_list (identifier) @local))
+
+; What a function returns (code/pyscope.py): its annotation, or the class every one of its
+; return statements constructs.
+(function_definition return_type: (type) @returns.annotation)
+(return_statement) @returns
