@@ -22,11 +22,13 @@ name, the names other modules' imports bind (re-exports), the bases of the class
 receiver's class derives from, what the function that made its receiver returns. Each
 Python call carries the names its receiver hint looks up as ``dep`` references of its
 caller, ``alias`` references record ``from m import a as b`` and ``returns`` references
-what a function returns, under each name that depends on. So after files change, the *affected names* are those whose definitions differ,
-those a changed file's imports now bind differently, the module names of files that came
-or went, then (to a fixpoint) the aliases of affected names and the classes deriving from
-an affected class; and the callers resolved again are all those of the changed files, of
-files whose bindings differ, and every caller with a reference or dep of an affected name
+what a function returns, under each name that depends on. So after files change, the
+*affected names* are those whose definitions differ, those a changed file's imports now
+bind differently, the classes whose bases and the functions whose returns changed, the
+module names of files that came or went, then (to a fixpoint) the aliases of affected
+names, the classes deriving from an affected class and the functions returning one; and
+the callers resolved again are all those of the changed files, of files whose bindings
+differ, and every caller with a reference or dep of an affected name
 (all its references, so the edges from it can be replaced as a whole). A doc section's
 EXPLAINS edges depend only on its text and the definitions carrying the names it
 mentions. Every other edge into a changed file is kept as it was (its target id is stable

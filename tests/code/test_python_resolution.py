@@ -81,7 +81,8 @@ def test_imports_resolve_to_the_package_before_test_fixtures_and_vendored_copies
     for importer in ("tests/conftest.py", "tests/test_basic.py", "scripts/run.py",
                      "tests/test_apps/cliapp/inner1/inner2/flask.py"):
         assert (importer, "src/flask/__init__.py") in imports, importer
-    assert not {t for _, t in imports} & {"tests/test_apps/cliapp/inner1/inner2/flask.py", "third_party/flask/__init__.py"}
+    copies = {"tests/test_apps/cliapp/inner1/inner2/flask.py", "third_party/flask/__init__.py"}
+    assert not {t for _, t in imports} & copies
     # and the calls through it: flask.Flask() is the class, app.route() its method
     assert set(calls_from(repo, "tests/test_basic.py::test_app")) == {"src/flask/app.py::Flask",
                                                                       "src/flask/app.py::Flask.route"}
@@ -384,7 +385,8 @@ def test_sync_when_a_re_export_or_an_alias_changes(tmp_path):
         "pkg/first.py": "def helper():\n    return 1\n",
         "pkg/second.py": "def helper():\n    return 2\n",
         "pkg/mid.py": "from pkg import helper as assist\n",
-        "pkg/use.py": "from pkg.mid import assist as aid\nimport pkg\n\n\ndef use():\n    return aid() + pkg.helper()\n",
+        "pkg/use.py": "from pkg.mid import assist as aid\nimport pkg\n\n\ndef use():\n"
+                      "    return aid() + pkg.helper()\n",
     })
     assert set(calls_from(repo, "pkg/use.py::use")) == {"pkg/first.py::helper"}
     write(repo, {"pkg/__init__.py": "from pkg.second import helper\n"})
