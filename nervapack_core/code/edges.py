@@ -160,7 +160,9 @@ def resolve_edges(conn) -> None:
             classes_by_name[d["name"]].append(d)
     qname_of = {d["id"]: d["qualified_name"] for d in defs}
 
-    refs = conn.execute(f"SELECT {_REF_COLUMNS} FROM refs ORDER BY rowid").fetchall()
+    # dep and alias references matter to an incremental resolve only
+    refs = conn.execute(f"SELECT {_REF_COLUMNS} FROM refs WHERE kind NOT IN ('dep', 'alias')"
+                        " ORDER BY rowid").fetchall()
     import_refs = [r for r in refs if r["kind"] == "import"]
     resolver = ImportResolver(list(languages))
     edges, imports_of = _import_edges(import_refs, resolver, languages)

@@ -110,20 +110,38 @@ class ImportResolver:
         return found + self._python_base(importer, module) if itself else found
 
     def _python_module(self, dotted: str, importer: str) -> list[str]:
-        candidates = self.py_modules.get(dotted, [])
-        if len(candidates) <= 1:
-            return list(candidates)
-        return [min(candidates, key=lambda c: self._root_rank(c, dotted, importer))]
+        """The file ``import dotted`` in ``importer`` loads, if it is in the repository.
 
-    def _root_rank(self, path: str, dotted: str, importer: str) -> tuple:
-        """Which of several files answering ``import dotted`` Python would load: the one under
-        the importer's own sys.path entry (the first folder above it that is no package, as
-        a script or pytest sees it), then one not under a test, fixture, example or vendored
-        folder, then the shallowest (``src/flask/__init__.py`` before
-        ``tests/test_apps/cliapp/inner1/inner2/flask.py``)."""
+        A file answers when the folder above its module path could be on ``sys.path``: not
+        itself a package (``django/utils/asyncio.py`` is ``django.utils.asyncio``, never the
+        standard library's ``asyncio``), unless it is the importer's own entry. Of several,
+        :meth:`_root_rank` picks the one Python would load."""
+        entry = self._sys_path_entry(importer)
+        found = []
+        for path in self.py_modules.get(dotted, []):
+            root = self._root(path, dotted)
+            if root == entry or root not in self.packages:
+                found.append(path)
+        if len(found) <= 1:
+            return found
+        return [min(found, key=lambda c: self._root_rank(c, dotted, entry))]
+
+    @staticmethod
+    def _root(path: str, dotted: str) -> str:
+        """The folder a file's module path ``dotted`` starts from (``src`` for
+        ``src/requests/api.py`` as ``requests.api``)."""
         depth = dotted.count(".") + 1 + posixpath.basename(path).startswith("__init__.")
-        root = path.split("/")[:-depth]
-        return ("/".join(root) != self._sys_path_entry(importer), any(_aside(part) for part in root), len(root), path)
+        return "/".join(path.split("/")[:-depth])
+
+    def _root_rank(self, path: str, dotted: str, entry: str) -> tuple:
+        """Which of several files answering ``import dotted`` Python would load: the one under
+        the importer's own sys.path ``entry`` (the first folder above it that is no package,
+        as a script or pytest sees it), then one not under a test, fixture, example or
+        vendored folder, then the shallowest (``src/flask/__init__.py`` before
+        ``tests/test_apps/cliapp/inner1/inner2/flask.py``)."""
+        root = self._root(path, dotted)
+        parts = root.split("/") if root else []
+        return (root != entry, any(_aside(part) for part in parts), len(parts), path)
 
     def _sys_path_entry(self, importer: str) -> str:
         folder = posixpath.dirname(importer)

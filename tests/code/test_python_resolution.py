@@ -88,6 +88,20 @@ def test_imports_resolve_to_the_package_before_test_fixtures_and_vendored_copies
                                                                       "src/flask/app.py::Flask.route"}
 
 
+def test_a_module_inside_a_package_is_not_the_standard_library_module_of_its_name(tmp_path):
+    """``import asyncio`` is the standard library's, not ``pkg/utils/asyncio.py`` (that one is
+    ``pkg.utils.asyncio``), so neither the import nor ``asyncio.run()`` links to it."""
+    repo = build(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": "",
+        "pkg/utils/asyncio.py": "def run(x):\n    return x\n",
+        "pkg/handler.py": "import asyncio\nfrom pkg.utils import asyncio as ours\n\n\n"
+                          "def handle():\n    asyncio.run(1)\n    ours.run(2)\n",
+    })
+    assert set(edges(repo, "IMPORTS")) == {("pkg/handler.py", "pkg/utils/asyncio.py")}  # the `from` one
+    assert calls_from(repo, "pkg/handler.py::handle") == {"pkg/utils/asyncio.py::run": 0.9}
+
+
 def test_an_importer_next_to_a_module_gets_that_module(tmp_path):
     """A script (or a test pytest runs from its folder) imports its sibling first."""
     repo = build(tmp_path, {
