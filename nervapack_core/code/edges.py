@@ -201,7 +201,7 @@ class Before:
     shas: dict[str, str | None] = field(default_factory=dict)  # node id -> content hash, for every node of them
     languages: dict[str, str] = field(default_factory=dict)  # the language of those that existed
     imports: dict[str, list] = field(default_factory=dict)  # their import references, in order
-    bases: set[tuple] = field(default_factory=set)  # their base and returns references (kind, source, name, hint)
+    bases: set[tuple] = field(default_factory=set)  # their base and returns references, see _typing_refs
 
 
 def capture_before(conn, paths: Iterable[str]) -> Before:
@@ -219,11 +219,8 @@ def capture_before(conn, paths: Iterable[str]) -> Before:
     before.incoming = [e for e in before.incoming if e[5] not in before.paths]
     before.languages = {r[0]: r[1] for r in in_chunks(conn, "SELECT path, language FROM files WHERE path IN ({marks})",
                                                       sorted(before.paths))}
-    for r in _refs_of(conn, sorted(before.paths), "kind IN ('import', 'base', 'returns')"):
-        if r["kind"] == "import":
-            before.imports.setdefault(r["file"], []).append(r)
-        else:
-            before.bases.add((r["kind"], r["source_id"], r["name"], r["hint"]))
+    before.imports = _imports_by_file(_refs_of(conn, sorted(before.paths), "kind = 'import'"))
+    before.bases = _typing_refs(conn, sorted(before.paths))
     return before
 
 
@@ -331,7 +328,7 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
     # the names whose meaning changed, and the callers whose references mention one of them
     rebound, bound_names = _binding_changes(conn, before, languages, resolver, file_set_changed)
     rebind_files |= rebound
-    affected = defined | bound_names | _rebased(conn, before, present, after)
+    affected = defined | bound_names | _rebased(conn, before, present)
     if file_set_changed:  # a module that came or went changes what its name means in a dotted path
         came = {p for p in present if p not in before.languages and languages[p] == "python"}
         went = {p for p, lang in before.languages.items() if p not in languages and lang == "python"}
@@ -440,13 +437,25 @@ def _binding_changes(conn, before: Before, languages: dict[str, str], resolver: 
     return rebind, names
 
 
-def _rebased(conn, before: Before, present: list[str], after: set[tuple]) -> set[str]:
-    """The names of the changed files' classes whose bases, and functions whose returns
-    hint, changed."""
-    now = {(r["kind"], r["source_id"], r["name"], r["hint"])
-           for r in _refs_of(conn, sorted(present), "kind IN ('base', 'returns')")}
-    ids = {b[1] for b in before.bases ^ now}
-    return {d[2] for d in before.definitions | after if d[0] in ids}
+def _imports_by_file(refs) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for r in refs:
+        out.setdefault(r["file"], []).append(r)
+    return out
+
+
+def _typing_refs(conn, paths: list[str]) -> set[tuple]:
+    """(kind, name of the class, function or variable, name, hint) of the base and returns
+    references of ``paths``: what the types of their classes and values depend on."""
+    return {tuple(r) for r in in_chunks(
+        conn, "SELECT r.kind, n.name, r.name, r.hint FROM refs r JOIN nodes n ON n.id = r.source_id"
+              " WHERE r.file IN ({marks}) AND r.kind IN ('base', 'returns')", paths)}
+
+
+def _rebased(conn, before: Before, present: list[str]) -> set[str]:
+    """The names of the changed files' classes whose bases, and functions or variables whose
+    returns hint, changed."""
+    return {t[1] for t in before.bases ^ _typing_refs(conn, present)}
 
 
 def _closure(conn, names: set[str]) -> set[str]:

@@ -101,7 +101,7 @@ def bindings_of(importer: str, imports: Iterable, resolver: ImportResolver) -> B
 
 @dataclass(frozen=True)
 class _Target:
-    kind: str  # def | module | external | value (a repository name that is no class or function)
+    kind: str  # def | module | instance (of class ``row``) | external | value (any other repository name)
     row: Row = None
     file: str = ""
 
@@ -128,6 +128,7 @@ class PythonResolver:
         self._bindings: dict[str, Bindings] = {}
         self._groups: dict[str, tuple[dict[str, list], dict[str, list]]] = {}
         self._file_ids: dict[str, str] = {}
+        self._reading: set[str] = set()  # module-level variables whose type is being read
 
     def _grouped(self, name: str) -> tuple[dict[str, list], dict[str, list]]:
         """The definitions named ``name`` by file and by parent (a name as common as ``get``
@@ -170,9 +171,22 @@ class PythonResolver:
                 return found
         return None
 
+    def variable_class(self, file: str, name: str) -> Row | None:
+        """The class of the value a module-level variable holds, when its file says it."""
+        vid = node_id(file, "variable", name)
+        variable = {"id": vid, "file": file, "qualified_name": None}
+        if not self.returns(variable) or vid in self._reading:
+            return None  # untyped, or read while its own type is (`a = b.B()` with `B = a.A()`)
+        self._reading.add(vid)
+        try:
+            return self.returned_class(variable)
+        finally:
+            self._reading.discard(vid)
+
     def returned_class(self, function: Row, depth: int = 0) -> Row | None:
         """The class of what ``function`` returns (its returns hint read in its own scope;
-        a function returning another's result followed), or None."""
+        a function returning another's result followed), or None. Also for a module-level
+        variable (``qualified_name`` None: read at module level)."""
         hint = self.returns(function) or ""
         mode, _, path = hint.partition(":")
         if mode == "self":
@@ -199,6 +213,10 @@ class PythonResolver:
         d = self.top_level(file, name) if defs else None
         if d is not None:
             return _Target("def", d)
+        if defs:
+            held = self.variable_class(file, name)
+            if held is not None:
+                return _Target("instance", held)
         bindings = self.bindings(file)
         bound = bindings.names.get(name)
         if bound is not None:
@@ -237,8 +255,8 @@ class PythonResolver:
             current = _Target("def", local) if local is not None else self.module_attr(file, parts[0],
                                                                                         submodules=False)
         for part in rest:
-            if current is None or current.kind in ("external", "value"):
-                return current
+            if current is None or current.kind in ("external", "value", "instance"):
+                return current if current is None or current.kind != "instance" else None
             if current.kind == "module":
                 current = self.module_attr(current.file, part)
             elif current.row["kind"] == "class":  # a nested class (its own, not inherited: bases are
@@ -318,6 +336,9 @@ class PythonResolver:
             if target.kind == "module":
                 inside = self.module_attr(target.file, name)
                 return (inside.row, IMPORTED) if inside is not None and inside.kind == "def" else None
+            if target.kind == "instance":
+                found = self.member(target.row["id"], name)
+                return (found, TYPED) if found is not None else None
             if target.kind == "def" and target.row["kind"] == "class":
                 found = self.member(target.row["id"], name)
                 return (found, TYPED) if found is not None else None

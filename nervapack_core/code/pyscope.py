@@ -21,7 +21,9 @@ A plain call ``f()`` of a name local to the enclosing function (a parameter, a v
 gets ``local``: it calls a value, not the module-level ``f``. A base ``models.Model`` gets
 ``name:models``. A function's return annotation (``-> Session``), or the one class all its
 ``return`` statements construct (``return Session()``; ``return cls(...)`` → ``self:<class>``),
-is its *returns* hint: ``s = requests.session()`` then ``s.get()`` is ``Session.get``.
+is its *returns* hint: ``s = requests.session()`` then ``s.get()`` is ``Session.get``. A
+module-level variable given one type (``engines = EngineHandler()``) gets one too, so
+``template.engines.all()`` is ``EngineHandler.all``.
 
 Scopes are read flow-insensitively: the typed binding of a name in a function nearest
 before the call wins (the first one when all come after, as in a loop), and a function's
@@ -218,11 +220,26 @@ def _returned(returns: list[Node], annotations: list[Node], where_returns, where
     return out
 
 
+def _module_variables(scopes: _Scopes) -> dict[str, str]:
+    """Per module-level variable given one type (``engines = EngineHandler()``, ``codes:
+    LookupDict``): the hint of its value, as for a function's return."""
+    out = {}
+    for (scope, name), bound in scopes.typed.items():
+        types = {t for _, t in bound}
+        if scope is None and len(types) == 1:
+            typ = types.pop()
+            head = typ.split(".", 1)[0]
+            if head not in _SELF and scopes.lookup(None, head, 0)[0] == "free":
+                out[name] = f"type:{typ}"
+    return out
+
+
 def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[tuple[Node, Node, Node | None]],
                  locals_: list[Node], values: list[Node], returns: list[Node], annotations: list[Node],
                  spans: list[tuple[int, int, str, str]], innermost) -> tuple[list[str], list[str], dict[str, str]]:
     """The hint of each call (``calls`` in ascending position, as (kind, name node)), of each
-    base (``bases`` ascending), and of what each function returns (by qualified name).
+    base (``bases`` ascending), and of what each function returns or module-level variable
+    holds (by qualified name).
     ``binds``: (name, callee or annotation, ``self`` object or None) of the typed names;
     ``locals_``: the other local names, ``values`` those holding a builtin value (``*args``,
     ``**kwargs``); ``returns``: the return statements; ``annotations``: the return
@@ -260,4 +277,5 @@ def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[t
             base_hints.append(f"name:{dotted}" if dotted else "")
         else:
             base_hints.append("")
-    return call_hints, base_hints, _returned(returns, annotations, w_returns, w_annotations, scopes)
+    return call_hints, base_hints, {**_module_variables(scopes),
+                                    **_returned(returns, annotations, w_returns, w_annotations, scopes)}

@@ -286,6 +286,26 @@ def test_calls_on_what_a_function_returns(tmp_path):
                                                    "pkg/sessions.py::Session.get": pytest.approx(0.3)}
 
 
+def test_calls_on_a_module_level_instance(tmp_path):
+    repo = build(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/dispatch.py": "class Signal:\n    def send(self):\n        return 1\n",
+        "pkg/signals.py": "from pkg.dispatch import Signal\n\nrequest_started = Signal()\n",
+        "pkg/handler.py": "from pkg import signals\nfrom pkg.signals import request_started as started\n\n\n"
+                          "def handle():\n    signals.request_started.send()\n    started.send()\n",
+    })
+    assert calls_from(repo, "pkg/handler.py::handle") == {"pkg/dispatch.py::Signal.send": 0.9}
+    write(repo, {"pkg/dispatch.py": "class Base:\n    def send(self):\n        return 1\n\n\nclass Signal(Base):\n"
+                                    "    pass\n"})
+    sync(repo, embed=False, workers=1)
+    assert calls_from(repo, "pkg/handler.py::handle") == {"pkg/dispatch.py::Base.send": 0.9}
+    assert_same_graph(repo, tmp_path / "fresh")
+    write(repo, {"pkg/signals.py": "from pkg.dispatch import Signal\n\nrequest_started = None\n"})
+    sync(repo, embed=False, workers=1)  # its type no longer known: `send` is only guessed
+    assert calls_from(repo, "pkg/handler.py::handle") == {"pkg/dispatch.py::Base.send": pytest.approx(0.3)}
+    assert_same_graph(repo, tmp_path / "fresh")
+
+
 def test_re_exports_aliases_and_star_imports_are_followed(tmp_path):
     repo = build(tmp_path, {
         "pkg/__init__.py": "from .api import get\nfrom .models import *\n",
@@ -390,6 +410,14 @@ def test_sync_when_only_a_base_class_changes(tmp_path):
     write(repo, {"pkg/base.py": "from pkg.root import Root\n\n\nclass Cache(Root):\n    pass\n"})
     sync(repo, embed=False, workers=1)
     assert calls_from(repo, "pkg/use.py::use")["pkg/root.py::Root.load"] == 0.9  # Store -> Cache -> Root
+    assert_same_graph(repo, tmp_path / "fresh")
+    # the same in one file: no import changes, only the base list
+    write(repo, {"pkg/base.py": "class Near:\n    def load(self):\n        return 2\n\n\nclass Cache:\n    pass\n"})
+    sync(repo, embed=False, workers=1)
+    write(repo, {"pkg/base.py": "class Near:\n    def load(self):\n        return 2\n\n\nclass Cache(Near):\n"
+                                "    pass\n"})
+    sync(repo, embed=False, workers=1)
+    assert calls_from(repo, "pkg/use.py::use")["pkg/base.py::Near.load"] == 0.9
     assert_same_graph(repo, tmp_path / "fresh")
 
 

@@ -6,7 +6,7 @@ The generated modules share a small pool of names on purpose: the same function 
 several files, classes inheriting across files, imports that start or stop resolving when
 a file comes or goes (plain, aliased, ``*``, module aliases, a package re-exporting its
 module's names), calls on typed receivers (constructed, annotated, returned by a function,
-``self``, ``super()``, a module alias) and on unknown ones, and a doc section naming them, so every rule of the
+a module-level instance, ``self``, ``super()``, a module alias) and on unknown ones, and a doc section naming them, so every rule of the
 incremental resolver (affected names, changed bindings and bases, aliases, kept incoming
 edges) is exercised.
 """
@@ -37,7 +37,7 @@ import_spec = st.tuples(st.sampled_from(MODULES), st.sampled_from(["from", "alia
                         st.sampled_from(NAMES))
 # a call in a body: `N()`, `v = Cls(); v.N()`, a parameter `p: Cls` and `p.N()`, `mod.N()`, `obj.N()`,
 # `v = f(); v.N()` (what a function returns)
-typed_call = st.tuples(st.sampled_from(["plain", "ctor", "annotated", "module", "unknown", "returned"]),
+typed_call = st.tuples(st.sampled_from(["plain", "ctor", "annotated", "module", "unknown", "returned", "shared"]),
                        st.sampled_from(CLASSES), st.sampled_from(NAMES))
 # (name, calls, base, as a class, typed calls, super() in a class / `return Cls()` in a function)
 definition = st.tuples(st.sampled_from(NAMES), st.lists(st.sampled_from(NAMES), max_size=3),
@@ -84,6 +84,8 @@ def body(calls, typed, alias) -> list[str]:
             lines.append(f"{alias}.{name}()")
         elif how == "returned":
             lines += [f"r{i} = {FUNCTIONS[(CLASSES.index(cls) + i) % len(FUNCTIONS)]}()", f"r{i}.{name}()"]
+        elif how == "shared":  # a module-level instance, this file's or a module's
+            lines.append(f"{alias}.shared.{name}()" if alias else f"shared.{name}()")
         else:
             lines.append(f"obj.{name}()")
     return lines or ["None"]
@@ -114,6 +116,8 @@ def python_text(spec) -> str:
             returned = f"{CLASSES[len(calls) % len(CLASSES)]}()" if use_super else "None"
             lines += [f"def {name}({params}):", *[f"    {b}" for b in body(calls, typed, alias)],
                       f"    return {returned}", ""]
+    if len(defs) % 2:
+        lines.append(f"shared = {CLASSES[len(imports) % len(CLASSES)]}()")
     return "\n".join(lines) + "\n"
 
 
