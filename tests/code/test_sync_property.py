@@ -6,9 +6,9 @@ The generated modules share a small pool of names on purpose: the same function 
 several files, classes inheriting across files, imports that start or stop resolving when
 a file comes or goes (plain, aliased, ``*``, module aliases, a package re-exporting its
 module's names), calls on typed receivers (constructed, annotated, returned by a function,
-a module-level instance, ``self``, ``super()``, a module alias) and on unknown ones, and a doc section naming them, so every rule of the
-incremental resolver (affected names, changed bindings and bases, aliases, kept incoming
-edges) is exercised.
+a module-level instance, ``self``, ``super()``, a module alias) and on unknown ones, and a
+doc section naming them, so every rule of the incremental resolver (affected names,
+changed bindings, bases and return types, aliases, kept incoming edges) is exercised.
 """
 
 from __future__ import annotations
