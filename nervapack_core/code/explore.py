@@ -6,7 +6,9 @@ exact qualified name; exact name; then a partial, case-insensitive match on qual
 names and paths. A multi-source BFS over every edge kind (both directions) collects the
 neighbourhood, in a deterministic order, up to a node limit. Each node found records ``via``,
 the edge it was reached by: its kind, the node at the other end and this node's role in it
-(``source`` or ``target``).
+(``source`` or ``target``). Calls guessed from a name alone (:mod:`.confidence`) are not
+followed unless ``guesses=True``: ``.get`` matched to every ``dict.get`` would make every
+caller of any ``get`` a neighbour.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..errors import NervapackError
+from .confidence import is_guess
 
 __all__ = ["find_targets", "explore", "Subgraph"]
 
@@ -76,7 +79,7 @@ def find_targets(conn, target: str, limit: int = 20) -> list[dict]:
                  f" OR (kind='file' AND file LIKE ? ESCAPE '\\'))" + order, (_like(target), _like(target), limit))
 
 
-def explore(conn, target: str, hops: int = 1, max_nodes: int = 300) -> Subgraph:
+def explore(conn, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False) -> Subgraph:
     if hops < 0:
         raise NervapackError("--hops must be 0 or more.")
     targets = find_targets(conn, target)
@@ -95,6 +98,8 @@ def explore(conn, target: str, hops: int = 1, max_nodes: int = 300) -> Subgraph:
             "SELECT source, target, kind, confidence FROM edges WHERE source=? UNION ALL "
             "SELECT source, target, kind, confidence FROM edges WHERE target=? ORDER BY 3, 1, 2", (nid, nid)).fetchall()
         for s, t, kind, conf in rows:
+            if not guesses and is_guess(kind, conf):
+                continue
             other = t if s == nid else s
             if other not in distance:
                 if len(distance) >= max_nodes:

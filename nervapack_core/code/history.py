@@ -33,8 +33,8 @@ without functions counts its lines.
 :data:`MAX_COUPLING_FILES` files (mass renames, formatting, vendoring) are left out of both the
 shared and the per-file counts; pairs with ``shared < min_shared`` (default
 :data:`MIN_SHARED`) are not listed. ``static_link`` says whether an IMPORTS, CALLS or INHERITS
-edge joins a node of one file to a node of the other (either direction): coupled pairs without
-one are the surprising ones.
+edge joins a node of one file to a node of the other (either direction; calls guessed from a
+name alone do not count): coupled pairs without one are the surprising ones.
 
 **Knowledge**: an author's share of a file is their lines added / all lines added to it (by
 commits when no lines were ever added, e.g. a binary file); the main author has the largest
@@ -56,6 +56,7 @@ from typing import Any
 
 from ..errors import NervapackError
 from ..storage import utc_iso, utc_now
+from .confidence import CONFIDENT
 
 __all__ = [
     "update_history", "history_state", "hotspots", "coupling", "file_history", "knowledge", "parse_since",
@@ -361,6 +362,7 @@ def coupling(conn: sqlite3.Connection, min_shared: int = MIN_SHARED, limit: int 
                SELECT DISTINCT na.file AS fa, nb.file AS fb FROM edges e
                JOIN nodes na ON na.id = e.source JOIN nodes nb ON nb.id = e.target
                WHERE e.kind IN ('IMPORTS', 'CALLS', 'INHERITS') AND na.file <> nb.file
+                 AND NOT (e.kind IN ('CALLS', 'INHERITS') AND e.confidence < :confident)  -- no guesses
                  AND EXISTS (SELECT 1 FROM pairs)),
            ranked AS (
                SELECT p.file_a, p.file_b, p.shared, p.shared * 1.0 / min(pa.n, pb.n) AS ratio,
@@ -369,7 +371,8 @@ def coupling(conn: sqlite3.Connection, min_shared: int = MIN_SHARED, limit: int 
            SELECT r.*, (EXISTS (SELECT 1 FROM links l WHERE l.fa = r.file_a AND l.fb = r.file_b)
                         OR EXISTS (SELECT 1 FROM links l WHERE l.fa = r.file_b AND l.fb = r.file_a)) AS static_link
            FROM ranked r ORDER BY r.ratio DESC, r.shared DESC, r.file_a, r.file_b LIMIT :limit""",
-        {"max_files": int(max_files), "min_shared": int(min_shared), "limit": _limit(limit)}).fetchall()
+        {"max_files": int(max_files), "min_shared": int(min_shared), "limit": _limit(limit),
+         "confident": CONFIDENT}).fetchall()
     out = []
     for r in rows:
         d = dict(r)

@@ -11,6 +11,16 @@ from collections import defaultdict
 
 __all__ = ["ImportResolver"]
 
+# folders whose modules Python does not import by their bare name in a normal run
+_ASIDE = {"tests", "test", "testing", "fixtures", "fixture", "testdata", "examples", "example", "docs", "vendor",
+          "_vendor", "vendored", "third_party", "thirdparty", "extern", "external", "site-packages", "node_modules",
+          "build", "dist"}
+
+
+def _aside(folder: str) -> bool:
+    return folder in _ASIDE or folder.startswith("test")
+
+
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
 
 
@@ -22,6 +32,7 @@ class ImportResolver:
         self.py_modules: dict[str, list[str]] = defaultdict(list)
         self.by_dir: dict[str, list[str]] = defaultdict(list)
         self.by_tail: dict[str, list[str]] = defaultdict(list)  # "a/b.h" style suffixes
+        self.packages = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "__init__.py"}
         for path in sorted(paths):
             directory, base = posixpath.split(path)
             self.by_dir[directory].append(path)
@@ -44,38 +55,99 @@ class ImportResolver:
         found = handler(importer, module, names)
         return sorted({f for f in found if f != importer})
 
-    # -- per language ------------------------------------------------------------
-    def _python(self, importer: str, module: str, names: tuple[str, ...]) -> list[str]:
+    # -- Python ----------------------------------------------------------------------
+    def python_module(self, importer: str, module: str) -> str | None:
+        """The file of ``module`` (``a.b``, ``.m``, ``..``) as written in ``importer``, or None."""
+        found = self._python_base(importer, module)
+        return found[0] if found else None
+
+    def python_submodule(self, importer: str, module: str, name: str) -> str | None:
+        """The file of submodule ``name`` of ``module`` (``from module import name``), or None."""
+        found = self._python_sub(importer, module, name)
+        return found[0] if found else None
+
+    def package_submodule(self, package_file: str, name: str) -> str | None:
+        """The file of submodule ``name`` of the package whose ``__init__.py`` is ``package_file``."""
+        if not package_file.endswith("__init__.py"):
+            return None
+        folder = posixpath.dirname(package_file)
+        for cand in (f"{folder}/{name}.py", f"{folder}/{name}/__init__.py"):
+            cand = cand.lstrip("/")
+            if cand in self.paths:
+                return cand
+        return None
+
+    def _relative_base(self, importer: str, module: str) -> str:
+        dots = len(module) - len(module.lstrip("."))
+        package = posixpath.dirname(importer)
+        for _ in range(dots - 1):
+            package = posixpath.dirname(package)
+        rest = module.lstrip(".").replace(".", "/")
+        return posixpath.join(package, rest) if rest else package
+
+    def _python_base(self, importer: str, module: str) -> list[str]:
         if module.startswith("."):
-            dots = len(module) - len(module.lstrip("."))
-            package = posixpath.dirname(importer)
-            for _ in range(dots - 1):
-                package = posixpath.dirname(package)
-            rest = module.lstrip(".").replace(".", "/")
-            base = posixpath.join(package, rest) if rest else package
-            found = []
-            for name in names or ("",):
-                for cand in (f"{base}/{name}.py", f"{base}/{name}/__init__.py") if name else ():
-                    if cand in self.paths:
-                        found.append(cand)
-            if not found or not names:
-                for cand in (f"{base}.py", f"{base}/__init__.py"):
-                    if cand in self.paths:
-                        found.append(cand)
-            return found
-        found = []
-        for name in names:
-            found.extend(self._python_module(f"{module}.{name}", importer))
-        return found or self._python_module(module, importer)
+            base = self._relative_base(importer, module)
+            return [c for c in (f"{base}.py", f"{base}/__init__.py") if c in self.paths]
+        return self._python_module(module, importer)
+
+    def _python_sub(self, importer: str, module: str, name: str) -> list[str]:
+        if module.startswith("."):
+            base = self._relative_base(importer, module)
+            return [c for c in (f"{base}/{name}.py", f"{base}/{name}/__init__.py") if c in self.paths]
+        return self._python_module(f"{module}.{name}", importer)
+
+    def _python(self, importer: str, module: str, names: tuple[str, ...]) -> list[str]:
+        """``import module`` / ``from module import names``: the submodules among the names,
+        and the module itself when a name is not one (or for ``*`` and plain imports)."""
+        found: list[str] = []
+        itself = not names
+        for entry in names:
+            name = entry.split(" as ", 1)[0]
+            sub = self._python_sub(importer, module, name) if name != "*" else []
+            found += sub
+            itself = itself or not sub
+        return found + self._python_base(importer, module) if itself else found
 
     def _python_module(self, dotted: str, importer: str) -> list[str]:
-        candidates = self.py_modules.get(dotted, [])
-        if len(candidates) <= 1:
-            return list(candidates)
-        # several files answer the name: prefer the one sharing the importer's top folder
-        top = importer.split("/", 1)[0]
-        same = [c for c in candidates if c.split("/", 1)[0] == top]
-        return same[:1] or candidates[:1]
+        """The file ``import dotted`` in ``importer`` loads, if it is in the repository.
+
+        A file answers when the folder above its module path could be on ``sys.path``: not
+        itself a package (``django/utils/asyncio.py`` is ``django.utils.asyncio``, never the
+        standard library's ``asyncio``), unless it is the importer's own entry. Of several,
+        :meth:`_root_rank` picks the one Python would load."""
+        entry = self._sys_path_entry(importer)
+        found = []
+        for path in self.py_modules.get(dotted, []):
+            root = self._root(path, dotted)
+            if root == entry or root not in self.packages:
+                found.append(path)
+        if len(found) <= 1:
+            return found
+        return [min(found, key=lambda c: self._root_rank(c, dotted, entry))]
+
+    @staticmethod
+    def _root(path: str, dotted: str) -> str:
+        """The folder a file's module path ``dotted`` starts from (``src`` for
+        ``src/requests/api.py`` as ``requests.api``)."""
+        depth = dotted.count(".") + 1 + posixpath.basename(path).startswith("__init__.")
+        return "/".join(path.split("/")[:-depth])
+
+    def _root_rank(self, path: str, dotted: str, entry: str) -> tuple:
+        """Which of several files answering ``import dotted`` Python would load: the one under
+        the importer's own sys.path ``entry`` (the first folder above it that is no package,
+        as a script or pytest sees it), then one not under a test, fixture, example or
+        vendored folder, then the shallowest (``src/flask/__init__.py`` before
+        ``tests/test_apps/cliapp/inner1/inner2/flask.py``)."""
+        root = self._root(path, dotted)
+        parts = root.split("/") if root else []
+        return (root != entry, any(_aside(part) for part in parts), len(parts), path)
+
+    def _sys_path_entry(self, importer: str) -> str:
+        folder = posixpath.dirname(importer)
+        while folder and folder in self.packages:
+            folder = posixpath.dirname(folder)
+        return folder
 
     def _javascript(self, importer: str, module: str, names) -> list[str]:
         if not module.startswith("."):

@@ -339,7 +339,7 @@ def update(
     return report
 
 
-PARSER_VERSION = 2  # bump when extraction changes in code (query files are hashed below)
+PARSER_VERSION = 3  # bump when extraction changes in code (query files are hashed below)
 
 
 def parser_fingerprint() -> str:
@@ -645,9 +645,9 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
     conn.executemany("INSERT OR IGNORE INTO edges (source, target, kind, confidence, evidence)"
                      " VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
-        "INSERT INTO refs (file, source_id, kind, name, line, names) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO refs (file, source_id, kind, name, line, names, hint) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(pf.path, by_qname.get(r.source, file_id) if r.source else file_id, r.kind, r.name, r.line,
-          ",".join(r.names) or None) for r in pf.refs],
+          ",".join(r.names) or None, r.hint or None) for r in pf.refs],
     )
     # FTS: identifiers (split on case and '_') in `names`, prose and signatures in `body`
     fts = []

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from .languages import GRAMMAR, QUERY_FILE
+from .pyscope import hint_names, python_hints
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -43,11 +44,16 @@ class Entity:
 
 @dataclass
 class Ref:
-    kind: str  # import | call (plain name) | method (obj.name) | base
+    kind: str  # import | call (plain name) | method (obj.name) | base | dep, alias, returns (Python, see below)
     name: str  # module text for imports, callee / base name otherwise
     source: str | None  # qualified name of the enclosing entity, None = the file
     line: int
-    names: tuple[str, ...] = ()  # imported names (Python ``from x import a, b``)
+    names: tuple[str, ...] = ()  # imported names (Python ``from x import a, b as c, *``: "a", "b as c", "*")
+    hint: str = ""  # Python: what the receiver of a call is (see pyscope.py); "as:x" for ``import a.b as x``
+    # Python "dep": a name the hints of the calls in ``source`` look up (a receiver's class,
+    # the parts of a dotted receiver); "alias": ``from m import name as hint``; "returns": what
+    # function ``source`` returns (``hint``), once per name that hint looks up. None makes an
+    # edge: an incremental resolve finds through them the calls a changed name concerns.
 
 
 @dataclass
@@ -218,6 +224,11 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
     seen = set()
     calls: list[tuple[str, Node]] = []  # ("call" or "method", name node)
     bases, imports = [], []
+    binds: list[tuple[Node, Node, Node | None]] = []  # Python: typed names (name, type, self object)
+    local_names: list[Node] = []
+    value_names: list[Node] = []
+    return_statements: list[Node] = []
+    return_annotations: list[Node] = []
     for _pattern, caps in QueryCursor(query).matches(tree.root_node):
         name_nodes = caps.get("name")
         for kind in ("class", "function", "variable", "impl", "module_block"):
@@ -241,6 +252,17 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
                 calls.extend(("method", n) for n in caps["call.method"])
             elif "base" in caps:
                 bases.extend(caps["base"])
+            elif "bind.name" in caps and "bind.type" in caps:
+                obj = caps["bind.object"][0] if "bind.object" in caps else None
+                binds.append((caps["bind.name"][0], caps["bind.type"][0], obj))
+            elif "local" in caps:
+                local_names.extend(caps["local"])
+            elif "local.value" in caps:
+                value_names.extend(caps["local.value"])
+            elif "returns" in caps:
+                return_statements.extend(caps["returns"])
+            elif "returns.annotation" in caps:
+                return_annotations.extend(caps["returns.annotation"])
 
     defs.sort(key=lambda d: (d[0], d[1]))
     stack: list[tuple[int, str, str, str]] = []  # (end_byte, kind, qualified prefix, qualified name)
@@ -286,21 +308,51 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         stack.append((end, kind, qname, qname))
 
     sorted_calls = sorted(calls, key=lambda c: c[1].start_byte)
-    callers = _innermost(spans, [node.start_byte for _, node in sorted_calls], ("function", "class"))
-    for (kind, node), caller in zip(sorted_calls, callers):
-        result.refs.append(Ref(kind, _text(node), caller, node.start_point[0] + 1))
     sorted_bases = sorted(bases, key=lambda n: n.start_byte)
+    call_hints, base_hints = [""] * len(sorted_calls), [""] * len(sorted_bases)
+    returned: dict[str, str] = {}
+    if language == "python":
+        call_hints, base_hints, returned = python_hints(sorted_calls, sorted_bases, binds, local_names, value_names,
+                                                        return_statements, return_annotations, spans, _innermost)
+    callers = _innermost(spans, [node.start_byte for _, node in sorted_calls], ("function", "class"))
+    deps: dict[str | None, dict[str, int]] = {}  # per caller: the names its hints look up, first line
+    for (kind, node), caller, hint in zip(sorted_calls, callers, call_hints):
+        result.refs.append(Ref(kind, _text(node), caller, node.start_point[0] + 1, hint=hint))
+        if hint:
+            for name in hint_names(hint):
+                deps.setdefault(caller, {}).setdefault(name, node.start_point[0] + 1)
     owners = _innermost(spans, [node.start_byte for node in sorted_bases], ("class",))
-    for node, owner in zip(sorted_bases, owners):
-        result.refs.append(Ref("base", _text(node), owner, node.start_point[0] + 1))
+    for node, owner, hint in zip(sorted_bases, owners, base_hints):
+        result.refs.append(Ref("base", _text(node), owner, node.start_point[0] + 1, hint=hint))
+        if hint:
+            for name in hint_names(hint):
+                deps.setdefault(owner, {}).setdefault(name, node.start_point[0] + 1)
+    for caller, names_seen in deps.items():
+        result.refs.extend(Ref("dep", name, caller, line) for name, line in names_seen.items())
+    line_of = {e.qualified_name: e.start_line for e in result.entities}
+    for function, hint in returned.items():  # one per name it depends on, each with the whole hint
+        result.refs.extend(Ref("returns", name, function, line_of.get(function, 0), hint=hint)
+                           for name in dict.fromkeys(hint_names(hint)))
     for stmt, module in sorted(imports, key=lambda p: p[1].start_byte):
         names: tuple[str, ...] = ()
+        hint = ""
         if stmt.type == "import_from_statement":
-            names = tuple(_text(n) for n in stmt.children_by_field_name("name") if n.type == "dotted_name")
-            names += tuple(
-                _text(a.child_by_field_name("name")) for a in stmt.children_by_field_name("name")
-                if a.type == "aliased_import"
-            )
+            for imported in stmt.children_by_field_name("name"):
+                if imported.type == "dotted_name":
+                    names += (_text(imported),)
+                elif imported.type == "aliased_import":
+                    original, alias = imported.child_by_field_name("name"), imported.child_by_field_name("alias")
+                    if original is not None:
+                        names += (f"{_text(original)} as {_text(alias)}" if alias is not None else _text(original),)
+            if any(c.type == "wildcard_import" for c in stmt.children):
+                names += ("*",)
+        elif stmt.type == "import_statement" and module.parent is not None and module.parent.type == "aliased_import":
+            alias = module.parent.child_by_field_name("alias")
+            hint = f"as:{_text(alias)}" if alias is not None else ""
         module_text = _text(module).strip("\"'<>")
-        result.refs.append(Ref("import", module_text, None, stmt.start_point[0] + 1, names))
+        result.refs.append(Ref("import", module_text, None, stmt.start_point[0] + 1, names, hint))
+        for entry in names:  # `from m import a as b`: a change to `a` concerns the calls of `b`
+            imported_name, _, local_name = entry.partition(" as ")
+            if local_name:
+                result.refs.append(Ref("alias", imported_name, None, stmt.start_point[0] + 1, hint=local_name))
     return result

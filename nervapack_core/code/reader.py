@@ -514,12 +514,13 @@ class GraphReader:
         with self.guard():
             return file_dependencies(self.conn, file) if file else dependency_report(self.conn)
 
-    def explore(self, target: str, hops: int = 1, max_nodes: int = 300):
-        """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``)."""
+    def explore(self, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False):
+        """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``); calls
+        guessed from a name alone are followed only with ``guesses``."""
         from .explore import explore
 
         with self.guard():
-            return explore(self.conn, target, hops=hops, max_nodes=max_nodes)
+            return explore(self.conn, target, hops=hops, max_nodes=max_nodes, guesses=guesses)
 
     # -- evolution -------------------------------------------------------------------------
     def snapshots(self, limit: int | None = None, *, offset: int = 0) -> list[dict]:

@@ -42,6 +42,7 @@ from pathlib import Path
 from ..errors import NervapackError
 from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
+from .confidence import is_guess
 from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
@@ -317,8 +318,8 @@ class Retriever:
             nxt: dict[str, float] = {}
             for nid in sorted(frontier):
                 for other, kind, direction, conf in adjacency[nid]:
-                    if direction != "in" or kind not in reverse:
-                        continue
+                    if direction != "in" or kind not in reverse or is_guess(kind, conf):
+                        continue  # a call guessed from a name alone is no evidence of impact
                     value = frontier[nid] * reverse[kind] * (conf or 1.0) * (HOP_DECAY ** (hop - 1))
                     if other in seen and other in scored and scored[other][0] >= value:
                         continue

@@ -178,6 +178,12 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
         PRIMARY KEY (section_sha, shortlist_sha, model)
     ) WITHOUT ROWID
     """)),
+    # Python references carry what is known of a call's receiver (``self:C``, ``type:Session``,
+    # ``name:sessions``, ``value``, ``local``; ``as:x`` for ``import a.b as x``), see code/pyscope.py.
+    # Existing rows keep NULL until the new parser fingerprint has every file parsed again.
+    storage.Migration(7, "reference hints", _statements("""
+    ALTER TABLE refs ADD COLUMN hint TEXT
+    """)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
