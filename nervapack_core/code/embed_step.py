@@ -105,6 +105,7 @@ def embed_pending(store, workspace, report, embedder, progress) -> None:
         rows = [r for r in rows if r["id"] not in unchanged]
         clear_pending(store, sorted(unchanged & set(pending)))
     total, step = len(rows), 512
+    index.plan(total)
     progress("embed", 0, total)
     for start in range(0, total, step):
         part = rows[start: start + step]
