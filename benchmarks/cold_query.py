@@ -172,7 +172,8 @@ def report(rows: dict[str, list[dict]], first: dict[str, dict], questions: list[
           "in alternating order. Caches warm (one untimed run each); the first run with an empty per-user "
           "cache is shown apart.",
         "",
-        "| version | wall median s | wall min-max s | CPU median s | peak RSS MB | first run, empty user cache: wall s / CPU s |",
+        "| version | wall median s | wall min-max s | CPU median s | peak RSS MB "
+        "| first run, empty user cache: wall s / CPU s |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for label in rows:

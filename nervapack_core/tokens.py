@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["TokenCounter", "TiktokenCounter", "CharTokenCounter", "count_tokens", "default_counter"]
+__all__ = ["TokenCounter", "TiktokenCounter", "CharTokenCounter", "count_tokens", "default_counter", "preload"]
 
 
 class TokenCounter(Protocol):
@@ -134,6 +134,12 @@ def _valid_params(params) -> bool:
     return (isinstance(params, dict) and isinstance(params.get("mergeable_ranks"), dict)
             and len(params["mergeable_ranks"]) > 100_000 and isinstance(params.get("pat_str"), str)
             and isinstance(params.get("special_tokens"), dict) and params.get("name") == ENCODING_NAME)
+
+
+def preload() -> None:
+    """Load the encoding now rather than at the first count (a one-question process does this
+    while its vector search runs elsewhere)."""
+    _encoding()
 
 
 class TiktokenCounter:

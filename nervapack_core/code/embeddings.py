@@ -50,14 +50,17 @@ def _sha256(path: Path) -> str:
 
 
 @cache
-def _verified(path: str, expected: str) -> bool:
+def _verified(path: str, expected: str, stamp: str) -> bool:
+    """Whether the file at ``path`` (as it is at ``stamp``, its size and mtime) has that sha256."""
     return _sha256(Path(path)) == expected
 
 
 def _check(model: Path, tokenizer: Path) -> None:
     """Raise :class:`EmbedderUnavailable` unless both shipped files match their sha256."""
+    from ..usercache import file_stamp
+
     for path, expected in ((model, MODEL_SHA256), (tokenizer, TOKENIZER_SHA256)):
-        if not _verified(str(path), expected):
+        if not _verified(str(path), expected, file_stamp(path)):
             raise EmbedderUnavailable(f"{path} does not match its sha256; refusing to load it")
 
 
