@@ -191,16 +191,20 @@ class MiniLMEmbedder:
         # The first session is light (see _new_session); bulk sessions replace it when many
         # texts arrive, so a one-question process (a query, the MCP server) loads one light model.
         self._light = prepared is not None
-        try:
-            self.sessions = [self._new_session()]
-        except Exception:
+        # onnxruntime builds the session without the GIL: the tokenizer loads meanwhile (~20 ms each)
+        built: list = []
+        builder = threading.Thread(target=self._build_first_session, args=(built,), daemon=True)
+        builder.start()
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        builder.join()
+        if isinstance(built[0], BaseException):
             if prepared is None:
-                raise
+                raise built[0]
             _discard(prepared.parent)  # a damaged cache entry: load the shipped model, rebuild next time
             self._model, self._options, self._light = str(model), _plain_options(ort, options), False
-            self.sessions = [self._new_session()]
+            built[0] = self._new_session()
+        self.sessions = [built[0]]
         self.input_names = {i.name for i in self.sessions[0].get_inputs()}
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()
         self._locks = [threading.Lock() for _ in range(self._max_sessions)]
@@ -210,6 +214,12 @@ class MiniLMEmbedder:
     def plan(self, total: int) -> None:
         """Announce that ``total`` texts are coming (in several calls): sessions are sized to it."""
         self._planned = total
+
+    def _build_first_session(self, out: list) -> None:
+        try:
+            out.append(self._new_session())
+        except BaseException as exc:  # handed to __init__, which falls back or raises
+            out.append(exc)
 
     def _new_session(self):
         """A session of the model. A light one (the prepared model only) keeps its weights where
