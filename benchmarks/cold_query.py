@@ -101,6 +101,8 @@ def main() -> None:
     ap.add_argument("--corpus", default=None, help="repository to ingest (default: requests)")
     ap.add_argument("--runs", type=int, default=7, help="rounds (each version once per round)")
     ap.add_argument("--question", action="append", help=f"question(s); default {DEFAULT_QUESTION!r}")
+    ap.add_argument("--check-all", action="store_true",
+                    help="also compare the answers to every question of benchmarks/questions/requests.json")
     ap.add_argument("--workspace", default=None, help="an already ingested copy to query (skips the copy and ingest)")
     ap.add_argument("--out", default=str(HERE / "results" / "cold_query.md"))
     args = ap.parse_args()
@@ -143,9 +145,15 @@ def main() -> None:
             print(f"round {i + 1}: " + ", ".join(f"{k} {v[-1]['wall']:.3f} s (cpu {v[-1]['cpu']:.3f})"
                                                  for k, v in rows.items()), flush=True)
 
+        checked = list(questions)
+        if args.check_all:
+            extra = json.loads((HERE / "questions" / "requests.json").read_text())["questions"]
+            checked += [q["question"] for q in extra if q["question"] not in checked]
         answers = {label: [answer_of(output(query_cmd(q, "--json"), root, env_for(code, caches[label])))
-                           for q in questions] for label, code in versions.items()}
-        same = answers["before"] == answers["after"]
+                           for q in checked] for label, code in versions.items()}
+        differ = [q for q, a, b in zip(checked, answers["before"], answers["after"]) if a != b]
+        same = f"{len(checked) - len(differ)} of {len(checked)} questions" + (
+            f" (different: {'; '.join(differ)})" if differ else "")
         text = report(rows, first, questions, same, args)
         print(text)
         Path(args.out).parent.mkdir(exist_ok=True)
@@ -154,7 +162,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def report(rows: dict[str, list[dict]], first: dict[str, dict], questions: list[str], same: bool, args) -> str:
+def report(rows: dict[str, list[dict]], first: dict[str, dict], questions: list[str], same: str, args) -> str:
     def med(label: str, key: str) -> float:
         return statistics.median(r[key] for r in rows[label])
 
@@ -188,7 +196,7 @@ def report(rows: dict[str, list[dict]], first: dict[str, dict], questions: list[
         f"After / before: wall {med('after', 'wall') / med('before', 'wall'):.2f} (median of per-round ratios "
         f"{per_round_wall:.2f}), CPU {med('after', 'cpu') / med('before', 'cpu'):.2f} (per round "
         f"{per_round_cpu:.2f}), peak RSS {med('after', 'rss_mb') / med('before', 'rss_mb'):.2f}.",
-        f"Answers (`--json`: nodes, modes, tokens, Markdown) identical before and after: {'yes' if same else 'NO'}.",
+        f"Answers (`--json`: nodes, modes, tokens, Markdown) identical before and after: {same}.",
         "",
     ]
     return "\n".join(lines)
