@@ -188,6 +188,7 @@ if __name__ == "__main__":
     ap.add_argument("names", nargs="*", default=["requests", "query-core", "django"])
     ap.add_argument("--before", help="git revision or folder of the code to compare with (full ingests)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the side-by-side comparison")
+    ap.add_argument("--django-rounds", type=int, default=2, help="rounds for django (minutes per ingest)")
     args = ap.parse_args()
     corpora_dir = Path(args.corpora_dir)
     work = Path(tempfile.mkdtemp(prefix="np-bench-code-"))
@@ -209,7 +210,8 @@ if __name__ == "__main__":
             print(table(rows[-3:]), flush=True)
             if args.before:
                 versions = {"before": code_dir(args.before, work, "before"), "after": after}
-                compared.extend(side_by_side(path, versions, caches, args.rounds))
+                rounds = args.django_rounds if name == "django" else args.rounds
+                compared.extend(side_by_side(path, versions, caches, rounds))
         loads = [r["load"] for r in rows]
         text = (f"Machine: {describe()}; load average during these runs {min(loads):.1f}-{max(loads):.1f}\n\n"
                 f"{table(rows)}\n")
