@@ -34,10 +34,10 @@ def cache_root() -> Path:
 
 def cache_dir(*parts: str) -> Path | None:
     """The cache folder ``<root>/<parts...>``, created when missing; ``None`` when it cannot be."""
-    path = cache_root().joinpath(*parts)
     try:
+        path = cache_root().joinpath(*parts)
         path.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
         return None
     return path
 

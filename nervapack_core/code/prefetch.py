@@ -11,7 +11,8 @@ onnxruntime. The child runs the parent's own code (:meth:`Retriever._vector_ids`
 hits are the ones the parent would have found.
 
 Anything unusual makes :meth:`VectorPrefetch.result` return ``None`` and the retriever
-searches in-process as before: no fork on this platform, the child failing or killed,
+searches in-process as before: no fork on this platform or in a process with other
+threads, the child failing, killed or silent for :data:`WAIT_SECONDS`,
 ``NERVAPACK_PREFETCH=0``. Only for processes that answer one question (the CLI): a
 long-lived process (the MCP servers, the dashboard) loads the model once and keeps it.
 """
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import sys
 from pathlib import Path
 
@@ -28,9 +31,19 @@ __all__ = ["VectorPrefetch", "PREFETCH_ENV", "available"]
 PREFETCH_ENV = "NERVAPACK_PREFETCH"
 
 
+WAIT_SECONDS = 300  # a helper that has not answered by then is killed, and the search runs here
+
+
 def available() -> bool:
-    """Fork is there and safe to use (Linux: macOS frameworks are not fork-safe), and not switched off."""
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and os.environ.get(PREFETCH_ENV, "1") != "0"
+    """Fork is there and safe to use, and not switched off: Linux (macOS frameworks are not
+    fork-safe), and this process has a single thread (a lock held by another thread at the
+    fork, an import lock or a library's, would stay held forever in the child)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or os.environ.get(PREFETCH_ENV, "1") == "0":
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 class VectorPrefetch:
@@ -64,13 +77,23 @@ class VectorPrefetch:
             self._done = True
             chunks = []
             try:
-                while True:
-                    block = os.read(self._fd, 1 << 16) if self._fd is not None else b""
+                waiting = select.poll()
+                if self._fd is not None:
+                    waiting.register(self._fd, select.POLLIN | select.POLLHUP)
+                while self._fd is not None:
+                    if not waiting.poll(WAIT_SECONDS * 1000):
+                        raise TimeoutError
+                    block = os.read(self._fd, 1 << 16)
                     if not block:
                         break
                     chunks.append(block)
-            except OSError:
+            except (OSError, TimeoutError):
                 chunks = []
+                if self.pid is not None:
+                    try:
+                        os.kill(self.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
             self._reap()
             try:
                 data = json.loads(b"".join(chunks)) if chunks else None

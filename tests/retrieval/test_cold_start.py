@@ -94,6 +94,23 @@ print(json.dumps([alone == r2._vector_ids(sys.argv[2]), len(alone), r2._prefetch
     assert same and count > 0 and consumed
 
 
+def test_no_helper_is_forked_beside_other_threads(monkeypatch):
+    import threading
+
+    from nervapack_core.code import prefetch
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not prefetch.available()  # a lock held by that thread at the fork would hang the child
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setenv(prefetch.PREFETCH_ENV, "0")
+    assert not prefetch.available()
+
+
 # -- the prepared model ------------------------------------------------------------------------
 
 
