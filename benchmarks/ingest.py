@@ -200,6 +200,7 @@ if __name__ == "__main__":
                        capture_output=True)
         prepared = time.perf_counter() - t0
         rows, compared = [], []
+        versions = {"before": code_dir(args.before, work, "before"), "after": after} if args.before else {}
         for name in args.names:
             path = corpora_dir / name
             if not path.is_dir():
@@ -208,8 +209,7 @@ if __name__ == "__main__":
                 continue
             rows.extend(bench(path, code_env(after, caches["after"])))
             print(table(rows[-3:]), flush=True)
-            if args.before:
-                versions = {"before": code_dir(args.before, work, "before"), "after": after}
+            if versions:
                 rounds = args.django_rounds if name == "django" else args.rounds
                 compared.extend(side_by_side(path, versions, caches, rounds))
         loads = [r["load"] for r in rows]
