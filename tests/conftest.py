@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,10 @@ REPOS = Path(__file__).parent / "code" / "repos"
 
 # No test may touch the network or a user's real data folders.
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# the per-user cache (prepared model, token ranks) of this test session, not ~/.cache/nervapack
+_USER_CACHE = tempfile.mkdtemp(prefix="np-test-xdg-cache-")
+os.environ["XDG_CACHE_HOME"] = _USER_CACHE
+atexit.register(shutil.rmtree, _USER_CACHE, ignore_errors=True)
 
 
 def git_init(path: Path) -> None:

@@ -104,6 +104,14 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     ws = require_workspace(path)
     retriever = Retriever(ws.root, use_vectors=not no_vectors)
     try:
+        if retriever.prefetch_vectors(prompt):  # the vector search runs on the other core meanwhile:
+            from ..code import pack  # noqa: F401 - load what the answer needs after it
+            from ..tokens import preload
+
+            preload()
+            if not as_json:
+                import rich.panel  # noqa: F401
+                import rich.table  # noqa: F401
         result = answer(retriever, prompt, budget=budget, hops=hops)
     finally:
         retriever.close()

@@ -115,6 +115,7 @@ def embed_pending(store, workspace, report, embedder, progress, *, rebuild: bool
         rows = [r for r in rows if r["id"] not in unchanged]
         clear_pending(store, sorted(unchanged & set(pending)))
     total, step = len(rows), 512
+    index.plan(total)
     progress("embed", 0, total)
     for start in range(0, total, step):
         part = rows[start: start + step]

@@ -38,6 +38,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import NervapackError
 from ..workspace import Workspace
@@ -60,6 +61,9 @@ from .ranking import (
 )
 from .reader import GraphReader
 from .source import SourceReader
+
+if TYPE_CHECKING:
+    from .prefetch import VectorPrefetch
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
 
@@ -90,6 +94,7 @@ class Retriever:
         self._vectors = None
         self._vector_warning: str | None = None
         self._vectors_tried = False
+        self._prefetch: VectorPrefetch | None = None  # started by prefetch_vectors
         # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
         self.graph = GraphReader(self.db_path, root=self.root)
         self.conn = self.graph.conn
@@ -98,7 +103,22 @@ class Retriever:
         self.source = SourceReader(self.graph, self.root)  # what the packer reads: lines, members, doc text
 
     def close(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.close()
         self.graph.close()
+
+    def prefetch_vectors(self, prompt: str) -> bool:
+        """Start the vector search for ``prompt`` in a helper process (:mod:`.prefetch`) while
+        this one does the rest: for a process that answers one question and ends (the CLI).
+        False (nothing started) where the helper cannot run, or when no vector search would be made."""
+        from .prefetch import VectorPrefetch, available
+
+        if (self.use_vectors and self._prefetch is None and available() and prompt.strip()
+                and detect_route(prompt) != "impact" and self.graph.meta("embedder")):
+            started = VectorPrefetch(self.root, prompt)
+            self._prefetch = started
+            return started.pid is not None
+        return False
 
     # -- vectors ---------------------------------------------------------------------------
     def vectors(self):
@@ -210,6 +230,13 @@ class Retriever:
             return self._impact(text, hops, limit)
 
     def _vector_ids(self, prompt: str, n: int = 60) -> list[tuple[str, float]]:
+        ahead = self._prefetch
+        if ahead is not None and ahead.prompt == prompt and ahead.n == n:
+            self._prefetch = None
+            found = ahead.result()
+            if found is not None:
+                self._vector_warning = found["warning"]
+                return found["hits"]
         index = self.vectors()
         if index is None or not prompt.strip():
             return []
