@@ -35,7 +35,7 @@ from urllib.parse import quote
 from .errors import NervapackError
 
 __all__ = [
-    "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "applied_version", "Database",
+    "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
     "open_reader", "reading", "read_error", "in_chunks", "chunked", "is_busy", "integrity_ok",
     "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout", "wait_reporter",
 ]
@@ -146,6 +146,15 @@ def _upgrade_migrations_table(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE schema_migrations ADD COLUMN name TEXT NOT NULL DEFAULT ''")
 
 
+def refuse_newer(path: str | os.PathLike[str], version: int, known: int) -> None:
+    """Raise the one message for a database written by a newer release (schema ``version`` >
+    ``known``): it is never misread, and never changed."""
+    if version > known:
+        raise NervapackError(
+            f"{path} was written by a newer NervaPack (schema {version} > {known}); it was left untouched. "
+            "Upgrade nervapack-core to open it.")
+
+
 def migrate(db: Database, migrations: Sequence[Migration]) -> list[int]:
     """Apply every migration newer than the database, each in its own write transaction.
 
@@ -157,9 +166,7 @@ def migrate(db: Database, migrations: Sequence[Migration]) -> list[int]:
         if m.version != expected:
             raise ValueError(f"migrations must be numbered 1, 2, 3, ...: got {m.version} at position {expected}")
     current = applied_version(db.conn)
-    if current > known:
-        raise NervapackError(
-            f"{db.path} was written by a newer NervaPack (schema {current} > {known}); upgrade nervapack-core.")
+    refuse_newer(db.path, current, known)
     applied: list[int] = []
     if current == known:
         return applied
@@ -219,6 +226,10 @@ class Database:
             # SQLite's own busy handler waits in short slices; the loop in retry() waits
             # the rest, so it can report progress and stop with a clear message.
             self.conn.execute("PRAGMA busy_timeout = 1000")
+            if migrations:
+                # before anything writes (switching to WAL rewrites the header of a rollback-journal
+                # file): a database of a newer release must be left byte for byte as it is
+                refuse_newer(self.path, self.retry(lambda: applied_version(self.conn)), migrations[-1].version)
             if wal:
                 self.retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone())
             self.conn.execute("PRAGMA synchronous = NORMAL")

@@ -24,7 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..storage import Database, applied_version, env_lock_timeout, open_reader, read_error, wait_reporter
+from ..storage import (
+    Database,
+    applied_version,
+    env_lock_timeout,
+    open_reader,
+    read_error,
+    refuse_newer,
+    wait_reporter,
+)
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
@@ -148,10 +156,7 @@ class MemoryStore:
                            required_table="mem_nodes")
         try:
             version = applied_version(conn)
-            if version > schema.LATEST_VERSION:
-                raise NervapackError(
-                    f"{self.path} was written by a newer NervaPack (schema {version} > {schema.LATEST_VERSION}); "
-                    "upgrade nervapack-core.")
+            refuse_newer(self.path, version, schema.LATEST_VERSION)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             columns = {r[1] for r in conn.execute("PRAGMA table_info(mem_nodes)")}
             missing = [t for t in schema.REQUIRED_TABLES if t not in tables]
