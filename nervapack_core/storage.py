@@ -36,7 +36,7 @@ from .errors import NervapackError
 
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
-    "open_reader", "reading", "read_error", "in_chunks", "chunked", "is_busy", "integrity_ok",
+    "open_reader", "reading", "read_error", "truncation", "in_chunks", "chunked", "is_busy", "integrity_ok",
     "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout", "wait_reporter",
 ]
 
@@ -107,6 +107,35 @@ def is_busy(exc: BaseException) -> bool:
     """True for SQLite's "database is locked" / "database is busy" errors."""
     msg = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg)
+
+
+def truncation(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is a truncated SQLite file, or None: shorter than the size its own header
+    declares (the "in-header database size", valid when its change counter matches).
+
+    SQLite reads a cut-off file without complaint until a query reaches a missing page, so a
+    search could silently answer from what is left; this check costs one ``stat`` and 100
+    bytes. A non-empty WAL or rollback journal next to the file means a writer (or its
+    recovery) may still extend it: no verdict then.
+    """
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size < 100 or any(Path(f"{p}{x}").exists() and Path(f"{p}{x}").stat().st_size > 0
+                             for x in ("-wal", "-journal")):
+            return None
+        with open(p, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return None
+    if len(head) < 100 or head[:16] != b"SQLite format 3\x00" or head[24:28] != head[92:96]:
+        return None
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    declared = int.from_bytes(head[28:32], "big") * page_size
+    if declared and size < declared:
+        return f"{p} is truncated: it holds {size:,} bytes of the {declared:,} its header declares"
+    return None
 
 
 # ------------------------------------------------------------------------------ migrations
@@ -205,9 +234,11 @@ class Database:
         lock_timeout: float = 60.0,
         on_wait: Callable[[float], None] | None = None,
         wal: bool = True,
+        hint: str = "",
     ) -> None:
         self.path = Path(path)
         self.label = label
+        self.hint = hint  # how to recover a damaged file, said with every "damaged" error
         self.lock_timeout = float(lock_timeout)
         self.on_wait = on_wait
         if self.path.is_dir():
@@ -216,6 +247,9 @@ class Database:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise NervapackError(f"Cannot create the folder for {self.path}: {exc}") from None
+        cut = truncation(self.path)
+        if cut:
+            raise CorruptDatabaseError(f"{cut}: it is damaged.{' ' + hint if hint else ''}")
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=self.lock_timeout, isolation_level=None,
                                         check_same_thread=False)
@@ -252,7 +286,8 @@ class Database:
                 f"{self.lock_timeout:.0f} s; try again when it has finished.")
         if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError) \
                 or "malformed" in str(exc) or "not a database" in str(exc):
-            return CorruptDatabaseError(f"{self.path} is not a usable {self.label}: {exc}")
+            return CorruptDatabaseError(
+                f"{self.path} is not a usable {self.label}: {exc}.{' ' + self.hint if self.hint else ''}")
         return NervapackError(f"{self.label} error ({self.path}): {exc}")
 
     def retry(self, fn: Callable[[], T]) -> T:
@@ -344,6 +379,9 @@ def open_reader(path: str | os.PathLike[str], *, label: str = "database", timeou
         raise NervapackError(f"No {label} at {p}.")
     if p.is_dir():
         raise NervapackError(f"{p} is a folder, not a {label} file.")
+    cut = truncation(p)
+    if cut:
+        raise CorruptDatabaseError(f"{cut}: it is damaged.{' ' + hint if hint else ''}")
     uri = f"file:{quote(str(p.resolve()))}?mode=ro"
     try:
         conn = _connect_ro(uri, timeout, required_table, label, p)
@@ -401,8 +439,10 @@ def integrity_ok(path: str | os.PathLike[str]) -> bool:
     """False only when SQLite itself says the file is damaged or not a database.
 
     A locked or busy file is *not* damaged: a live database of another process must
-    never be moved aside.
+    never be moved aside. A file shorter than its header declares is damaged (:func:`truncation`).
     """
+    if truncation(path):
+        return False
     try:
         conn = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, timeout=30)
     except sqlite3.OperationalError as exc:

@@ -328,14 +328,27 @@ def update(
 
     db_wait = storage.wait_reporter("code graph", workspace.graph_db, on_wait) if on_wait else None
     with ingest_lock(workspace.dir, timeout=env_lock_timeout(INGEST_LOCK_WAIT), on_wait=on_wait):
-        store = open_for_write(workspace, report.warnings, on_wait=db_wait)
-        try:
-            git_now = git_state(root) if report.is_git else None
-            plan = planner(store, root, found, git_now) if planner else None
-            _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
-                 plan=plan, git_now=git_now, trigger=trigger)
-        finally:
-            store.close()
+        for attempt in (1, 2):
+            store = open_for_write(workspace, report.warnings, on_wait=db_wait)
+            try:
+                git_now = git_state(root) if report.is_git else None
+                plan = planner(store, root, found, git_now) if planner else None
+                _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
+                     plan=plan, git_now=git_now, trigger=trigger)
+                break
+            except (sqlite3.DatabaseError, storage.CorruptDatabaseError) as exc:
+                # damage past the header is met only when a page is read (checking every page at
+                # each open would cost every small sync): a file SQLite now finds damaged is treated
+                # as one that failed to open — kept aside, the graph built again — else re-raised
+                if attempt == 2 or storage.is_busy(exc) or storage.integrity_ok(workspace.graph_db):
+                    raise
+                damage = str(exc).split(": ")[-1]
+            finally:
+                store.close()
+            kept = _move_aside(workspace.graph_db, "corrupt")
+            report.warnings.append(f"{workspace.graph_db} is damaged ({damage}). It was moved to {kept.name}; "
+                                   "rebuilding from scratch.")
+            rebuild = True
     return report
 
 
