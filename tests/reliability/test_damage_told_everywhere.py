@@ -99,8 +99,7 @@ def test_damaged_graph_is_said_with_the_fix(workspace, tmp_path, rel, how):
             assert "truncated" in out
     assert hashlib.sha256(graph.read_bytes()).hexdigest() == digest  # a reader never touches it
     doctor = rel.invoke("doctor", "--path", str(root))
-    assert doctor.exit_code != 0 and str(graph) in " ".join(doctor.output.split()).replace(" ", "") or \
-        "graph.db" in doctor.output, doctor.output
+    assert doctor.exit_code != 0 and "graph.db" in doctor.output, doctor.output
     # a plain ingest keeps the damaged file aside, says so, and builds the graph again
     done = rel.invoke("ingest", str(root), "--no-embed", "--workers", "1")
     assert done.exit_code == 0 and "moved to graph.db.corrupt-" in " ".join(done.output.split()), done.output
