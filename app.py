@@ -11,6 +11,7 @@ import streamlit as st
 from nervapack_core import __version__
 from nervapack_core.dashboard.data import resolve_sources
 from nervapack_core.dashboard.ui import favicon_png
+from nervapack_core.errors import NervapackError
 
 # The favicon is drawn in code: with a ":material/…:" icon here, or none (then each page's
 # icon is used), the browser would fetch the favicon from fonts.gstatic.com.
@@ -46,4 +47,7 @@ with st.sidebar:
     st.text(str(_src.root) if _src.root else "none found (run `nervapack ingest .`)")
     st.caption(f"NervaPack Core {__version__}")
 
-navigation.run()
+try:
+    navigation.run()
+except NervapackError as exc:  # a damaged or locked store a page did not catch itself: said, with its file and fix
+    st.error(str(exc), icon=":material/error:")

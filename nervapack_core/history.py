@@ -21,10 +21,12 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from .errors import NervapackError
 from .storage import utc_now
 from .text import STOPWORDS
 
-__all__ = ["append_query", "read_history", "clear_history", "history_stats", "make_record", "MODEL_PRICES",
+__all__ = ["append_query", "read_history", "scan_history", "damage_message", "clear_history", "history_stats",
+           "make_record", "MODEL_PRICES",
            "cost_usd"]
 
 # USD per million input tokens, as priced in the seed README
@@ -72,29 +74,48 @@ def _valid(rec) -> bool:
             and all(isinstance(f, str) for f in rec.get("top_files", [])))
 
 
-def read_history(path: str | os.PathLike, limit: int | None = None) -> list[dict]:
-    """Records, oldest first (the last ``limit`` when given); malformed lines skipped with a warning."""
+def scan_history(path: str | os.PathLike) -> tuple[list[dict], list[int]]:
+    """``(records, malformed line numbers)`` of the history file, oldest first: a line cut off
+    (a truncated file), garbage bytes or a record of the wrong shape is left out and counted.
+    An unreadable file (a folder, no permission) is a :class:`NervapackError` naming it."""
     path = Path(path)
     if not path.exists():
-        return []
+        return [], []
     out: list[dict] = []
     bad: list[int] = []
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                bad.append(number)
-                continue
-            if not _valid(rec):
-                bad.append(number)
-                continue
-            out.append(rec)
+    try:
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    rec = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                    bad.append(number)
+                    continue
+                if not _valid(rec):
+                    bad.append(number)
+                    continue
+                out.append(rec)
+    except OSError as exc:
+        raise NervapackError(f"The query history {path} cannot be read ({exc.strerror or exc}). Move it aside; "
+                             "the next query starts a new one.") from None
+    return out, bad
+
+
+def damage_message(path: str | os.PathLike, bad: list[int]) -> str:
+    """What the readers say about malformed lines: the file, which lines, and the fix."""
+    shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+    return (f"{path}: skipped {len(bad)} malformed line(s) (line {shown}): damaged or cut off; they are left out "
+            "of the history and its figures. `nervapack history --clear` starts it afresh (or restore the file "
+            "from a backup).")
+
+
+def read_history(path: str | os.PathLike, limit: int | None = None) -> list[dict]:
+    """Records, oldest first (the last ``limit`` when given); malformed lines skipped with a warning."""
+    out, bad = scan_history(path)
     if bad:
-        shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
-        warnings.warn(f"{path}: skipped {len(bad)} malformed line(s) (line {shown})", stacklevel=2)
+        warnings.warn(damage_message(path, bad), stacklevel=2)
     if limit is not None:
         out = out[-limit:] if limit > 0 else []
     return out

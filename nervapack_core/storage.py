@@ -35,8 +35,8 @@ from urllib.parse import quote
 from .errors import NervapackError
 
 __all__ = [
-    "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "applied_version", "Database",
-    "open_reader", "reading", "read_error", "in_chunks", "chunked", "is_busy", "integrity_ok",
+    "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
+    "open_reader", "reading", "read_error", "truncation", "in_chunks", "chunked", "is_busy", "integrity_ok",
     "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout", "wait_reporter",
 ]
 
@@ -109,6 +109,35 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg)
 
 
+def truncation(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is a truncated SQLite file, or None: shorter than the size its own header
+    declares (the "in-header database size", valid when its change counter matches).
+
+    SQLite reads a cut-off file without complaint until a query reaches a missing page, so a
+    search could silently answer from what is left; this check costs one ``stat`` and 100
+    bytes. A non-empty WAL or rollback journal next to the file means a writer (or its
+    recovery) may still extend it: no verdict then.
+    """
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size < 100 or any(Path(f"{p}{x}").exists() and Path(f"{p}{x}").stat().st_size > 0
+                             for x in ("-wal", "-journal")):
+            return None
+        with open(p, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return None
+    if len(head) < 100 or head[:16] != b"SQLite format 3\x00" or head[24:28] != head[92:96]:
+        return None
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    declared = int.from_bytes(head[28:32], "big") * page_size
+    if declared and size < declared:
+        return f"{p} is truncated: it holds {size:,} bytes of the {declared:,} its header declares"
+    return None
+
+
 # ------------------------------------------------------------------------------ migrations
 @dataclass(frozen=True)
 class Migration:
@@ -146,6 +175,15 @@ def _upgrade_migrations_table(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE schema_migrations ADD COLUMN name TEXT NOT NULL DEFAULT ''")
 
 
+def refuse_newer(path: str | os.PathLike[str], version: int, known: int) -> None:
+    """Raise the one message for a database written by a newer release (schema ``version`` >
+    ``known``): it is never misread, and never changed."""
+    if version > known:
+        raise NervapackError(
+            f"{path} was written by a newer NervaPack (schema {version} > {known}); it was left untouched. "
+            "Upgrade nervapack-core to open it.")
+
+
 def migrate(db: Database, migrations: Sequence[Migration]) -> list[int]:
     """Apply every migration newer than the database, each in its own write transaction.
 
@@ -157,9 +195,7 @@ def migrate(db: Database, migrations: Sequence[Migration]) -> list[int]:
         if m.version != expected:
             raise ValueError(f"migrations must be numbered 1, 2, 3, ...: got {m.version} at position {expected}")
     current = applied_version(db.conn)
-    if current > known:
-        raise NervapackError(
-            f"{db.path} was written by a newer NervaPack (schema {current} > {known}); upgrade nervapack-core.")
+    refuse_newer(db.path, current, known)
     applied: list[int] = []
     if current == known:
         return applied
@@ -198,9 +234,11 @@ class Database:
         lock_timeout: float = 60.0,
         on_wait: Callable[[float], None] | None = None,
         wal: bool = True,
+        hint: str = "",
     ) -> None:
         self.path = Path(path)
         self.label = label
+        self.hint = hint  # how to recover a damaged file, said with every "damaged" error
         self.lock_timeout = float(lock_timeout)
         self.on_wait = on_wait
         if self.path.is_dir():
@@ -209,6 +247,9 @@ class Database:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise NervapackError(f"Cannot create the folder for {self.path}: {exc}") from None
+        cut = truncation(self.path)
+        if cut:
+            raise CorruptDatabaseError(f"{cut}: it is damaged.{' ' + hint if hint else ''}")
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=self.lock_timeout, isolation_level=None,
                                         check_same_thread=False)
@@ -219,6 +260,10 @@ class Database:
             # SQLite's own busy handler waits in short slices; the loop in retry() waits
             # the rest, so it can report progress and stop with a clear message.
             self.conn.execute("PRAGMA busy_timeout = 1000")
+            if migrations:
+                # before anything writes (switching to WAL rewrites the header of a rollback-journal
+                # file): a database of a newer release must be left byte for byte as it is
+                refuse_newer(self.path, self.retry(lambda: applied_version(self.conn)), migrations[-1].version)
             if wal:
                 self.retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone())
             self.conn.execute("PRAGMA synchronous = NORMAL")
@@ -241,7 +286,8 @@ class Database:
                 f"{self.lock_timeout:.0f} s; try again when it has finished.")
         if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError) \
                 or "malformed" in str(exc) or "not a database" in str(exc):
-            return CorruptDatabaseError(f"{self.path} is not a usable {self.label}: {exc}")
+            return CorruptDatabaseError(
+                f"{self.path} is not a usable {self.label}: {exc}.{' ' + self.hint if self.hint else ''}")
         return NervapackError(f"{self.label} error ({self.path}): {exc}")
 
     def retry(self, fn: Callable[[], T]) -> T:
@@ -333,6 +379,9 @@ def open_reader(path: str | os.PathLike[str], *, label: str = "database", timeou
         raise NervapackError(f"No {label} at {p}.")
     if p.is_dir():
         raise NervapackError(f"{p} is a folder, not a {label} file.")
+    cut = truncation(p)
+    if cut:
+        raise CorruptDatabaseError(f"{cut}: it is damaged.{' ' + hint if hint else ''}")
     uri = f"file:{quote(str(p.resolve()))}?mode=ro"
     try:
         conn = _connect_ro(uri, timeout, required_table, label, p)
@@ -390,8 +439,10 @@ def integrity_ok(path: str | os.PathLike[str]) -> bool:
     """False only when SQLite itself says the file is damaged or not a database.
 
     A locked or busy file is *not* damaged: a live database of another process must
-    never be moved aside.
+    never be moved aside. A file shorter than its header declares is damaged (:func:`truncation`).
     """
+    if truncation(path):
+        return False
     try:
         conn = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, timeout=30)
     except sqlite3.OperationalError as exc:

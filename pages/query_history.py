@@ -5,12 +5,20 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from nervapack_core.dashboard import cache, ui
+from nervapack_core.errors import NervapackError
 
 src = cache.sources()
 ui.header("Query History", "Every `nervapack query` (CLI or MCP): tokens returned against the whole files, "
           "latency and what people ask about.", src)
 ui.require_history(src)
-records, stats, df = cache.history(src)
+try:
+    records, stats, df = cache.history(src)
+    damage = cache.history_damage(src)
+except NervapackError as exc:  # unreadable file: said, with the fix
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+if damage:  # damaged lines are left out of every figure below: never silently
+    st.warning(damage, icon=":material/warning:")
 if df.empty:
     st.info("**No queries yet.** The history file exists but holds no readable record. "
             "Run `nervapack query \"how does X work\"`.", icon=":material/query_stats:")

@@ -248,7 +248,7 @@ _COMMUNITY_KINDS = "('file', 'class', 'function')"
 
 
 def refresh_snapshots(store, changed_share: float | None = None,
-                      touched: tuple[set[str], set[str]] | None = None) -> None:
+                      touched: tuple[set[str], set[str]] | None = None, *, own_transaction: bool = True) -> None:
     """Store Louvain communities and the health snapshot.
 
     After a small change (at most 2% of the files, ``changed_share``) the stored
@@ -258,6 +258,8 @@ def refresh_snapshots(store, changed_share: float | None = None,
     Only the rows that change are written then (a sync of one file touches a few rows,
     not the 40,000 of Django). ``touched`` = (node ids inserted, node ids deleted) by the
     update, when the caller knows them: only those are looked at then.
+    ``own_transaction=False``: the caller's write transaction is open (the ingest's graph write,
+    so the graph never commits without its communities and health).
     """
     conn = store.conn
     stored = conn.execute("SELECT EXISTS (SELECT 1 FROM communities)").fetchone()[0]
@@ -276,7 +278,8 @@ def refresh_snapshots(store, changed_share: float | None = None,
         present = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS}")}
         assignment = _louvain(conn, present)
     snapshot = health(conn, root=None)
-    conn.execute("BEGIN IMMEDIATE")
+    if own_transaction:
+        conn.execute("BEGIN IMMEDIATE")
     try:
         if incremental and touched is not None:
             in_chunks(conn, "DELETE FROM communities WHERE node_id IN ({marks})", gone)
@@ -293,9 +296,11 @@ def refresh_snapshots(store, changed_share: float | None = None,
         # kept per ingest too, so the score's trend (and a delta) can be shown
         conn.execute("UPDATE ingest_runs SET summary = ? WHERE id = (SELECT max(id) FROM ingest_runs)",
                      (json.dumps({"health": snapshot.score}),))
-        conn.execute("COMMIT")
+        if own_transaction:
+            conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if own_transaction:
+            conn.execute("ROLLBACK")
         raise
 
 

@@ -22,8 +22,9 @@ newest one, i.e. what the last ingest or sync changed. The first snapshot of a g
 the baseline of everything after it: it lists no files (every file would be "added"),
 nor do rows backfilled from ``ingest_runs``.
 
-Writers call :func:`record_snapshot` in their own short transaction after the analyse
-step; readers use :class:`~nervapack_core.code.reader.GraphReader` (``snapshots``,
+Writers call :func:`record_snapshot` after the analyse step; the ingest and sync do both
+inside their graph write transaction, so a kill leaves the graph before or after with its
+snapshot, never a new graph without one; readers use :class:`~nervapack_core.code.reader.GraphReader` (``snapshots``,
 ``changed_since``), which works on a graph written before snapshots existed (no table:
 no snapshots).
 """
@@ -34,6 +35,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -114,7 +116,8 @@ def snapshot_missing(conn: sqlite3.Connection) -> bool:
 
 
 def record_snapshot(store, trigger: str, *, changes: FileChanges | None = None, git_commit: str | None = None,
-                    run_id: int | None = None, counts: Mapping[str, Any] | None = None) -> int:
+                    run_id: int | None = None, counts: Mapping[str, Any] | None = None,
+                    own_transaction: bool = True) -> int:
     """Append one snapshot of the graph as ``store`` (a :class:`~.store.GraphStore`) holds it
     now, in its own write transaction; returns its id.
 
@@ -123,7 +126,8 @@ def record_snapshot(store, trigger: str, *, changes: FileChanges | None = None, 
     to the newest ``ingest_runs`` row's; ``changes`` are the files this ingest or sync
     changed (listed per path unless this is the graph's first snapshot); ``counts`` is
     :func:`~.reader.graph_counts` of the graph as it is now when the caller has it already
-    (0.13 s on Django otherwise).
+    (0.13 s on Django otherwise). ``own_transaction=False``: the caller's write transaction is
+    open (the ingest's graph write: the graph and its snapshot commit together).
     """
     if trigger not in TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
@@ -149,7 +153,7 @@ def record_snapshot(store, trigger: str, *, changes: FileChanges | None = None, 
         "ratio": next((c["score"] for c in score["components"] if c["name"] == "Documentation coverage"), None),
         "documented": None, "public": None}
     communities = conn.execute("SELECT count(DISTINCT community) FROM communities").fetchone()[0]
-    with store.transaction():
+    with store.transaction() if own_transaction else nullcontext():
         first = conn.execute("SELECT 1 FROM graph_snapshots LIMIT 1").fetchone() is None
         cur = conn.execute(
             "INSERT INTO graph_snapshots (taken_at, trigger, run_id, git_commit, files, nodes, edges, node_kinds,"

@@ -328,14 +328,27 @@ def update(
 
     db_wait = storage.wait_reporter("code graph", workspace.graph_db, on_wait) if on_wait else None
     with ingest_lock(workspace.dir, timeout=env_lock_timeout(INGEST_LOCK_WAIT), on_wait=on_wait):
-        store = open_for_write(workspace, report.warnings, on_wait=db_wait)
-        try:
-            git_now = git_state(root) if report.is_git else None
-            plan = planner(store, root, found, git_now) if planner else None
-            _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
-                 plan=plan, git_now=git_now, trigger=trigger)
-        finally:
-            store.close()
+        for attempt in (1, 2):
+            store = open_for_write(workspace, report.warnings, on_wait=db_wait)
+            try:
+                git_now = git_state(root) if report.is_git else None
+                plan = planner(store, root, found, git_now) if planner else None
+                _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
+                     plan=plan, git_now=git_now, trigger=trigger)
+                break
+            except (sqlite3.DatabaseError, storage.CorruptDatabaseError) as exc:
+                # damage past the header is met only when a page is read (checking every page at
+                # each open would cost every small sync): a file SQLite now finds damaged is treated
+                # as one that failed to open — kept aside, the graph built again — else re-raised
+                if attempt == 2 or storage.is_busy(exc) or storage.integrity_ok(workspace.graph_db):
+                    raise
+                damage = str(exc).split(": ")[-1]
+            finally:
+                store.close()
+            kept = _move_aside(workspace.graph_db, "corrupt")
+            report.warnings.append(f"{workspace.graph_db} is damaged ({damage}). It was moved to {kept.name}; "
+                                   "rebuilding from scratch.")
+            rebuild = True
     return report
 
 
@@ -429,75 +442,78 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     # file takes away are given back from the LLM binder's cache afterwards, without a request
     llm_sources = set() if nothing_changed else {
         r[0] for r in conn.execute("SELECT DISTINCT source FROM edges WHERE binder IS NOT NULL")}
-    with _timed(report, "write"), store.transaction():
-        before = capture_before(conn, replaced)
-        if rebuild:
-            # everything goes and comes back in this one transaction: readers keep the
-            # old graph until the commit, and a killed rebuild leaves it untouched
-            removed_ids.update(_delete_all(conn))
-            fault_point("rebuild-delete")
-        for cand in plan.touched:
-            conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
-        if not nothing_changed:
-            for path in sorted(replaced):
-                removed_ids.update(_delete_file(conn, path))
-            for i, pf in enumerate(changed):
-                embed_ids.update(_insert_file(conn, pf))
-                if i % 200 == 0:
-                    progress("write", i, len(changed))
-            progress("write", len(changed), len(changed))
-            fault_point("write-insert")
-        if skipped_before != dict(found.skipped):
-            conn.execute("DELETE FROM skipped")
-            conn.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", found.skipped)
-        with _timed(report, "resolve"):
+    with store.transaction():
+        with _timed(report, "write"):
+            before = capture_before(conn, replaced)
+            if rebuild:
+                # everything goes and comes back in this one transaction: readers keep the
+                # old graph until the commit, and a killed rebuild leaves it untouched
+                removed_ids.update(_delete_all(conn))
+                fault_point("rebuild-delete")
+            for cand in plan.touched:
+                conn.execute("UPDATE files SET mtime=? WHERE path=?", (cand.mtime, cand.path))
             if not nothing_changed:
-                progress("resolve", 0, 1)
-                if incremental:
-                    resolve_changed(conn, before, file_set_changed=bool(report.added or deleted))
-                else:
-                    resolve_edges(conn)
-                report.resolve_mode = "incremental" if incremental else "full"
-                progress("resolve", 1, 1)
-        _node_changes(conn, before, report)
-        record_pending(conn, embed_ids, removed_ids)
-        counts = store.counts()
-        report.nodes, report.edges = counts["nodes"], counts["edges"]
-        report.node_kinds, report.edge_kinds = counts["node_kinds"], counts["edge_kinds"]
-        if not nothing_changed or store.last_run() is None:
-            conn.execute(
-                "INSERT INTO ingest_runs"
-                " (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (started_at, storage.utc_now(), git_now.commit if git_now else None, report.files, report.nodes,
-                 report.edges, len(changed) + len(deleted), None),
-            )
-        store.set_meta("root", str(workspace.root))
-        store.set_meta("parser", fingerprint)
+                for path in sorted(replaced):
+                    removed_ids.update(_delete_file(conn, path))
+                for i, pf in enumerate(changed):
+                    embed_ids.update(_insert_file(conn, pf))
+                    if i % 200 == 0:
+                        progress("write", i, len(changed))
+                progress("write", len(changed), len(changed))
+                fault_point("write-insert")
+            if skipped_before != dict(found.skipped):
+                conn.execute("DELETE FROM skipped")
+                conn.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", found.skipped)
+            with _timed(report, "resolve"):
+                if not nothing_changed:
+                    progress("resolve", 0, 1)
+                    if incremental:
+                        resolve_changed(conn, before, file_set_changed=bool(report.added or deleted))
+                    else:
+                        resolve_edges(conn)
+                    report.resolve_mode = "incremental" if incremental else "full"
+                    progress("resolve", 1, 1)
+            _node_changes(conn, before, report)
+            record_pending(conn, embed_ids, removed_ids)
+            counts = store.counts()
+            report.nodes, report.edges = counts["nodes"], counts["edges"]
+            report.node_kinds, report.edge_kinds = counts["node_kinds"], counts["edge_kinds"]
+            if not nothing_changed or store.last_run() is None:
+                conn.execute(
+                    "INSERT INTO ingest_runs"
+                    " (started_at, finished_at, git_commit, files, nodes, edges, changed_files, summary)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (started_at, storage.utc_now(), git_now.commit if git_now else None, report.files, report.nodes,
+                     report.edges, len(changed) + len(deleted), None),
+                )
+            store.set_meta("root", str(workspace.root))
+            store.set_meta("parser", fingerprint)
+            if not nothing_changed:
+                store.set_meta("embedder_requested", None)  # until the vectors catch up
+            store.set_meta("is_git", report.is_git)
+            # what sync diffs from next time: the commit this graph reflects and what was dirty then
+            store.set_meta("git_commit", git_now.commit if git_now else None)
+            store.set_meta("git_dirty", git_now.dirty if git_now else [])
+        # Communities, health and the evolution snapshot commit with the graph they describe:
+        # a kill leaves the old graph or the new one with its snapshot, never a new graph
+        # whose snapshot (and the files it changed) is lost. Before the embeddings: they need
+        # none, and Louvain's memory is given back before the models load.
         if not nothing_changed:
-            store.set_meta("embedder_requested", None)  # until the vectors catch up
-        store.set_meta("is_git", report.is_git)
-        # what sync diffs from next time: the commit this graph reflects and what was dirty then
-        store.set_meta("git_commit", git_now.commit if git_now else None)
-        store.set_meta("git_dirty", git_now.dirty if git_now else [])
+            with _timed(report, "analyse"):
+                progress("analyse", 0, 1)
+                from .analytics import refresh_snapshots
+
+                refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1),
+                                  touched=None if rebuild else (embed_ids, removed_ids), own_transaction=False)
+                progress("analyse", 1, 1)
+        if not nothing_changed or snapshot_missing(conn):  # (missing: a run killed by an older release)
+            moved_to, moved_from = {n for _, n in plan.renamed}, {o for o, _ in plan.renamed}
+            record_snapshot(store, trigger, counts=counts, git_commit=git_now.commit if git_now else None,
+                            changes=FileChanges([p for p in report.added if p not in moved_to], report.modified,
+                                                [p for p in report.removed if p not in moved_from], plan.renamed),
+                            own_transaction=False)
     fault_point("graph-commit")
 
-    if not nothing_changed:
-        # before the embeddings: communities and health do not need them, and Louvain's
-        # memory is given back before the models load
-        with _timed(report, "analyse"):
-            progress("analyse", 0, 1)
-            from .analytics import refresh_snapshots
-
-            refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1),
-                              touched=None if rebuild else (embed_ids, removed_ids))
-            progress("analyse", 1, 1)
-    if not nothing_changed or snapshot_missing(conn):
-        # one point of the graph's evolution (Overview trend, "changed since"), after the analyse step
-        moved_to, moved_from = {n for _, n in plan.renamed}, {o for o, _ in plan.renamed}
-        record_snapshot(store, trigger, counts=counts, git_commit=git_now.commit if git_now else None,
-                        changes=FileChanges([p for p in report.added if p not in moved_to], report.modified,
-                                            [p for p in report.removed if p not in moved_from], plan.renamed))
     with _timed(report, "history"):  # new commits are read even when no file changed
         # an incremental update knows the files it replaced: only they can measure differently
         report.history = update_history(store, workspace.root, progress,

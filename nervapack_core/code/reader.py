@@ -31,8 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NervapackError
-from ..storage import CorruptDatabaseError, DatabaseLockedError, in_chunks, open_reader, read_error
+from ..storage import (
+    CorruptDatabaseError,
+    DatabaseLockedError,
+    applied_version,
+    in_chunks,
+    open_reader,
+    read_error,
+    refuse_newer,
+)
 from ..text import fts_match, is_test_path, words
+from .store import SCHEMA_VERSION
 
 __all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
 
@@ -133,12 +142,17 @@ class GraphReader:
             raise NoGraphError(f"The code graph at {self.path} is empty (no code graph yet): "
                                "run `nervapack ingest` (`--rebuild` if an earlier one was interrupted).") from None
         try:
+            # a graph of a newer release is refused, never misread (the writer refuses it too)
+            refuse_newer(self.path, applied_version(conn), SCHEMA_VERSION)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             finished = "ingest_runs" in tables and conn.execute(
                 "SELECT 1 FROM ingest_runs WHERE finished_at IS NOT NULL LIMIT 1").fetchone()
         except sqlite3.Error as exc:
             conn.close()
             raise self._error(exc) from None
+        except NervapackError:
+            conn.close()
+            raise
         if not finished:
             conn.close()
             raise NoGraphError(f"The code graph at {self.path} was never completely built (an interrupted "

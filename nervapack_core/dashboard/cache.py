@@ -267,6 +267,12 @@ def history(src: data.Sources):
     return records, data.history_summary(records), data.history_frame(records)
 
 
+@cached_on(history_marker, max_entries=4)
+def history_damage(src: data.Sources) -> str | None:
+    """The warning for malformed lines in the history file (None: all read)."""
+    return data.history_damage(_history_file(src))
+
+
 # ---------------------------------------------------------------------------- memory
 def changes_marker(src: data.Sources):
     """The repository's HEAD and the memory's change marker: what the Changes view depends on."""

@@ -31,7 +31,7 @@ __all__ = [
     "overview", "health_now", "evolution", "snapshot_page", "changed_since", "analytics", "search_nodes",
     "hotspot_map", "hotspot_tree", "coupling", "coupling_empty_reason", "page_rows", "knowledge_islands",
     "node_detail", "neighbours", "decisions_touching", "file_history", "read_code",
-    "load_history", "history_summary",
+    "load_history", "history_damage", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
     "version_window", "md_escape", "stale_decisions", "review_blocker", "review_decision", "reviewer",
     "explorer_params", "file_node", "area_options", "STATUS_BADGES", "decisions_by_commit",
@@ -570,9 +570,18 @@ def read_code(root: Path | None, file: str, start: int | None, end: int | None,
 
 
 # ---------------------------------------------------------------------------- query history
+def history_damage(path: Path) -> str | None:
+    """What is wrong with the query history file (malformed or cut-off lines, left out of every
+    figure), with the fix; None when every line reads. The page shows it above the figures."""
+    from ..history import damage_message, scan_history
+
+    _, bad = scan_history(path)
+    return damage_message(md_escape(str(path)), bad) if bad else None
+
+
 def load_history(path: Path, limit: int | None = None) -> list[dict]:
-    """Query records, oldest first; malformed lines are skipped silently here (the CLI warns
-    about them)."""
+    """Query records, oldest first; malformed lines are left out here (:func:`history_damage`
+    says so on the page, the CLI warns)."""
     import warnings
 
     from ..history import read_history

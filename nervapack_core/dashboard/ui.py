@@ -36,13 +36,27 @@ def require_graph(src: data.Sources) -> None:
 
 
 def require_memory(src: data.Sources) -> None:
+    """Stop the page with a message when there is no memory database, or it cannot be read
+    (damaged, newer: its file and the fix)."""
     if src.has_memory:
+        _require_readable_memory(src)
         return
     where = f"`{md_escape(src.memory_db)}`" if src.memory_db else "this workspace"
     st.info(f"**No memory yet** ({where} does not exist). Store a first decision with "
             "`nervapack memory store \"Chose X over Y\" --kind decision`, or from Python with "
             "`MemoryStore().store(...)`, then refresh this page.", icon=":material/psychology:")
     st.stop()
+
+
+def _require_readable_memory(src: data.Sources) -> None:
+    from ..errors import NervapackError
+    from . import cache  # (cache imports this module)
+
+    try:  # a damaged or newer memory database: its message (file and fix) instead of the page
+        cache.namespaces(src)
+    except NervapackError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
 
 
 def require_history(src: data.Sources) -> None:

@@ -24,7 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..storage import Database, applied_version, env_lock_timeout, open_reader, read_error, wait_reporter
+from ..storage import (
+    Database,
+    applied_version,
+    env_lock_timeout,
+    open_reader,
+    read_error,
+    refuse_newer,
+    wait_reporter,
+)
 from ..tokens import TokenCounter, default_counter
 from ..workspace import find_workspace, memory_db_path
 from . import consolidate as _consolidate
@@ -52,6 +60,11 @@ EXPORT_FORMAT = transfer.EXPORT_FORMAT
 
 # the one lookup order lives in workspace.py; this name stays for existing callers
 resolve_db_path = memory_db_path
+
+
+# how to recover a damaged memory database, said with every "damaged" error
+DAMAGE_FIX = ("Restore a backup over it (`nervapack memory backup DEST` writes one), or move it aside and run "
+              "`nervapack memory init` to start an empty store; `nervapack doctor` checks every store.")
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -132,7 +145,7 @@ class MemoryStore:
             raise NervapackError(f"{self.path} is a directory, not a memory database file")
         _refuse_empty_file(self.path)
         db = Database(self.path, label="memory database", migrations=schema.MIGRATIONS,
-                      lock_timeout=self.lock_timeout,
+                      lock_timeout=self.lock_timeout, hint=DAMAGE_FIX,
                       on_wait=wait_reporter("memory database", self.path, self.on_wait) if self.on_wait else None)
         db.conn.execute("PRAGMA foreign_keys = OFF")
         db.conn.execute("PRAGMA cache_size = -32000")
@@ -145,13 +158,10 @@ class MemoryStore:
             raise NervapackError(f"{self.path} is a directory, not a memory database file")
         _refuse_empty_file(self.path)
         conn = open_reader(self.path, label="memory database", timeout=self.lock_timeout,
-                           required_table="mem_nodes")
+                           required_table="mem_nodes", hint=DAMAGE_FIX)
         try:
             version = applied_version(conn)
-            if version > schema.LATEST_VERSION:
-                raise NervapackError(
-                    f"{self.path} was written by a newer NervaPack (schema {version} > {schema.LATEST_VERSION}); "
-                    "upgrade nervapack-core.")
+            refuse_newer(self.path, version, schema.LATEST_VERSION)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             columns = {r[1] for r in conn.execute("PRAGMA table_info(mem_nodes)")}
             missing = [t for t in schema.REQUIRED_TABLES if t not in tables]
@@ -165,7 +175,7 @@ class MemoryStore:
                     "read-only to upgrade it.")
         except sqlite3.Error as exc:
             conn.close()
-            raise NervapackError(f"{self.path} is not a usable memory database: {exc}") from None
+            raise read_error(exc, self.path, "memory database", DAMAGE_FIX) from None
         except BaseException:
             conn.close()
             raise
@@ -202,7 +212,7 @@ class MemoryStore:
                 finally:
                     self._conn.execute("ROLLBACK")
             except sqlite3.Error as exc:  # locked (try again) or damaged: the shared reading rule
-                raise read_error(exc, self.path, "memory database") from None
+                raise read_error(exc, self.path, "memory database", DAMAGE_FIX) from None
 
     def _ns(self, namespace=None) -> str:
         return self.namespace if namespace is None else check_namespace(namespace)

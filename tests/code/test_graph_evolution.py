@@ -231,7 +231,14 @@ def test_a_run_killed_before_its_snapshot_gets_it_from_the_next_ingest(tmp_path,
     proc = kit.start_cli("ingest", str(tmp_path), "--no-embed", NERVAPACK_TEST_KILL_AFTER="graph-commit")
     proc.communicate(timeout=240)
     assert proc.returncode == -signal.SIGKILL
-    assert [r["run_id"] for r in rows(tmp_path, "SELECT run_id FROM graph_snapshots")] == [1]
+    # the snapshot commits with the graph it describes (issue 14: a kill in between lost it)
+    assert [r["run_id"] for r in rows(tmp_path, "SELECT run_id FROM graph_snapshots")] == [1, 2]
+    # a graph an older release left killed between its commit and its snapshot: caught up
+    raw = sqlite3.connect(tmp_path / ".nervapack" / "graph.db")
+    raw.execute("DELETE FROM graph_snapshots WHERE run_id = 2")
+    raw.execute("DELETE FROM meta WHERE key = 'health_snapshot'")
+    raw.commit()
+    raw.close()
     assert rows(tmp_path, "SELECT max(id) AS n FROM ingest_runs")[0]["n"] == 2  # committed, no snapshot
 
     done = kit.run_cli("ingest", str(tmp_path), "--no-embed", "--json")  # nothing changed since
