@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..errors import NervapackError
+from ..errors import NervapackError, brief
 
 __all__ = [
     "UserErrorGroup",
@@ -101,7 +101,7 @@ class UserErrorGroup(click.Group):
         try:
             return super().invoke(ctx)
         except NervapackError as exc:
-            echo(f"Error: {exc}", err=True)
+            echo(f"Error: {brief(str(exc))}", err=True)
             ctx.exit(getattr(exc, "exit_code", 1))
         except sqlite3.DatabaseError as exc:  # a read path without its own message: still no traceback
             echo(f"Error: a NervaPack database cannot be read ({exc}). If another process holds it, "

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
-from ..errors import NervapackError
+from ..errors import NervapackError, brief
 
 __all__ = [
     "ReloadOnChange",
@@ -45,7 +45,7 @@ def error_result(message: str):
     """A tool result the client reads as a failure (``isError: true``) carrying ``message``."""
     from mcp.types import CallToolResult, TextContent
 
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=brief(message))], is_error=True)
 
 
 def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
@@ -174,7 +174,7 @@ def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: s
         result = command.main(args=list(argv) if argv is not None else None, prog_name=prog_name,
                               standalone_mode=False)
     except NervapackError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {brief(str(exc))}", err=True)
         return getattr(exc, "exit_code", 1)
     except (KeyboardInterrupt, click.Abort):
         return 130

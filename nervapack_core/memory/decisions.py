@@ -124,10 +124,11 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
         where.append("n.id IN (SELECT x.src FROM mem_edges x WHERE x.dst = ? AND x.kind IN ('ABOUT', 'TOUCHES'))")
         params.append(eid)
     if f.get("code_area"):
-        like = f["code_area"].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+        # substr, not LIKE: any length of user text, its % and _ literal (lower(): the case folding of LIKE)
+        area = f["code_area"]
         where.append("n.id IN (SELECT r.node_id FROM mem_code_refs r WHERE r.namespace = ? "
-                     "AND (r.file = ? OR r.file LIKE ? ESCAPE '\\'))")
-        params += [ns, f["code_area"], like]
+                     "AND (r.file = ? OR lower(substr(r.file, 1, ?)) = lower(?)))")
+        params += [ns, area, len(area) + 1, area + "/"]
     if f.get("tag"):
         where.append("EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE lower(t.value) = lower(?))")
         params.append(f["tag"])

@@ -328,9 +328,9 @@ def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str |
     offset = max(0, int(offset))
     ref_where, ref_args = "r.namespace = ? AND r.file = ?", [ns, file]
     if qualified_name:
-        like = qualified_name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
-        ref_where += " AND (r.qualified_name = ? OR r.qualified_name LIKE ? ESCAPE '\\')"
-        ref_args += [qualified_name, like]
+        # substr, not LIKE: any length of name, its % and _ literal (lower(): the case folding of LIKE)
+        ref_where += " AND (r.qualified_name = ? OR lower(substr(r.qualified_name, 1, ?)) = lower(?))"
+        ref_args += [qualified_name, len(qualified_name) + 1, qualified_name + "."]
     live = "" if include_history else " AND n.superseded_by IS NULL AND n.valid_until IS NULL"
     matched = (f"FROM (SELECT DISTINCT r.node_id FROM mem_code_refs r WHERE {ref_where}) h "
                f"JOIN mem_nodes n ON n.id = h.node_id WHERE +n.namespace = ? AND n.tombstoned = 0{live} "
