@@ -326,7 +326,8 @@ def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str |
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")] or ["decision"]
     limit = max(1, min(int(limit), 1000))
     offset = max(0, int(offset))
-    ref_where, ref_args = "r.namespace = ? AND r.file = ?", [ns, file]
+    ref_where = "r.namespace = ? AND r.file = ?"
+    ref_args: list[str | int] = [ns, file]
     if qualified_name:
         # substr, not LIKE: any length of name, its % and _ literal (lower(): the case folding of LIKE)
         ref_where += " AND (r.qualified_name = ? OR lower(substr(r.qualified_name, 1, ?)) = lower(?))"
