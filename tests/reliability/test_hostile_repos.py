@@ -96,6 +96,13 @@ def test_hostile_names_are_data_in_every_html_file(tmp_path, rel):
     for name, args in pages.items():
         out = rel.run_cli(*args, *(() if name == "visualize" else ("--path", str(root))))
         assert out.returncode == 0 and rel.no_traceback(out), (name, out.stderr[-2000:])
+    # the GraphML export stays XML a tool can read (XML cannot hold ESC or BEL, not even escaped)
+    import xml.etree.ElementTree as ET
+
+    assert rel.run_cli("export", "--format", "graphml", "--output", str(tmp_path / "g.graphml"), "--path",
+                       str(root)).returncode == 0
+    texts = [e.text for e in ET.parse(tmp_path / "g.graphml").iter() if e.text]
+    assert HOSTILE_NAMES["img"] in texts and "\\x1b[2J\\x1b]0;pwned\\x07clear.py" in texts
     for html in ("v.html", "e.html", "d.html"):
         text = (tmp_path / html).read_text(encoding="utf-8")
         assert "onerror=alert" in text.replace("\\u003c", "<")  # the names are in the file …
