@@ -105,8 +105,9 @@ def test_every_command_under_hostile_arguments(tmp_path, rel, monkeypatch):
     from nervapack_core.cli import cli
 
     root = rel.ingested(plant_outside(tmp_path))
-    rel.invoke("memory", "store", "Tax is computed by compute_tax", "--kind", "decision", "--entities",
-               "compute_tax", "--db", str(root / ".nervapack" / "memory.db"))
+    stored = rel.invoke("memory", "store", "Tax is computed by compute_tax", "--kind", "decision", "--entity",
+                        "compute_tax", "--db", str(root / ".nervapack" / "memory.db"))
+    assert stored.exit_code == 0, stored.output
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.chdir(root)
