@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from test_fuzz_mcp import plant_outside
 
 FULL = os.environ.get("NERVAPACK_RELIABILITY_FULL") == "1"
-CASES = 3_000 if FULL else 300
+PER_COMMAND = 100 if FULL else 15
 ADR_CASES = 400 if FULL else 40
 SKIP_COMMANDS = {"serve"}
 SKIP_OPTIONS = {"open_browser", "llm", "llm_model"}
@@ -77,8 +77,7 @@ def _arg(text: str) -> str:
 
 
 @st.composite
-def invocations(draw, table):
-    prefix, cmd = draw(st.sampled_from(table))
+def invocations(draw, prefix, cmd):
     argv = list(prefix)
     for param in cmd.params:
         if param.name in SKIP_OPTIONS or param.name == "help":
@@ -96,7 +95,7 @@ def invocations(draw, table):
             argv += [opt, _arg(_value(param, prefix, draw))]
     if prefix == ("visualize",):
         argv.append("--no-browser")
-    return prefix, argv
+    return argv
 
 
 def test_every_command_under_hostile_arguments(tmp_path, rel, monkeypatch):
@@ -119,28 +118,35 @@ def test_every_command_under_hostile_arguments(tmp_path, rel, monkeypatch):
     assert len(table) >= 45
     counts: dict[str, int] = {}
     exits: dict[int, int] = {}
-
-    @settings(max_examples=CASES, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(invocations(table))
-    def run(case):
-        prefix, argv = case
+    def fuzz(prefix: tuple[str, ...], cmd: click.Command) -> None:
+        reads = any(p.name in READS or _key(p, prefix)[1] in READS for p in cmd.params)
         name = " ".join(prefix)
-        counts[name] = counts.get(name, 0) + 1
-        done = CliRunner().invoke(cli, argv, catch_exceptions=True)
-        shown = [a[:80] for a in argv]
-        exc = done.exception
-        assert exc is None or isinstance(exc, SystemExit), (shown, repr(exc), done.output[-2000:])
-        assert done.exit_code in (0, 1, 2), (shown, done.exit_code, done.output[-2000:])
-        assert "Traceback" not in done.output, (shown, done.output[-3000:])
-        exits[done.exit_code] = exits.get(done.exit_code, 0) + 1
-        if not any(p.name in READS or _key(p, prefix)[1] in READS for p in table_params[prefix]):
-            assert SECRET not in done.output and "root:x:0:0" not in done.output, (shown, "read outside")
 
-    table_params = {prefix: cmd.params for prefix, cmd in table}
-    run()
-    print(f"CLI: {sum(counts.values())} invocations over {len(counts)} of {len(table)} commands, exits {exits}")
-    assert len(counts) >= len(table) * 3 // 4
+        @settings(max_examples=PER_COMMAND, derandomize=True, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(invocations(prefix, cmd))
+        def run(argv):
+            counts[name] = counts.get(name, 0) + 1
+            if any(len(a) >= 1_000_000 for a in argv):
+                exits[-1] = exits.get(-1, 0) + 1  # -1: invocations with a 1 MB argument
+            done = CliRunner().invoke(cli, argv, catch_exceptions=True)
+            shown = [a[:80] for a in argv]
+            exc = done.exception
+            assert exc is None or isinstance(exc, SystemExit), (shown, repr(exc), done.output[-2000:])
+            assert done.exit_code in (0, 1, 2), (shown, done.exit_code, done.output[-2000:])
+            assert "Traceback" not in done.output, (shown, done.output[-3000:])
+            exits[done.exit_code] = exits.get(done.exit_code, 0) + 1
+            if not reads:
+                assert SECRET not in done.output and "root:x:0:0" not in done.output, (shown, "read outside")
+
+        run()
+
+    for prefix, cmd in table:  # every command gets its share of cases
+        fuzz(prefix, cmd)
+    long = exits.pop(-1, 0)
+    print(f"CLI: {sum(counts.values())} invocations over {len(counts)} of {len(table)} commands ({long} with a "
+          f"1 MB argument), exits {exits}")
+    assert len(counts) == len(table) and long >= 20
 
 
 ADR_TEXT = st.one_of(texts(), st.sampled_from(["Accepted", "Superseded by [ADR-2](0002-x.md)", "proposed",

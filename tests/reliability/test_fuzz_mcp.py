@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 FULL = os.environ.get("NERVAPACK_RELIABILITY_FULL") == "1"
-CASES = 2_000 if FULL else 250  # per server
+PER_TOOL = 300 if FULL else 30
 BUDGETS = {"query_codebase": "budget", "impact_analysis": "budget", "memory_recall": "budget_tokens"}
 UNUSED = {"ctx"}  # injected by the SDK, not a client parameter
 SKIP_TOOLS = {"bind_docs"}  # asks the client's model (sampling); fuzzed below with its one parameter
@@ -55,8 +55,7 @@ def _value(schema: dict, draw):
 
 
 @st.composite
-def calls(draw, tools):
-    tool = draw(st.sampled_from(tools))
+def arguments(draw, tool):
     props = {k: v for k, v in tool.input_schema.get("properties", {}).items() if k not in UNUSED}
     required = set(tool.input_schema.get("required", []))
     args = {}
@@ -64,7 +63,19 @@ def calls(draw, tools):
         if name not in required and draw(st.integers(0, 3)) == 0:
             continue  # left to its default
         args[name] = draw(any_json()) if draw(st.integers(0, 9)) == 0 else _value(schema, draw)
-    return tool.name, args
+    return args
+
+
+def _types(schema: dict) -> set:
+    return {t.get("type") for t in schema["anyOf"]} if "anyOf" in schema else {schema.get("type")}
+
+
+def megabyte_calls(tool) -> list[tuple[str, dict]]:
+    """One call per string parameter of ``tool`` with a 1 MB value (words, so that search runs on it)."""
+    props = {k: v for k, v in tool.input_schema.get("properties", {}).items() if k not in UNUSED}
+    base = {k: ("compute_tax" if "string" in _types(v) else 1) for k, v in props.items()
+            if k in tool.input_schema.get("required", [])}
+    return [(tool.name, {**base, k: "tax cart " * 111_112}) for k, v in props.items() if "string" in _types(v)]
 
 
 def _check(name: str, args: dict, result, text: str) -> None:
@@ -84,8 +95,8 @@ def _check(name: str, args: dict, result, text: str) -> None:
         assert count_tokens(answer) <= budget, (shown, count_tokens(answer), budget)
 
 
-def _fuzz(server, cases: int, counts: dict, extra: list[tuple[str, dict]] = ()) -> None:
-    """``cases`` hypothesis calls over every tool ``server`` lists, then the ``extra`` fixed calls,
+def _fuzz(server, counts: dict, extra: list[tuple[str, dict]] = ()) -> None:
+    """``PER_TOOL`` hypothesis calls to every tool ``server`` lists, then the ``extra`` fixed calls,
     in one in-process MCP client session; ``counts`` gets the calls per tool."""
     from anyio.from_thread import start_blocking_portal
     from mcp import Client
@@ -97,16 +108,24 @@ def _fuzz(server, cases: int, counts: dict, extra: list[tuple[str, dict]] = ()) 
 
             def call(name: str, args: dict) -> None:
                 counts[name] = counts.get(name, 0) + 1
+                if any(isinstance(v, str) and len(v) >= 1_000_000 for v in args.values()):
+                    counts["(with a 1 MB string)"] = counts.get("(with a 1 MB string)", 0) + 1
                 result = portal.call(client.call_tool, name, args)
                 _check(name, args, result, "".join(getattr(c, "text", "") for c in result.content))
 
-            @settings(max_examples=cases, derandomize=True, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck))
-            @given(calls(tools))
-            def run(case):
-                call(*case)
+            def fuzz(tool) -> None:
+                @settings(max_examples=PER_TOOL, derandomize=True, deadline=None, database=None,
+                          suppress_health_check=list(HealthCheck))
+                @given(arguments(tool))
+                def run(args):
+                    call(tool.name, args)
 
-            run()
+                run()
+
+            for tool in tools:
+                fuzz(tool)
+                for name, args in megabyte_calls(tool):  # every string parameter, 1 MB long, once
+                    call(name, args)
             for name, args in extra:
                 call(name, args)
 
@@ -132,9 +151,9 @@ def test_code_server_tools_under_hostile_parameters(tmp_path, rel):
                                       ("impact_analysis", "target", "compute_tax"))]
     extra += [("bind_docs", {"max_sections": n}) for n in (-1, 0, 1, 10 ** 30)]
     extra += [("file_history", {"path": p}) for p in ("../outside/secret.py", "../../etc/passwd", "/etc/passwd")]
-    _fuzz(build_server(root), CASES, counts, extra)
+    _fuzz(build_server(root), counts, extra)
     print("code server calls per tool:", counts)
-    assert len(counts) >= 7 and sum(counts.values()) >= CASES
+    assert len(counts) >= 8 and counts["(with a 1 MB string)"] >= 5
 
 
 def test_memory_server_tools_under_hostile_parameters(tmp_path, rel):
@@ -144,6 +163,6 @@ def test_memory_server_tools_under_hostile_parameters(tmp_path, rel):
     counts: dict = {}
     extra = [("memory_recall", {"query": "tax cart compute", "budget_tokens": b}) for b in (1, 5, 20, 50, 300)]
     extra += [("memory_for_code", {"file_path": p}) for p in ("../outside/secret.py", "../../etc/passwd")]
-    _fuzz(build_server(str(root / ".nervapack" / "memory.db")), CASES, counts, extra)
+    _fuzz(build_server(str(root / ".nervapack" / "memory.db")), counts, extra)
     print("memory server calls per tool:", counts)
-    assert len(counts) >= 15 and sum(counts.values()) >= CASES
+    assert len(counts) >= 21 and counts["(with a 1 MB string)"] >= 5

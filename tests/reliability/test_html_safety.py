@@ -160,6 +160,7 @@ def check_pages(page_watch: Watch, base: str, deep: dict, pages=PAGES) -> dict:
     page = page_watch.page
     figures = {"pages": 0, "expanders": 0, "payload_texts": 0}
     for path, title in pages:
+        t0 = time.perf_counter()
         url = f"{base}/" + path.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in deep.items()})
         page.goto(url)
         page.wait_for_function(READY, arg=title, timeout=90_000, polling=100)
@@ -178,6 +179,7 @@ def check_pages(page_watch: Watch, base: str, deep: dict, pages=PAGES) -> dict:
         body = page.locator("body").inner_text()
         figures["payload_texts"] += sum(p in body for p in (XSS, IMG, "onerror=alert(1)", "javascript:alert(1)"))
         figures["pages"] += 1
+        figures.setdefault("seconds", {})[path[:20]] = round(time.perf_counter() - t0, 1)
     assert page_watch.dialogs == [], page_watch.dialogs
     assert page_watch.outside == [], page_watch.outside[:5]
     return figures
@@ -185,20 +187,22 @@ def check_pages(page_watch: Watch, base: str, deep: dict, pages=PAGES) -> dict:
 
 def test_payloads_are_inert_on_every_dashboard_page_and_html_file(tmp_path, rel):
     root = tmp_path / "repo"
+    t0 = time.perf_counter()
     deep = build_evil_workspace(root)
     proc, port, log = start_serve(root, tmp_path)
     try:
+        files = html_files(tmp_path, root, rel)  # while Streamlit starts
         wait_health(port, proc, log)
+        print(f"workspace, HTML files and server: {time.perf_counter() - t0:.1f} s")
         # bound to the loopback address only (127.0.0.1 is 0100007F in /proc/net/tcp)
         assert listening(port) == {"0100007F"}, listening(port)
         pw, chromium = browser()
         try:
             watch = Watch(chromium)
             figures = check_pages(watch, f"http://127.0.0.1:{port}", deep)
-            files = html_files(tmp_path, root, rel)
             for html in files:
                 watch.page.goto(html.as_uri())
-                watch.page.wait_for_timeout(1500)
+                watch.page.wait_for_timeout(800)
                 assert watch.payload_elements() == [], (html.name, watch.payload_elements())
             assert watch.dialogs == [] and watch.outside == [], (watch.dialogs, watch.outside[:5])
         finally:
@@ -206,6 +210,7 @@ def test_payloads_are_inert_on_every_dashboard_page_and_html_file(tmp_path, rel)
             pw.stop()
     finally:
         stop(proc)
+    print("seconds per page:", figures.get("seconds"))
     print(f"dashboard: {figures['pages']} pages, {figures['expanders']} expanders opened, payloads shown as "
           f"text {figures['payload_texts']} times; {len(files)} HTML files; no dialog, no request out")
     assert figures["payload_texts"] >= 10  # the payloads were on the pages, as text
