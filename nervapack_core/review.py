@@ -572,7 +572,7 @@ def decisions_by_commit(root: str | os.PathLike, *, rev: str = "HEAD", limit: in
     if not (root / ".git").exists():
         raise NervapackError(f"{root} is not a git repository")
     limit = max(1, min(int(limit), 200))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     head = _commit(root, rev)
     total = int(_git(root, "rev-list", "--count", "--no-merges", head).decode().strip() or 0)
     raw = _git(root, "log", "--no-merges", f"--skip={offset}", f"-n{limit}",

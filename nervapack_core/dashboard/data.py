@@ -639,7 +639,7 @@ def memory_entities(memory_db: Path, namespace: str, limit: int = 200, *, text: 
                JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
                WHERE {' AND '.join(where)}
                GROUP BY e.id ORDER BY versions DESC, e.content LIMIT ? OFFSET ?""",
-            (*args, max(1, int(limit)), max(0, int(offset)))))
+            (*args, max(1, min(int(limit), 2 ** 62)), max(0, min(int(offset), 2 ** 62)))))
 
 
 def entity_count(memory_db: Path, namespace: str, text: str = "") -> int:

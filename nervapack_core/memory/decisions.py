@@ -250,7 +250,7 @@ def decisions(conn: sqlite3.Connection, ns: str, f: dict, *, limit: int = 50, of
     ``contradictions`` (the open ones it is part of: the other side).
     """
     limit = max(1, min(int(limit), MAX_PAGE))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     by_status = {s: 0 for s in STATUSES}
     empty = {"total": 0, "offset": offset, "limit": limit, "decisions": [], "by_status": by_status,
              "by_month": [], "with_outcomes": 0}

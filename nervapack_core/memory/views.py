@@ -325,7 +325,7 @@ def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str |
     """
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")] or ["decision"]
     limit = max(1, min(int(limit), 1000))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     ref_where = "r.namespace = ? AND r.file = ?"
     ref_args: list[str | int] = [ns, file]
     if qualified_name:
@@ -419,7 +419,7 @@ def review_queue(conn: sqlite3.Connection, ns: str, *, limit: int = 50, offset: 
     """Current decisions waiting for review (``proposed``), oldest first, one page with the
     total: ``{total, offset, limit, decisions}``."""
     limit = max(1, min(int(limit), 1000))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     where = ("namespace = ? AND kind = 'decision' AND status = 'proposed' AND tombstoned = 0 "
              "AND superseded_by IS NULL AND valid_until IS NULL")
     total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {where}", (ns,)).fetchone()[0]

@@ -120,26 +120,35 @@ def test_every_command_under_hostile_arguments(tmp_path, rel, monkeypatch):
     exits: dict[int, int] = {}
     def fuzz(prefix: tuple[str, ...], cmd: click.Command) -> None:
         reads = any(p.name in READS or _key(p, prefix)[1] in READS for p in cmd.params)
-        name = " ".join(prefix)
 
         @settings(max_examples=PER_COMMAND, derandomize=True, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(invocations(prefix, cmd))
         def run(argv):
-            counts[name] = counts.get(name, 0) + 1
             if any(len(a) >= 1_000_000 for a in argv):
                 exits[-1] = exits.get(-1, 0) + 1  # -1: invocations with a 1 MB argument
-            done = CliRunner().invoke(cli, argv, catch_exceptions=True)
-            shown = [a[:80] for a in argv]
-            exc = done.exception
-            assert exc is None or isinstance(exc, SystemExit), (shown, repr(exc), done.output[-2000:])
-            assert done.exit_code in (0, 1, 2), (shown, done.exit_code, done.output[-2000:])
-            assert "Traceback" not in done.output, (shown, done.output[-3000:])
-            exits[done.exit_code] = exits.get(done.exit_code, 0) + 1
-            if not reads:
-                assert SECRET not in done.output and "root:x:0:0" not in done.output, (shown, "read outside")
+            check(prefix, argv, reads)
 
         run()
+        # and every integer option at and past the edges of 64-bit integers, once each
+        required = [_arg("compute_tax") for p in cmd.params if isinstance(p, click.Argument) and p.required]
+        for p in cmd.params:
+            if isinstance(p, click.Option) and isinstance(p.type, click.types.IntParamType | click.IntRange):
+                for n in (-(2 ** 63) - 1, 2 ** 63 - 1, 2 ** 63, 10 ** 30):
+                    check(prefix, [*prefix, *required, p.opts[0], str(n)], reads)
+
+    def check(prefix: tuple[str, ...], argv: list[str], reads: bool) -> None:
+        name = " ".join(prefix)
+        counts[name] = counts.get(name, 0) + 1
+        done = CliRunner().invoke(cli, argv, catch_exceptions=True)
+        shown = [a[:80] for a in argv]
+        exc = done.exception
+        assert exc is None or isinstance(exc, SystemExit), (shown, repr(exc), done.output[-2000:])
+        assert done.exit_code in (0, 1, 2), (shown, done.exit_code, done.output[-2000:])
+        assert "Traceback" not in done.output, (shown, done.output[-3000:])
+        exits[done.exit_code] = exits.get(done.exit_code, 0) + 1
+        if not reads:
+            assert SECRET not in done.output and "root:x:0:0" not in done.output, (shown, "read outside")
 
     for prefix, cmd in table:  # every command gets its share of cases
         fuzz(prefix, cmd)

@@ -71,11 +71,16 @@ def _types(schema: dict) -> set:
 
 
 def megabyte_calls(tool) -> list[tuple[str, dict]]:
-    """One call per string parameter of ``tool`` with a 1 MB value (words, so that search runs on it)."""
+    """One call per string parameter of ``tool`` with a 1 MB value (words, so that search runs on it),
+    five per integer parameter with values at and past the edges of 64-bit integers."""
     props = {k: v for k, v in tool.input_schema.get("properties", {}).items() if k not in UNUSED}
     base = {k: ("compute_tax" if "string" in _types(v) else 1) for k, v in props.items()
             if k in tool.input_schema.get("required", [])}
-    return [(tool.name, {**base, k: "tax cart " * 111_112}) for k, v in props.items() if "string" in _types(v)]
+    calls = [(tool.name, {**base, k: "tax cart " * 111_112}) for k, v in props.items() if "string" in _types(v)]
+    # and every integer parameter at the edges of what SQLite and a C long hold, and past them
+    calls += [(tool.name, {**base, k: n}) for k, v in props.items() if "integer" in _types(v)
+              for n in (-(2 ** 63) - 1, -1, 2 ** 63 - 1, 2 ** 63, 10 ** 30)]
+    return calls
 
 
 def _check(name: str, args: dict, result, text: str) -> None:
@@ -124,7 +129,7 @@ def _fuzz(server, counts: dict, extra: list[tuple[str, dict]] = ()) -> None:
 
             for tool in tools:
                 fuzz(tool)
-                for name, args in megabyte_calls(tool):  # every string parameter, 1 MB long, once
+                for name, args in megabyte_calls(tool):  # every string parameter 1 MB long, every integer huge
                     call(name, args)
             for name, args in extra:
                 call(name, args)
