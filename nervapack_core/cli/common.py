@@ -117,6 +117,9 @@ class UserErrorGroup(click.Group):
                 if name else ""
             echo(f"Error: {exc.strerror or exc}{where}", err=True)
             ctx.exit(1)
+        except OverflowError as exc:  # a number past what SQLite or C can hold, on a path without its own check
+            echo(f"Error: a number given is too large ({exc}); give a smaller one.", err=True)
+            ctx.exit(1)
         except RecursionError:  # e.g. a deeply nested JSON value in an argument or a file: still no traceback
             echo("Error: the input is nested too deeply to be processed.", err=True)
             ctx.exit(1)

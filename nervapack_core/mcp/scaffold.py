@@ -62,6 +62,9 @@ def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., An
         if isinstance(exc, NervapackError | ToolError):
             log.info("tool %s: %s", tool_name, exc)
             return error_result(str(exc))
+        if isinstance(exc, OverflowError):  # a number past what SQLite or C can hold: the caller's to change
+            log.info("tool %s: %s", tool_name, exc)
+            return error_result(f"A number given to {tool_name} is too large ({exc}); give a smaller one.")
         # a bug or an environment failure: say what it was, keep the traceback
         log.exception("tool %s failed", tool_name)
         return error_result(f"Unexpected error in {tool_name}: {type(exc).__name__}: {exc}")

@@ -16,6 +16,7 @@ Options naming a file to *write* get names inside the temporary folder only (as 
 from __future__ import annotations
 
 import os
+import subprocess
 
 import click
 from fuzz_values import SECRET, floats, ints, texts
@@ -103,7 +104,16 @@ def test_every_command_under_hostile_arguments(tmp_path, rel, monkeypatch):
 
     from nervapack_core.cli import cli
 
-    root = rel.ingested(plant_outside(tmp_path))
+    root = rel.make_repo(plant_outside(tmp_path))
+    git_env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@localhost"}
+    for i in range(3):  # files changed together in several commits: coupling and hotspots have rows to page
+        for rel_path in ("shop/tax.py", "shop/cart.py"):
+            (root / rel_path).write_text((root / rel_path).read_text() + f"\nV{i} = {i}\n")
+        subprocess.run(["git", "commit", "-qam", f"change {i}"], cwd=root, env=git_env, check=True)
+    from nervapack_core.code.ingest import ingest
+
+    ingest(root, embed=False, workers=1)
     stored = rel.invoke("memory", "store", "Tax is computed by compute_tax", "--kind", "decision", "--entity",
                         "compute_tax", "--db", str(root / ".nervapack" / "memory.db"))
     assert stored.exit_code == 0, stored.output
