@@ -222,3 +222,21 @@ def test_adr_import_of_hostile_folders(tmp_path):
 
     run()
     print("ADR folders:", outcomes)
+
+
+def test_what_the_fuzz_found_stays_fixed(tmp_path, rel, monkeypatch):
+    """The cases the fuzz found, pinned (the integer edges are swept on every run above)."""
+    from nervapack_core.memory import MemoryStore
+
+    monkeypatch.chdir(tmp_path)
+    done = rel.invoke("memory", "sessions", "--db", "a" * 1000)  # longer than a file name may be
+    assert done.exit_code == 1 and rel.no_traceback(done) and "File name too long" in done.output, done.output
+    adr = tmp_path / "adr"
+    adr.mkdir()
+    (adr / "0001-zero.md").write_text("---\nstatus: accepted\ndate: 0000-00-00\n---\n# Zero\n\nText.\n")
+    (adr / "0002-fine.md").write_text("# 2. Fine\n\nDate: 2026-01-02\n\n## Status\n\nAccepted\n")
+    with MemoryStore(db_path=tmp_path / "memory.db") as m:
+        report = m.import_adr(adr)
+    assert report["imported"] == 1, report
+    assert [why for _, why in report["skipped"]] == [
+        "front matter holds a value that cannot be read (year 0 is out of range), e.g. a date like 0000-00-00"]

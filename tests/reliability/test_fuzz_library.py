@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 FULL = os.environ.get("NERVAPACK_RELIABILITY_FULL") == "1"
-CASES = 1_000 if FULL else 150
+CASES = 1_000 if FULL else 80
 SETTINGS = settings(max_examples=CASES, derandomize=True, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
 
