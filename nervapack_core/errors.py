@@ -6,3 +6,12 @@ class NervapackError(Exception):
 
     exit_code = 1
 
+
+
+def brief(message: str, limit: int = 2000) -> str:
+    """``message`` cut to about ``limit`` characters, its start and end kept: an error that quotes
+    the user's input back (a 1 MB argument) must stay a message, not a megabyte."""
+    if len(message) <= limit:
+        return message
+    head, tail = message[: limit * 3 // 4], message[-(limit // 4):]
+    return f"{head}… ({len(message) - len(head) - len(tail):,} characters left out) …{tail}"

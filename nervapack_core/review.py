@@ -266,10 +266,12 @@ def governed_refs(conn: sqlite3.Connection, files: list[str], namespace: str | N
 def decisions_in_area(conn: sqlite3.Connection, folder: str, namespace: str | None) -> int:
     """Standing decisions governing code under ``folder`` ('' = the repository root)."""
     ns_sql, ns_args = ("AND n.namespace = ? ", (namespace,)) if namespace else ("", ())
-    like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%" if folder else "%"
+    # substr, not LIKE: any length of folder name, its % and _ literal (lower(): the case folding of LIKE)
+    area_sql, area_args = ("AND lower(substr(r.file, 1, ?)) = lower(?)", (len(folder) + 1, folder + "/")) \
+        if folder else ("", ())
     return conn.execute(
         "SELECT count(DISTINCT n.id) FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
-        f"WHERE {_STANDING} {ns_sql}AND r.file LIKE ? ESCAPE '\\'", (*ns_args, like)).fetchone()[0]
+        f"WHERE {_STANDING} {ns_sql}{area_sql}", (*ns_args, *area_args)).fetchone()[0]
 
 
 # -- the review -------------------------------------------------------------------------------------
@@ -570,7 +572,7 @@ def decisions_by_commit(root: str | os.PathLike, *, rev: str = "HEAD", limit: in
     if not (root / ".git").exists():
         raise NervapackError(f"{root} is not a git repository")
     limit = max(1, min(int(limit), 200))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     head = _commit(root, rev)
     total = int(_git(root, "rev-list", "--count", "--no-merges", head).decode().strip() or 0)
     raw = _git(root, "log", "--no-merges", f"--skip={offset}", f"-n{limit}",

@@ -10,6 +10,7 @@ without every command passing the flag along.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import Any
 
 import click
 
-from ..errors import NervapackError
+from ..errors import NervapackError, brief
 
 __all__ = [
     "UserErrorGroup",
@@ -101,11 +102,23 @@ class UserErrorGroup(click.Group):
         try:
             return super().invoke(ctx)
         except NervapackError as exc:
-            echo(f"Error: {exc}", err=True)
+            echo(f"Error: {brief(str(exc))}", err=True)
             ctx.exit(getattr(exc, "exit_code", 1))
         except sqlite3.DatabaseError as exc:  # a read path without its own message: still no traceback
             echo(f"Error: a NervaPack database cannot be read ({exc}). If another process holds it, "
                        "try again; if it is corrupt, run `nervapack ingest --rebuild` (code graph).", err=True)
+            ctx.exit(1)
+        except OSError as exc:  # a file the system refuses (name too long, no permission, disk full): said
+            if isinstance(exc, BrokenPipeError):  # the reader went away (`| head`): nothing left to tell
+                ctx.exit(1)
+            name = exc.filename
+            name = os.fsdecode(name) if isinstance(name, str | bytes) else str(name or "")
+            where = f": {brief(name.encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace'), 200)}" \
+                if name else ""
+            echo(f"Error: {exc.strerror or exc}{where}", err=True)
+            ctx.exit(1)
+        except OverflowError as exc:  # a number past what SQLite or C can hold, on a path without its own check
+            echo(f"Error: a number given is too large ({exc}); give a smaller one.", err=True)
             ctx.exit(1)
         except RecursionError:  # e.g. a deeply nested JSON value in an argument or a file: still no traceback
             echo("Error: the input is nested too deeply to be processed.", err=True)

@@ -93,6 +93,20 @@ def _in_skipped_dir(rel: str) -> bool:
     return any(p in ALWAYS_SKIPPED_DIRS for p in rel.split("/")[:-1])
 
 
+def _link_reason(root: Path, full: str) -> str | None:
+    """Why a symlink of no known file type is not indexed (None for anything else): it leaves the
+    repository, is broken or loops, or is a folder link (never followed: a folder link can loop)."""
+    if not os.path.islink(full):
+        return None
+    try:
+        target = Path(full).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "broken or looping symlink"
+    if target != root and root not in target.parents:
+        return "symlink pointing outside the repository"
+    return "symlinked folder (not followed)" if target.is_dir() else None
+
+
 def content_sha(data: bytes) -> str:
     """The content hash stored for a file (sha1 of its bytes)."""
     return hashlib.sha1(data).hexdigest()
@@ -187,7 +201,11 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES,
         if language == "text" and any(p in ("docs", "doc") for p in parts[:-1]):
             language = "rst"  # Sphinx projects (Django among them) write their reST docs as .txt
         if language is None:
-            result.unrecognised += 1
+            reason = _link_reason(root, os.path.join(base, rel))
+            if reason:  # a link of no known type (a folder link above all) is still said, with its reason
+                result.skipped.append((rel, reason))
+            else:
+                result.unrecognised += 1
             continue
         full = os.path.join(base, rel)  # strings, not Path objects: this loop runs per file
         try:

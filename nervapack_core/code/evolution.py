@@ -193,7 +193,8 @@ def snapshots(conn: sqlite3.Connection, limit: int | None = None, offset: int = 
     ``offset`` newest (a page, newest pages first)."""
     if not _has_table(conn):
         return []
-    page = (-1 if limit is None else max(0, int(limit)), max(0, int(offset)))  # LIMIT -1: no limit
+    # LIMIT -1: no limit; numbers past every row are cut to what SQLite holds (its integers end at 2**63 - 1)
+    page = (-1 if limit is None else max(0, min(int(limit), 2 ** 62)), max(0, min(int(offset), 2 ** 62)))
     return [_row(r) for r in conn.execute(
         "SELECT * FROM (SELECT * FROM graph_snapshots ORDER BY id DESC LIMIT ? OFFSET ?) ORDER BY id", page)]
 
@@ -277,7 +278,7 @@ def changed_since(conn: sqlite3.Connection, since: int | str | datetime | None =
     ``available`` is False when the graph has no snapshot yet.
     """
     limit = max(1, min(int(limit), 1000))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     empty: dict[str, Any] = {"available": False, "baseline": None, "latest": None, "snapshots": 0,
              "counts": dict.fromkeys(CHANGES, 0), "total": 0, "files": [], "offset": offset, "limit": limit}
     if not has_snapshot(conn):

@@ -40,8 +40,9 @@ def _rows(conn, sql: str, args=()) -> list[dict]:
     return [dict(r) for r in conn.execute(sql, args).fetchall()]
 
 
-def _like(text: str) -> str:
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+# instr/substr, not LIKE, on user text: a LIKE pattern is limited to 50,000 bytes ("pattern too complex")
+# and its wildcards would need escaping; lower() keeps the ASCII case folding of LIKE
+_CONTAINS = "instr(lower({col}), lower(?)) > 0"
 
 
 def find_targets(conn, target: str, limit: int = 20) -> list[dict]:
@@ -54,8 +55,8 @@ def find_targets(conn, target: str, limit: int = 20) -> list[dict]:
         return found
     path = target.replace("\\", "/").lstrip("./") if "/" in target or "." in target else None
     if path:
-        found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind='file' AND (file=? OR file LIKE ? ESCAPE '\\')"
-                      + order, (path, "%/" + path.replace("%", "\\%").replace("_", "\\_"), limit))
+        found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind='file' AND (file=? OR lower(substr(file, -?)) = "
+                      "lower(?))" + order, (path, len(path) + 1, "/" + path, limit))
         if found:
             return found
     if ":" in target:
@@ -64,8 +65,8 @@ def find_targets(conn, target: str, limit: int = 20) -> list[dict]:
             found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind=? AND (qualified_name=? OR name=?)" + order,
                           (kind, name, name, limit))
             if not found:
-                found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind=? AND qualified_name LIKE ? ESCAPE '\\'"
-                              + order, (kind, _like(name), limit))
+                found = _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind=? AND "
+                              + _CONTAINS.format(col="qualified_name") + order, (kind, name, limit))
             if found:
                 return found
         elif kind in KINDS:
@@ -75,8 +76,9 @@ def find_targets(conn, target: str, limit: int = 20) -> list[dict]:
                       (target, limit))
         if found:
             return found
-    return _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind != 'import' AND (qualified_name LIKE ? ESCAPE '\\'"
-                 f" OR (kind='file' AND file LIKE ? ESCAPE '\\'))" + order, (_like(target), _like(target), limit))
+    return _rows(conn, f"SELECT {COLUMNS} FROM nodes WHERE kind != 'import' AND ("
+                 + _CONTAINS.format(col="qualified_name") + " OR (kind='file' AND " + _CONTAINS.format(col="file")
+                 + "))" + order, (target, target, limit))
 
 
 def explore(conn, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False) -> Subgraph:

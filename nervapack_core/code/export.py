@@ -15,6 +15,7 @@ Nodes are ordered by file, start line and insertion; edges by kind, source, targ
 from __future__ import annotations
 
 import json
+import re
 from typing import IO
 
 __all__ = ["graph_as_dict", "write_json", "write_graphml", "NODE_FIELDS", "EDGE_FIELDS"]
@@ -40,14 +41,28 @@ def write_json(store, out: IO[str]) -> None:
     out.write("\n")
 
 
+# characters XML 1.0 cannot hold, not even as a character reference: one in a name (a file named with an
+# ANSI escape) would make the whole file unreadable to Gephi or yEd
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_text(value):
+    """``value`` with the characters XML cannot hold written as ``\\xNN`` (None as "")."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}", value)
+    return value
+
+
 def write_graphml(store, out: IO[bytes]) -> None:
     import networkx as nx
 
     g = nx.MultiDiGraph()
     data = graph_as_dict(store)
     for n in data["nodes"]:
-        g.add_node(n["id"], **{k: ("" if v is None else v) for k, v in n.items() if k != "id"})
+        g.add_node(_xml_text(n["id"]), **{k: _xml_text(v) for k, v in n.items() if k != "id"})
     for e in data["edges"]:
-        g.add_edge(e["source"], e["target"], key=e["kind"],
-                   **{k: ("" if v is None else v) for k, v in e.items() if k not in ("source", "target")})
+        g.add_edge(_xml_text(e["source"]), _xml_text(e["target"]), key=e["kind"],
+                   **{k: _xml_text(v) for k, v in e.items() if k not in ("source", "target")})
     nx.write_graphml(g, out)

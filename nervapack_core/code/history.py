@@ -311,12 +311,16 @@ def parse_since(value: str | date | datetime | None) -> str | None:
     return utc_iso(moment)
 
 
+# a count past every row, cut to what SQLite's integers hold (they end at 2**63 - 1)
+_MAX_SQL = 2 ** 62
+
+
 def _limit(limit: int | None) -> int:
     if limit is None:
         return -1
     if int(limit) < 0:
         raise NervapackError(f"limit must be >= 0, not {limit}.")
-    return int(limit)
+    return min(int(limit), _MAX_SQL)
 
 
 def hotspots(conn: sqlite3.Connection, since: str | date | datetime | None = None,
@@ -371,8 +375,8 @@ def coupling(conn: sqlite3.Connection, min_shared: int = MIN_SHARED, limit: int 
            SELECT r.*, (EXISTS (SELECT 1 FROM links l WHERE l.fa = r.file_a AND l.fb = r.file_b)
                         OR EXISTS (SELECT 1 FROM links l WHERE l.fa = r.file_b AND l.fb = r.file_a)) AS static_link
            FROM ranked r ORDER BY r.ratio DESC, r.shared DESC, r.file_a, r.file_b LIMIT :limit""",
-        {"max_files": int(max_files), "min_shared": int(min_shared), "limit": _limit(limit),
-         "confident": CONFIDENT}).fetchall()
+        {"max_files": min(int(max_files), _MAX_SQL), "min_shared": min(int(min_shared), _MAX_SQL),
+         "limit": _limit(limit), "confident": CONFIDENT}).fetchall()
     out = []
     for r in rows:
         d = dict(r)

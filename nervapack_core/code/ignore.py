@@ -106,7 +106,8 @@ def _ignored(rules: list[tuple[str, list[GitIgnoreSpecPattern]]], rel: str, is_d
 def walk_unignored(root: Path, skip_dirs: set[str] | frozenset[str] = frozenset()) -> Iterator[str]:
     """The files under ``root`` that its ``.gitignore`` files keep, as ``/``-separated paths.
 
-    Folders named in ``skip_dirs`` and symlinked folders are not entered (no loops);
+    Folders named in ``skip_dirs`` and symlinked folders are not entered (no loops); a symlinked
+    folder is listed as an entry, as ``git ls-files`` lists it;
     order is ``os.walk``'s with sorted folder names.
     """
     # the .gitignore rules in force for the folder being walked: (its path + "/", patterns)
@@ -119,9 +120,11 @@ def walk_unignored(root: Path, skip_dirs: set[str] | frozenset[str] = frozenset(
         patterns = read_patterns(Path(folder) / GITIGNORE) if GITIGNORE in files else []
         if patterns:
             stack.append((rel_folder, patterns))
+        links = [d for d in dirs if d not in skip_dirs and os.path.islink(os.path.join(folder, d))]
         dirs[:] = sorted(
             d for d in dirs
             if d not in skip_dirs and not os.path.islink(os.path.join(folder, d))
             and not _ignored(stack, rel_folder + d, is_dir=True)
         )
-        yield from (rel_folder + f for f in files if not _ignored(stack, rel_folder + f, is_dir=False))
+        # a folder link is listed as an entry, as git lists it, so that its skip is said; never entered
+        yield from (rel_folder + f for f in files + links if not _ignored(stack, rel_folder + f, is_dir=False))

@@ -64,11 +64,6 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _like_escape(text: str) -> str:
-    """``text`` as a literal inside a LIKE pattern with ``ESCAPE '\\'``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _graph_path(path: str | os.PathLike[str]) -> Path:
     """``graph.db`` from a workspace root, a ``.nervapack`` folder or the file itself."""
     p = Path(path)
@@ -348,7 +343,7 @@ class GraphReader:
                  limit: int = 100, *, subkind: str | None = None) -> dict:
         """``{total, returned, entities}``: nodes of ``kind`` (and ``subkind``, e.g. ``method``)
         under ``file_path`` (a file or a folder prefix) whose qualified name contains
-        ``name_contains`` (LIKE-escaped), by place."""
+        ``name_contains`` (any text, taken literally), by place."""
         cols = "kind, name, qualified_name, file, start_line, end_line, signature"
         where = " WHERE 1=1"
         args: list[Any] = []

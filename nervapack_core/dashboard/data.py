@@ -640,22 +640,22 @@ def memory_entities(memory_db: Path, namespace: str, limit: int = 200, *, text: 
         where.append(f"e.content IN ({','.join('?' * len(names))})")
         args += list(names)
     if text.strip():
-        where.append("e.content LIKE ? ESCAPE '\\'")
-        args.append(_like(text))
+        where.append(_CONTAINS.format(col="e.content"))
+        args.append(text.strip())
     with reading(memory_db, label="memory database") as conn:
         return as_dicts(conn.execute(
             f"""SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
                JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
                WHERE {' AND '.join(where)}
                GROUP BY e.id ORDER BY versions DESC, e.content LIMIT ? OFFSET ?""",
-            (*args, max(1, int(limit)), max(0, int(offset)))))
+            (*args, max(1, min(int(limit), 2 ** 62)), max(0, min(int(offset), 2 ** 62)))))
 
 
 def entity_count(memory_db: Path, namespace: str, text: str = "") -> int:
     """How many entities (with at least one memory about them) :func:`memory_entities` pages through."""
     where, args = "", [namespace]
     if text.strip():
-        where, args = " AND e.content LIKE ? ESCAPE '\\'", [namespace, _like(text)]
+        where, args = " AND " + _CONTAINS.format(col="e.content"), [namespace, text.strip()]
     with reading(memory_db, label="memory database") as conn:
         return int(conn.execute(
             "SELECT count(*) FROM mem_nodes e WHERE e.namespace = ? AND e.kind = 'entity' AND e.tombstoned = 0 "
@@ -663,9 +663,9 @@ def entity_count(memory_db: Path, namespace: str, text: str = "") -> int:
             args).fetchone()[0])
 
 
-def _like(text: str) -> str:
-    """``text`` as a LIKE pattern matching it anywhere (its wildcards escaped)."""
-    return "%" + re.sub(r"([%_\\])", r"\\\1", text.strip()) + "%"
+# "contains user text" as instr, not LIKE: a LIKE pattern is limited to 50,000 bytes ("pattern too complex")
+# and its wildcards would need escaping; lower() keeps the ASCII case folding of LIKE
+_CONTAINS = "instr(lower({col}), lower(?)) > 0"
 
 
 def recall_page(memory_db: Path, page: int = 0, page_size: int = 50) -> dict:
@@ -711,8 +711,8 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
     if current_only:
         where.append("tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL")
     if text.strip():
-        where.append("content LIKE ? ESCAPE '\\'")
-        args.append(_like(text))
+        where.append(_CONTAINS.format(col="content"))
+        args.append(text.strip())
     page_size = max(1, min(int(page_size), 500))
     sql_where = " AND ".join(where)
     with reading(memory_db, label="memory database") as conn:

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
-from ..errors import NervapackError
+from ..errors import NervapackError, brief
 
 __all__ = [
     "ReloadOnChange",
@@ -45,7 +45,7 @@ def error_result(message: str):
     """A tool result the client reads as a failure (``isError: true``) carrying ``message``."""
     from mcp.types import CallToolResult, TextContent
 
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=brief(message))], is_error=True)
 
 
 def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
@@ -62,6 +62,9 @@ def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., An
         if isinstance(exc, NervapackError | ToolError):
             log.info("tool %s: %s", tool_name, exc)
             return error_result(str(exc))
+        if isinstance(exc, OverflowError):  # a number past what SQLite or C can hold: the caller's to change
+            log.info("tool %s: %s", tool_name, exc)
+            return error_result(f"A number given to {tool_name} is too large ({exc}); give a smaller one.")
         # a bug or an environment failure: say what it was, keep the traceback
         log.exception("tool %s failed", tool_name)
         return error_result(f"Unexpected error in {tool_name}: {type(exc).__name__}: {exc}")
@@ -174,7 +177,7 @@ def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: s
         result = command.main(args=list(argv) if argv is not None else None, prog_name=prog_name,
                               standalone_mode=False)
     except NervapackError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {brief(str(exc))}", err=True)
         return getattr(exc, "exit_code", 1)
     except (KeyboardInterrupt, click.Abort):
         return 130

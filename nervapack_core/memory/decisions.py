@@ -124,10 +124,11 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
         where.append("n.id IN (SELECT x.src FROM mem_edges x WHERE x.dst = ? AND x.kind IN ('ABOUT', 'TOUCHES'))")
         params.append(eid)
     if f.get("code_area"):
-        like = f["code_area"].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+        # substr, not LIKE: any length of user text, its % and _ literal (lower(): the case folding of LIKE)
+        area = f["code_area"]
         where.append("n.id IN (SELECT r.node_id FROM mem_code_refs r WHERE r.namespace = ? "
-                     "AND (r.file = ? OR r.file LIKE ? ESCAPE '\\'))")
-        params += [ns, f["code_area"], like]
+                     "AND (r.file = ? OR lower(substr(r.file, 1, ?)) = lower(?)))")
+        params += [ns, area, len(area) + 1, area + "/"]
     if f.get("tag"):
         where.append("EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE lower(t.value) = lower(?))")
         params.append(f["tag"])
@@ -249,7 +250,7 @@ def decisions(conn: sqlite3.Connection, ns: str, f: dict, *, limit: int = 50, of
     ``contradictions`` (the open ones it is part of: the other side).
     """
     limit = max(1, min(int(limit), MAX_PAGE))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     by_status = {s: 0 for s in STATUSES}
     empty = {"total": 0, "offset": offset, "limit": limit, "decisions": [], "by_status": by_status,
              "by_month": [], "with_outcomes": 0}

@@ -138,6 +138,8 @@ def store_args(content: Any, kind: Any, entities: Any, confidence: Any, rational
 
 
 MAX_PAGE = 10_000
+# the largest offset kept: beyond it no table has rows, and SQLite's integers end at 2**63 - 1
+MAX_OFFSET = 2 ** 62
 
 
 def page(limit: Any, offset: Any) -> tuple[int, int]:
@@ -150,7 +152,7 @@ def page(limit: Any, offset: Any) -> tuple[int, int]:
         raise NervapackError(f"limit must be between 1 and {MAX_PAGE:,}, got {limit!r}")
     if off < 0:
         raise NervapackError(f"offset must be 0 or more, got {offset!r}")
-    return lim, off
+    return lim, min(off, MAX_OFFSET)  # past every row: the same empty page, never an integer SQLite refuses
 
 
 def expiry(expires_at: Any, expires_in: Any) -> Any:

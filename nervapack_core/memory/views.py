@@ -325,12 +325,13 @@ def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str |
     """
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")] or ["decision"]
     limit = max(1, min(int(limit), 1000))
-    offset = max(0, int(offset))
-    ref_where, ref_args = "r.namespace = ? AND r.file = ?", [ns, file]
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
+    ref_where = "r.namespace = ? AND r.file = ?"
+    ref_args: list[str | int] = [ns, file]
     if qualified_name:
-        like = qualified_name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
-        ref_where += " AND (r.qualified_name = ? OR r.qualified_name LIKE ? ESCAPE '\\')"
-        ref_args += [qualified_name, like]
+        # substr, not LIKE: any length of name, its % and _ literal (lower(): the case folding of LIKE)
+        ref_where += " AND (r.qualified_name = ? OR lower(substr(r.qualified_name, 1, ?)) = lower(?))"
+        ref_args += [qualified_name, len(qualified_name) + 1, qualified_name + "."]
     live = "" if include_history else " AND n.superseded_by IS NULL AND n.valid_until IS NULL"
     matched = (f"FROM (SELECT DISTINCT r.node_id FROM mem_code_refs r WHERE {ref_where}) h "
                f"JOIN mem_nodes n ON n.id = h.node_id WHERE +n.namespace = ? AND n.tombstoned = 0{live} "
@@ -418,7 +419,7 @@ def review_queue(conn: sqlite3.Connection, ns: str, *, limit: int = 50, offset: 
     """Current decisions waiting for review (``proposed``), oldest first, one page with the
     total: ``{total, offset, limit, decisions}``."""
     limit = max(1, min(int(limit), 1000))
-    offset = max(0, int(offset))
+    offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
     where = ("namespace = ? AND kind = 'decision' AND status = 'proposed' AND tombstoned = 0 "
              "AND superseded_by IS NULL AND valid_until IS NULL")
     total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {where}", (ns,)).fetchone()[0]

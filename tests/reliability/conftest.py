@@ -15,6 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 CLI = [sys.executable, "-m", "nervapack_core.cli"]
+# the suite's helper modules (hostile.py, html_checks.py) import as plain modules under --import-mode=importlib
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHOP = {
     "shop/tax.py": ('"""Tax rules."""\n\n\ndef compute_tax(amount):\n    """The tax on an amount."""\n'

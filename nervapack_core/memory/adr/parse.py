@@ -213,6 +213,9 @@ def _split_front_matter(text: str) -> tuple[dict | None, str, int]:
                 where = f" at line {mark.line + 2}" if mark is not None else ""
                 problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
                 raise AdrSkip(f"front matter is not valid YAML{where}: {problem}") from None
+            except (ValueError, OverflowError, RecursionError) as exc:  # a value YAML reads but Python cannot hold
+                raise AdrSkip(f"front matter holds a value that cannot be read ({exc or type(exc).__name__}), "
+                              "e.g. a date like 0000-00-00") from None
             if data is None:
                 data = {}
             if not isinstance(data, dict):
