@@ -101,7 +101,7 @@ def render_stub(node: ScoredNode, doc_text: str = "", *, compact: bool = False) 
     parts = [f"- `{node.qualified_name if node.kind != 'doc' else node.name}` {_lines_label(node)}"]
     if node.kind == "doc":
         parts[0] = f"- doc `{_one_line(node.name, 80)}` {_lines_label(node)}"
-    sig = _one_line(node.signature, 60 if compact else 110) if node.signature else ""
+    sig = _one_line(node.signature, 40 if compact else 110) if node.signature else ""
     if sig:
         parts.append(f": `{sig.replace('`', '')}`")
     doc = "" if compact else _one_line(_first_doc_line(node, doc_text), 100)

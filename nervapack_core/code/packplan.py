@@ -8,11 +8,13 @@ and each way of showing it an *expected value* and a *cost* in tokens:
 - relevance ``p`` (:func:`relevance`) grows with the node's score relative to the best one and
   with the gap to the candidates just below it (a node standing clear of the pack is more likely
   the answer), falls with rank, and is lower for kinds that rarely answer a question by
-  themselves (classes reached only through the graph, doc sections, variables) — measured on the
-  question sets: seeds that are functions answer far more often than anything else;
-- a stub (signature line) is worth ``p``; code is worth ``p * (1 + CODE_WEIGHT * q)`` where ``q``
-  is 1 for the whole body and less for a head cut to fit; a class outline also lists its
-  members' signatures, so it is worth their listing too.
+  themselves (classes, type declarations, doc sections, variables) — measured on the question
+  sets: functions answer far more often than anything else;
+- a stub (signature line) is worth ``p`` (a compact one, without docstring, a little less); code is
+  worth ``p * (1 + CODE_WEIGHT * q)`` where ``q`` is 1 for the whole body and less for a head cut
+  to fit; a class outline also lists its members' signatures, so it is worth their listing too.
+  ``CODE_WEIGHT`` sets the trade between listing more places and showing more code: at 0.6 no
+  question set lists fewer answers than the position-based packer did, and all show more code.
 
 :func:`plan` then fills the budget greedily by value per token (a knapsack with upgrades: a stub
 can later become a body, a short head a longer one), counting a file's ``## path`` heading the
@@ -32,13 +34,15 @@ from .ranking import ScoredNode
 
 __all__ = ["Option", "Step", "relevance", "plan", "CODE_WEIGHT"]
 
-CODE_WEIGHT = 1.5  # code of a node is worth this much more than its signature line
+CODE_WEIGHT = 0.6  # code of a node is worth this much more than its signature line
 # how often a node of another kind answers a question compared with a function: on the question sets
 # 91 of 3,053 ranked functions were answers but 6 of 1,107 classes, types, variables and doc sections;
 # those stay useful as evidence (they lift what they are linked to) and as listings
 _KIND_WEIGHT = {"function": 1.0}
 _OTHER_KIND_WEIGHT = 0.3
-RANK_HALF = 4.0  # rank at which the rank factor has halved
+RANK_HALF = 4.0  # rank scale of the rank factor
+RANK_POWER = 1.0
+REL_POWER = 0.5  # the relative score, square-rooted: a node reached through the graph keeps some worth
 OUTLINE_LISTING = 0.5  # worth of an outline's member signature lines, per unit of the members' relevance
 
 
@@ -64,11 +68,12 @@ class Step:
 def relevance(nodes: Sequence[ScoredNode], words: set[str] | None = None) -> list[float]:
     """How likely each ranked node answers the question (a relative estimate, not calibrated).
 
-    ``rel / (1 + rank / RANK_HALF)`` times a kind weight, times ``1 + gap`` where ``gap`` is how far
-    the node stands above the node three places below (relative to the best score). The form and
-    its constants fit the question sets best (log-likelihood of "is an answer") among simple
-    forms: rank matters most, then kind, then relative score and gap. Doc sections are not
-    discounted when the question asks about documentation.
+    ``sqrt(rel) / (1 + rank / RANK_HALF)`` times a kind weight, times ``1 + gap`` where ``rel`` is the
+    score relative to the best and ``gap`` how far the node stands above the node three places below.
+    Rank matters most, then kind, then score and gap (the log-likelihood of "is an answer" on the
+    requests and query-core sets ranks simple forms that way); a steeper score term (``rel`` or
+    ``rel^2``) starved the listing of the deeper nodes that are answers one time in a hundred.
+    Doc sections are not discounted when the question asks about documentation.
     """
     if not nodes:
         return []
@@ -81,7 +86,7 @@ def relevance(nodes: Sequence[ScoredNode], words: set[str] | None = None) -> lis
         below = nodes[i + 3].score if i + 3 < len(nodes) else 0.0
         gap = max(0.0, n.score - below) / top
         weight = 1.0 if (n.kind == "doc" and asks_docs) else _KIND_WEIGHT.get(n.kind, _OTHER_KIND_WEIGHT)
-        out.append(weight * rel * (1.0 + gap) / (1.0 + i / RANK_HALF))
+        out.append(weight * rel ** REL_POWER * (1.0 + gap) / (1.0 + i / RANK_HALF) ** RANK_POWER)
     return out
 
 

@@ -60,6 +60,7 @@ from .ranking import (
     scored_node as _scored,
 )
 from .reader import GraphReader
+from .selection import collapse_copies, evidence_only
 from .source import SourceReader
 
 if TYPE_CHECKING:
@@ -282,12 +283,15 @@ class Retriever:
         t = time.perf_counter()
         expanded = expand(seeds, self.neighbours, hops)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
-        ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words)
+        ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
+                            answers_only=True)
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
     def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
-              words: set[str] | None = None) -> list[ScoredNode]:
+              words: set[str] | None = None, answers_only: bool = False) -> list[ScoredNode]:
+        """Ranked output nodes. ``answers_only`` (a search): tests and docs stay evidence only unless asked
+        about, and copies of one definition collapse to one entry (:mod:`.selection`)."""
         candidates = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[: limit * 4]
         rows = self.nodes_by_id([nid for nid, _ in candidates])
         out: list[ScoredNode] = []
@@ -296,12 +300,16 @@ class Retriever:
             r = rows.get(nid)
             if r is None or r["kind"] not in OUTPUT_KINDS:
                 continue
+            if answers_only and nid not in boost and evidence_only(r["kind"], r["file"], words or set()):
+                continue
             if words is not None and hop > 0:  # seeds already carry their prior
                 score *= node_prior(r["kind"], r["file"], words)
             if nid in boost:
                 score = score + 10.0 + boost[nid]
             out.append(_scored(r, score, why, hop))
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
+        if answers_only:
+            out = collapse_copies(out)
         # the same qualified name in several files (copies, build output, overloads): keep the
         # best one where it is and push the others down
         seen: dict[tuple[str, str], int] = {}
