@@ -307,18 +307,19 @@ def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: 
 
 
 class _LineMemo:
-    """The source reader with each node's lines, members and doc text read once per pack (a node's
-    code is rendered at several sizes; the workspace-root check still runs once per node)."""
+    """The source reader with each file's lines and each class's members read once per pack (a node's
+    code is rendered at several sizes, and many nodes share a file; the workspace-root check still
+    runs once per file and pack)."""
 
     def __init__(self, source: SourceReader):
         self.source = source
-        self._lines: dict[str, list[str]] = {}
+        self._files: dict[str, list[str]] = {}
         self._members: dict[str, list] = {}
 
     def lines(self, node: ScoredNode) -> list[str]:
-        if node.id not in self._lines:
-            self._lines[node.id] = self.source.lines(node)
-        return self._lines[node.id]
+        if node.file not in self._files:
+            self._files[node.file] = self.source.file_lines(node.file)
+        return self._files[node.file][max(0, node.start_line - 1): node.end_line]
 
     def members(self, node: ScoredNode) -> list:
         if node.id not in self._members:
@@ -333,9 +334,11 @@ def _body_options(n: ScoredNode, budget: int, source, count) -> list[Option]:
     """The node's code (or outline) at a few sizes: as much as a large share of the budget
     allows, and shorter heads; each head's worth is its share of the largest, square-rooted
     (the signature, docstring and first lines carry most of it)."""
-    caps = sorted({c for c in (int(budget * 0.4), 320, 160) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
+    caps = sorted({c for c in (int(budget * 0.4), 160) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
     out: list[Option] = []
     for cap in caps:
+        if out and out[-1].tokens <= cap:
+            continue  # the larger rendering already fits this size: the same text
         text, mode, listed = render_body(n, cap, source, count)
         if not text or mode == "stub":
             break

@@ -27,6 +27,7 @@ Pure functions over :class:`Option` lists: rendering and counting stay in ``pack
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -114,28 +115,33 @@ def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int
         for o in node_opts:
             if o.mode == "outline":
                 member_of[i] = [index_of[m.id] for m in o.members if m.id in index_of]
+    in_file: dict[str, list[int]] = {}
+    for i, n in enumerate(nodes):
+        in_file.setdefault(n.file, []).append(i)
     current: list[Option | None] = [None] * len(nodes)
     listed = [False] * len(nodes)  # listed by an outline
     open_files: set[str] = set()
     used = 0
     steps: list[Step] = []
 
-    def worth(i: int, o: Option | None) -> float:
+    def worth(i: int, o: Option | None, extra: float) -> float:
         if o is None:
             return 0.0
         if o.mode == "stub" and listed[i]:
             return 0.0
-        extra = sum(p[j] for j in member_of.get(i, ()) if current[j] is None and not listed[j]) * OUTLINE_LISTING
         return _value(o, p[i], extra)
 
     def best_move(i: int) -> tuple[float, Option | None]:
         cur = current[i]
-        have_value, have_cost = worth(i, cur), (cur.tokens if cur else 0)
+        members = member_of.get(i)
+        listing = (sum(p[j] for j in members if current[j] is None and not listed[j]) * OUTLINE_LISTING
+                   if members else 0.0)
+        have_value, have_cost = worth(i, cur, listing), (cur.tokens if cur else 0)
         head = 0 if nodes[i].file in open_files else head_cost(nodes[i].file)
         best: tuple[float, Option | None] = (0.0, None)
         for o in opts[i]:
             extra = o.tokens - have_cost + (head if cur is None else 0)
-            gain = worth(i, o) - have_value
+            gain = worth(i, o, listing) - have_value
             if gain <= 0 or extra > room - used:
                 continue
             eff = gain / max(extra, 1)
@@ -144,14 +150,26 @@ def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int
         return best
 
     moves = {i: best_move(i) for i in range(len(nodes))}
-    while True:
-        i = max(moves, key=lambda k: (moves[k][0], -k), default=None)
-        if i is None or moves[i][1] is None:
-            break
+    version = dict.fromkeys(moves, 0)
+    # a max-heap of moves, lazily invalidated: an entry whose node changed since is skipped, and a
+    # move that no longer fits the shrunken room is computed again
+    heap = [(-eff, i, 0) for i, (eff, o) in moves.items() if o is not None]
+    heapq.heapify(heap)
+
+    def push(k: int) -> None:
+        version[k] += 1
+        moves[k] = best_move(k)
+        if moves[k][1] is not None:
+            heapq.heappush(heap, (-moves[k][0], k, version[k]))
+
+    while heap:
+        _, i, ver = heapq.heappop(heap)
+        if ver != version[i]:
+            continue
         eff, o = moves[i]
         again = best_move(i)  # the room may have shrunk since it was computed
         if again[1] is not o or again[0] != eff:
-            moves[i] = again
+            push(i)
             continue
         assert o is not None
         cur = current[i]
@@ -163,7 +181,7 @@ def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int
         touched = {i}
         if nodes[i].file not in open_files:
             open_files.add(nodes[i].file)
-            touched.update(k for k in moves if nodes[k].file == nodes[i].file)
+            touched.update(in_file[nodes[i].file])
         if o.mode == "outline":
             for j in member_of.get(i, ()):
                 listed[j] = True
@@ -172,5 +190,5 @@ def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int
             if i in members:
                 touched.add(owner)
         for k in touched:
-            moves[k] = best_move(k)
+            push(k)
     return steps

@@ -48,11 +48,13 @@ from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
     DEFAULT_HOPS,
+    FILE_BOOST,
     HOP_DECAY,
     OUTPUT_KINDS,
     SEEDS,
     ScoredNode,
     expand,
+    file_signal,
     node_prior,
     rrf_fuse,
 )
@@ -283,15 +285,18 @@ class Retriever:
         t = time.perf_counter()
         expanded = expand(seeds, self.neighbours, hops)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
+        files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()})
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
-                            answers_only=True)
+                            answers_only=True, files=files)
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
     def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
-              words: set[str] | None = None, answers_only: bool = False) -> list[ScoredNode]:
+              words: set[str] | None = None, answers_only: bool = False,
+              files: dict[str, float] | None = None) -> list[ScoredNode]:
         """Ranked output nodes. ``answers_only`` (a search): tests and docs stay evidence only unless asked
-        about, and copies of one definition collapse to one entry (:mod:`.selection`)."""
+        about, and copies of one definition collapse to one entry (:mod:`.selection`); ``files``: the
+        file-level signal (``ranking.file_signal``) that lifts the nodes of the files that answer."""
         candidates = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[: limit * 4]
         rows = self.nodes_by_id([nid for nid, _ in candidates])
         out: list[ScoredNode] = []
@@ -304,6 +309,8 @@ class Retriever:
                 continue
             if words is not None and hop > 0:  # seeds already carry their prior
                 score *= node_prior(r["kind"], r["file"], words)
+            if files:
+                score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
             if nid in boost:
                 score = score + 10.0 + boost[nid]
             out.append(_scored(r, score, why, hop))
