@@ -80,7 +80,9 @@ def node_prior(kind: str, path: str, words: set[str]) -> float:
     unless asked about (build output and type declarations duplicate the source)."""
     prior = 1.0
     if is_test_path(path) and not (words & _TEST_WORDS):
-        prior *= 0.3
+        # half, not less: a search no longer lists tests (selection.evidence_only), so a matching test
+        # only lends its score to the code it calls; the half keeps many tests from crowding the seeds
+        prior *= 0.5
     if is_build_path(path):  # compiled output and declarations repeat the source
         prior *= 0.3
     if kind == "doc":
