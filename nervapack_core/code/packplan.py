@@ -112,9 +112,9 @@ def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int
     member_of: dict[int, list[int]] = {}
     opts = [options(i) for i in range(len(nodes))]
     for i, node_opts in enumerate(opts):
-        for o in node_opts:
-            if o.mode == "outline":
-                member_of[i] = [index_of[m.id] for m in o.members if m.id in index_of]
+        for option in node_opts:
+            if option.mode == "outline":
+                member_of[i] = [index_of[m.id] for m in option.members if m.id in index_of]
     in_file: dict[str, list[int]] = {}
     for i, n in enumerate(nodes):
         in_file.setdefault(n.file, []).append(i)
