@@ -42,7 +42,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -199,8 +201,9 @@ def run_corpus(name: str, root: Path, questions: list[dict], cold: bool) -> dict
     for file, qn, start in retriever.conn.execute("SELECT file, qualified_name, start_line FROM nodes"):
         def_lines[(file, qn)] = start
     baseline = WholeFileBM25(root, retriever.conn)
-    ours = {b: {"recall": [], "body_recall": [], "tokens": [], "naive": []} for b in BUDGETS}
-    base = {b: {"recall": [], "tokens": []} for b in BUDGETS}
+    ours: dict[int, dict[str, list[float]]] = {b: {"recall": [], "body_recall": [], "tokens": [], "naive": []}
+                                               for b in BUDGETS}
+    base: dict[int, dict[str, list[float]]] = {b: {"recall": [], "tokens": []} for b in BUDGETS}
     file_r5, mrr_file, mrr_sym, b_file_r5, b_mrr = [], [], [], [], []
     lat, first_lat, b_lat = [], [], []
     per_question = []
@@ -251,7 +254,7 @@ def run_corpus(name: str, root: Path, questions: list[dict], cold: bool) -> dict
         per_question.append(row)
         print(f"  {q['id']} recall@2k {row['recall@2000']:.2f} with code {row['body_recall@2000']:.2f} "
               f"(baseline {row['baseline_recall@2000']:.2f})", flush=True)
-    out = {
+    out: dict[str, Any] = {
         "corpus": name, "questions": len(questions), "embedder": embedder, "graph": stats,
         "ours": {
             "file_recall@5": statistics.mean(file_r5), "mrr_file": statistics.mean(mrr_file),
@@ -282,7 +285,7 @@ def run_corpus(name: str, root: Path, questions: list[dict], cold: bool) -> dict
     return out
 
 
-def cold_cli(root: Path, prompts: list[str], extra: list[str] = ()) -> float:
+def cold_cli(root: Path, prompts: list[str], extra: Sequence[str] = ()) -> float:
     exe = Path(sys.executable).parent / "nervapack"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "nervapack_core.cli"]
     times = []
@@ -385,7 +388,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "results" / "retrieval.md"))
     args = ap.parse_args()
     corpora = Path(args.corpora)
-    results = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "corpora": []}
+    results: dict[str, Any] = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                               "corpora": []}
     for name, qfile in QUESTION_FILES.items():
         if (args.only and name != args.only) or (name == "django" and args.skip_django and not args.only):
             continue
