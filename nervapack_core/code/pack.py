@@ -10,17 +10,18 @@ Layout, grouped by file (files in the order of their best node)::
     ```
     - `SessionRedirectMixin.resolve_redirects` L159-280: `def resolve_redirects(self, resp, …)` — Receives a Response…
 
-Breadth beats depth: the best nodes get their code (a class gets an outline: its header,
-docstring and member signatures; a long body keeps its head, with a first-paragraph
-docstring, and says which lines were left out), the next ones one line each with their
-signature, first docstring line and location — like Aider's repo map — so a 2,000-token
-answer points at dozens of places.
+What each node gets is an expected-value plan (:mod:`.packplan`), not a matter of position:
+code (a class gets an outline: its header, docstring and member signatures; a long body keeps
+its head, with a first-paragraph docstring, and says which lines were left out), one line with
+its signature, first docstring line and location (or a compact line without the docstring) —
+like Aider's repo map — or nothing, by how likely the node answers the question per token its
+form costs. So a 2,000-token answer carries the code of the likeliest answers and still points
+at dozens of places.
 
-Fitting is a search, not a guess: every block is counted with the real tokenizer, the
-number of one-line entries is found by binary search on the summed counts, and the final
-text is counted again exactly; if it is still over (token merges across block
-boundaries), entries are dropped until it fits, and as a last resort the text is cut at
-a token boundary. ``tokens <= budget`` holds for every input and every budget >= 1.
+Fitting is a search, not a guess: every block is counted with the real tokenizer, the plan
+(an ordered list of steps) is replayed, and the longest prefix whose *exact* assembled count
+fits is found by binary search; as a last resort the text is cut at a token boundary.
+``tokens <= budget`` holds for every input and every budget >= 1.
 """
 
 from __future__ import annotations

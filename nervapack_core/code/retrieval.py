@@ -17,16 +17,19 @@ Pipeline (every step deterministic for a given graph and question):
 2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
    and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
    an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
-3. **Ranking.** ``score = best contribution + 0.25 x the others``; ties broken by file,
-   line and id.
+3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
+   file-level signal (the node's file's best seed, relative: ``ranking.file_signal``); a search
+   keeps tests and docs as evidence only (unless asked) and collapses copies of a definition
+   (``selection``); ties broken by file, line and id.
 4. **Routing.** A prompt that is just a name returns that definition and its
    neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
    reverse traversal (callers, subclasses, importing files, explaining docs).
 
 This module holds the :class:`Retriever` (reading the graph through the read-only
 ``reader.GraphReader``) and :func:`answer`; prompt analysis is in ``prompt.py``, fusion,
-expansion and priors in ``ranking.py``, the on-disk caches in ``cache.py``, packing into
-Markdown under the budget in ``pack.py`` (fed by a ``source.SourceReader``).
+expansion, priors and the file signal in ``ranking.py``, what a search lists in ``selection.py``,
+the on-disk caches in ``cache.py``, packing into Markdown under the budget in ``pack.py`` (its
+expected-value plan in ``packplan.py``; fed by a ``source.SourceReader``).
 """
 
 from __future__ import annotations
