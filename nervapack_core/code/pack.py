@@ -333,9 +333,11 @@ class _LineMemo:
 
 def _body_options(n: ScoredNode, budget: int, source, count) -> list[Option]:
     """The node's code (or outline) at a few sizes: as much as a large share of the budget
-    allows, and shorter heads; each head's worth is its share of the largest, square-rooted
-    (the signature, docstring and first lines carry most of it)."""
-    caps = sorted({c for c in (int(budget * 0.4), 160) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
+    allows, and heads of 160 and 100 tokens (the signature, the docstring's first paragraph and
+    the first lines, with a note of the lines left out); each head's worth is its share of the
+    largest, square-rooted (the head carries most of it). A class outline comes at its largest
+    size only."""
+    caps = sorted({c for c in (int(budget * 0.4), 160, 100) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
     out: list[Option] = []
     for cap in caps:
         if out and out[-1].tokens <= cap:
@@ -343,8 +345,8 @@ def _body_options(n: ScoredNode, budget: int, source, count) -> list[Option]:
         text, mode, listed = render_body(n, cap, source, count)
         if not text or mode == "stub":
             break
-        if out and text == out[-1].text:
-            continue
+        if out and (text == out[-1].text or mode == "outline"):
+            continue  # a shorter outline lists a member or two and says how many more: no use
         members = [_member_node(m, n) for m in listed]
         out.append(Option(mode, text, count(text) + 1, 1.0, members))
     if out:
