@@ -154,9 +154,13 @@ def _collapse_docstring(lines: list[str]) -> list[str]:
 
 
 def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -> str:
-    """The longest head of ``lines`` that fits ``cap`` tokens with an elision note (binary search)."""
+    """The longest head of ``lines`` that fits ``cap`` tokens with an elision note.
+
+    The search starts where the share of characters puts the cut and gallops from there to the
+    exact boundary (a code answer renders a few heads per node, so each exact count saved counts)."""
     full = "\n".join(lines)
-    if count(full) <= cap:
+    total = count(full)
+    if total <= cap:
         return full
     mark = "#" if lang in ("python", "ruby", "bash") else "//"
 
@@ -165,7 +169,30 @@ def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -
         omitted_to = first_line + len(lines) - 1
         return "\n".join(lines[:k] + [f"{mark} … lines {omitted_from}-{omitted_to} omitted"])
 
-    k = largest_fitting(lambda k: count(cut(k)) <= cap, len(lines) - 1, low=1)
+    def fits(k: int) -> bool:
+        return count(cut(k)) <= cap
+
+    top = len(lines) - 1
+    if top < 1:
+        return cut(1)
+    want, chars, guess = len(full) * cap / total, 0, 1
+    for i, line in enumerate(lines[:top], 1):
+        chars += len(line) + 1
+        if chars > want:
+            break
+        guess = i
+    if fits(guess):  # gallop up to the first head that does not fit, then bisect the last step
+        step = 1
+        while guess + step <= top and fits(guess + step):
+            guess += step
+            step *= 2
+        k = largest_fitting(fits, min(guess + step - 1, top), low=guess)
+    else:  # gallop down to a head that fits (or the first line)
+        step, high = 1, guess - 1
+        while high - step >= 1 and not fits(high - step + 1):
+            high -= step
+            step *= 2
+        k = largest_fitting(fits, high, low=max(1, high - step + 1))
     return cut(max(k, 1))
 
 

@@ -207,3 +207,26 @@ def test_evidence_only():
     assert evidence_only("doc", "docs/x.md", {"retry"})
     assert not evidence_only("doc", "docs/x.md", {"docs"})
     assert not evidence_only("function", "src/x.py", {"retry"})
+
+
+WORDS = "def return self value if else for in range x y total cart item price ( ) : , =".split()
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join), min_size=1, max_size=60),
+       cap=st.integers(min_value=5, max_value=400))
+def test_trimming_finds_the_longest_head_that_fits(lines, cap):
+    """The galloping search of ``_trim_lines`` returns what a plain binary search over every head returns."""
+    from nervapack_core.budget import CountCache, largest_fitting
+    from nervapack_core.code.pack import _trim_lines
+    from nervapack_core.tokens import default_counter
+
+    count = CountCache(default_counter(), max_len=None)
+
+    def cut(k: int) -> str:
+        return "\n".join(lines[:k] + [f"# … lines {10 + k}-{10 + len(lines) - 1} omitted"])
+
+    full = "\n".join(lines)
+    expected = full if count(full) <= cap else cut(max(largest_fitting(lambda k: count(cut(k)) <= cap,
+                                                                        len(lines) - 1, low=1), 1))
+    assert _trim_lines(lines, cap, count, 10, "python") == expected
