@@ -279,7 +279,9 @@ def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: 
     """
     budget = check_budget(budget)
     counter = counter or default_counter()
-    count = CountCache(counter, max_len=None)  # one pack: bodies are counted again while fitting
+    # one pack: bodies are counted again while fitting; short texts (stub lines, small bodies) are
+    # remembered across packs too when counting with the shared default tokenizer
+    count = CountCache(_remembered() if counter is default_counter() else counter, max_len=None)
     header = f"# NervaPack context: {_one_line(prompt, 80)}" if prompt else "# NervaPack context"
     if count(header) > budget // 4:
         header = ""
@@ -332,6 +334,32 @@ def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: 
     result = Packed(text, count(text), budget, _with_members(chosen, order, by_id))
     assert result.tokens <= budget
     return result
+
+
+class _Remembering:
+    """The default tokenizer with the counts of short texts kept across packs: a long-lived process
+    (the MCP server, a warm retriever) lists the same definitions' stub lines and heads from one
+    question to the next. Bounded like the memory packer's cache (texts up to 2,000 characters,
+    20,000 entries)."""
+
+    def __init__(self) -> None:
+        self.counter = default_counter()
+        self.cache = CountCache(self.counter)
+
+    def count(self, text: str) -> int:
+        return self.cache(text)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self.counter.truncate(text, max_tokens)
+
+
+_REMEMBERED: list[_Remembering] = []
+
+
+def _remembered() -> _Remembering:
+    if not _REMEMBERED:
+        _REMEMBERED.append(_Remembering())
+    return _REMEMBERED[0]
 
 
 class _LineMemo:
