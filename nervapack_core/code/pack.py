@@ -10,17 +10,18 @@ Layout, grouped by file (files in the order of their best node)::
     ```
     - `SessionRedirectMixin.resolve_redirects` L159-280: `def resolve_redirects(self, resp, …)` — Receives a Response…
 
-Breadth beats depth: the best nodes get their code (a class gets an outline: its header,
-docstring and member signatures; a long body keeps its head, with a first-paragraph
-docstring, and says which lines were left out), the next ones one line each with their
-signature, first docstring line and location — like Aider's repo map — so a 2,000-token
-answer points at dozens of places.
+What each node gets is an expected-value plan (:mod:`.packplan`), not a matter of position:
+code (a class gets an outline: its header, docstring and member signatures; a long body keeps
+its head, with a first-paragraph docstring, and says which lines were left out), one line with
+its signature, first docstring line and location (or a compact line without the docstring) —
+like Aider's repo map — or nothing, by how likely the node answers the question per token its
+form costs. So a 2,000-token answer carries the code of the likeliest answers and still points
+at dozens of places.
 
-Fitting is a search, not a guess: every block is counted with the real tokenizer, the
-number of one-line entries is found by binary search on the summed counts, and the final
-text is counted again exactly; if it is still over (token merges across block
-boundaries), entries are dropped until it fits, and as a last resort the text is cut at
-a token boundary. ``tokens <= budget`` holds for every input and every budget >= 1.
+Fitting is a search, not a guess: every block is counted with the real tokenizer, the plan
+(an ordered list of steps) is replayed, and the longest prefix whose *exact* assembled count
+fits is found by binary search; as a last resort the text is cut at a token boundary.
+``tokens <= budget`` holds for every input and every budget >= 1.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 from ..budget import CountCache, largest_fitting
 from ..budget import check_budget as _check_budget
 from ..tokens import default_counter
+from .packplan import Option, plan, relevance
+from .prompt import query_words
 from .ranking import ScoredNode
 from .source import SourceReader
 
@@ -40,6 +43,9 @@ __all__ = ["pack", "Packed", "PackedEntry", "check_budget", "FENCE_LANG"]
 FENCE_LANG = {"typescript": "ts", "javascript": "js", "csharp": "csharp", "cpp": "cpp", "markdown": "markdown",
               "rst": "rst"}
 MIN_BODY_TOKENS = 60
+BODY_CANDIDATES = 12  # nodes whose code is rendered, plus one per 150 tokens of budget
+COMPACT_STUB_WORTH = 0.8  # a signature line without its docstring, against the full stub line
+BODY_MIN_RELEVANCE = 0.08  # ... and whose relevance is at least this share of the best node's
 
 
 def check_budget(budget) -> int:
@@ -90,14 +96,16 @@ def _lines_label(node: ScoredNode) -> str:
     return f"L{node.start_line}"
 
 
-def render_stub(node: ScoredNode, doc_text: str = "") -> str:
+def render_stub(node: ScoredNode, doc_text: str = "", *, compact: bool = False) -> str:
+    """One line: name, lines, signature and first docstring line; ``compact``: a shorter signature and no
+    docstring (the pointer to a likely-but-less-likely answer, at half the cost)."""
     parts = [f"- `{node.qualified_name if node.kind != 'doc' else node.name}` {_lines_label(node)}"]
     if node.kind == "doc":
         parts[0] = f"- doc `{_one_line(node.name, 80)}` {_lines_label(node)}"
-    sig = _one_line(node.signature, 110) if node.signature else ""
+    sig = _one_line(node.signature, 40 if compact else 110) if node.signature else ""
     if sig:
         parts.append(f": `{sig.replace('`', '')}`")
-    doc = _one_line(_first_doc_line(node, doc_text), 100)
+    doc = "" if compact else _one_line(_first_doc_line(node, doc_text), 100)
     if doc:
         parts.append(f" — {doc}")
     return "".join(parts)
@@ -146,9 +154,13 @@ def _collapse_docstring(lines: list[str]) -> list[str]:
 
 
 def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -> str:
-    """The longest head of ``lines`` that fits ``cap`` tokens with an elision note (binary search)."""
+    """The longest head of ``lines`` that fits ``cap`` tokens with an elision note.
+
+    The search starts where the share of characters puts the cut and gallops from there to the
+    exact boundary (a code answer renders a few heads per node, so each exact count saved counts)."""
     full = "\n".join(lines)
-    if count(full) <= cap:
+    total = count(full)
+    if total <= cap:
         return full
     mark = "#" if lang in ("python", "ruby", "bash") else "//"
 
@@ -157,11 +169,34 @@ def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -
         omitted_to = first_line + len(lines) - 1
         return "\n".join(lines[:k] + [f"{mark} … lines {omitted_from}-{omitted_to} omitted"])
 
-    k = largest_fitting(lambda k: count(cut(k)) <= cap, len(lines) - 1, low=1)
+    def fits(k: int) -> bool:
+        return count(cut(k)) <= cap
+
+    top = len(lines) - 1
+    if top < 1:
+        return cut(1)
+    want, chars, guess = len(full) * cap / total, 0, 1
+    for i, line in enumerate(lines[:top], 1):
+        chars += len(line) + 1
+        if chars > want:
+            break
+        guess = i
+    if fits(guess):  # gallop up to the first head that does not fit, then bisect the last step
+        step = 1
+        while guess + step <= top and fits(guess + step):
+            guess += step
+            step *= 2
+        k = largest_fitting(fits, min(guess + step - 1, top), low=guess)
+    else:  # gallop down to a head that fits (or the first line)
+        step, high = 1, guess - 1
+        while high - step >= 1 and not fits(high - step + 1):
+            high -= step
+            step *= 2
+        k = largest_fitting(fits, high, low=max(1, high - step + 1))
     return cut(max(k, 1))
 
 
-def render_body(node: ScoredNode, cap: int, source: SourceReader, count) -> tuple[str, str, list]:
+def render_body(node: ScoredNode, cap: int, source, count) -> tuple[str, str, list]:
     """``(text, mode, listed members)``: the node's code, outline or doc text, at most ~``cap`` tokens."""
     if node.kind == "doc":
         text = source.doc_text(node).strip()
@@ -234,15 +269,19 @@ def _assemble(header: str, chosen: list[PackedEntry], order: dict[str, int]) -> 
 
 
 def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: str = "", counter=None,
-         body_share: float = 0.5) -> Packed:
+         words: set[str] | None = None) -> Packed:
     """Markdown for ``nodes`` (ranked best first) in at most ``budget`` cl100k tokens.
 
     ``source`` supplies the code lines, class members and doc text of the nodes; the
-    packer reads nothing else, so it never calls back into the retriever.
+    packer reads nothing else, so it never calls back into the retriever. Which node gets
+    code, a stub or nothing is an expected-value plan (:mod:`.packplan`); the longest
+    prefix of that plan whose exact count fits is found by binary search.
     """
     budget = check_budget(budget)
     counter = counter or default_counter()
-    count = CountCache(counter, max_len=None)  # one pack: bodies are counted again while fitting
+    # one pack: bodies are counted again while fitting; short texts (stub lines, small bodies) are
+    # remembered across packs too when counting with the shared default tokenizer
+    count = CountCache(_remembered() if counter is default_counter() else counter, max_len=None)
     header = f"# NervaPack context: {_one_line(prompt, 80)}" if prompt else "# NervaPack context"
     if count(header) > budget // 4:
         header = ""
@@ -253,67 +292,123 @@ def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: 
         text = text if count(text) <= budget else counter.truncate(text, budget)
         return Packed(text, count(text), budget, [])
 
-    doc_texts: dict[str, str] = {}
+    def stubs_for(n: ScoredNode) -> list[Option]:
+        dt = source.doc_text(n) if n.kind == "doc" else ""
+        full, short = render_stub(n, dt), render_stub(n, dt, compact=True)
+        out = [Option("stub", short, count(short) + 1, COMPACT_STUB_WORTH)] if short != full else []
+        return out + [Option("stub", full, count(full) + 1)]
 
-    def stub_for(n: ScoredNode) -> PackedEntry:
-        dt = ""
-        if n.kind == "doc":
-            dt = doc_texts.setdefault(n.id, source.doc_text(n))
-        text = render_stub(n, dt)
-        return PackedEntry(n, "stub", text, count(text) + 1)
+    words = words if words is not None else set(query_words(prompt))
+    p = relevance(nodes, words)
+    # code is rendered (and counted, at a few sizes) for the likeliest nodes only: the rest could not
+    # earn a body against the stubs of better nodes, and rendering is most of a pack's time
+    body_candidates = min(len(nodes), BODY_CANDIDATES + budget // 150)
+    floor = max(p) * BODY_MIN_RELEVANCE
+    lines = _LineMemo(source)
 
-    stubs_all = [stub_for(n) for n in nodes]
-    file_heads = {n.file: count(f"## {n.file}") + 2 for n in nodes}
+    def options(i: int) -> list[Option]:
+        out = stubs_for(nodes[i])
+        if i < body_candidates and p[i] >= floor and budget >= MIN_BODY_TOKENS * 2:
+            out.extend(_body_options(nodes[i], budget, lines, count))
+        return out
+
     header_tokens = count(header) + 2 if header else 0
+    steps = plan(nodes, p, options, budget - header_tokens, lambda f: count(f"## {f}") + 2)
 
-    def estimate(chosen: list[PackedEntry]) -> int:
-        files = {e.node.file for e in chosen}
-        return header_tokens + sum(file_heads[f] for f in files) + sum(e.tokens for e in chosen)
+    def chosen_after(k: int) -> list[PackedEntry]:
+        state: dict[int, Option] = {}
+        for step in steps[:k]:
+            state[step.index] = step.option
+        return [PackedEntry(nodes[i], o.mode, o.text, o.tokens, o.members) for i, o in state.items()]
 
-    best: Packed | None = None
-    for share in (body_share, min(0.85, body_share + 0.2), 0.95):
-        bodies = _choose_bodies(nodes, budget, share, source, count)
-        body_ids = {e.node.id for e in bodies} | {m.id for e in bodies for m in e.members}
-        stubs = [s for s in stubs_all if s.node.id not in body_ids]
-        chosen = _fit(bodies, stubs, budget, estimate)
-        text = _assemble(header, chosen, order)
-        # exact check: drop the lowest-ranked entries until the real count fits
-        while count(text) > budget and chosen:
-            chosen = _drop_last(chosen, order)
-            text = _assemble(header, chosen, order)
-        if count(text) > budget:
-            text = counter.truncate(text, budget)
-        result = Packed(text, count(text), budget, _with_members(chosen, order, by_id))
-        if best is None or (len(result.entries), result.tokens) > (len(best.entries), best.tokens):
-            best = result
-        all_in = len(chosen) == len(nodes)
-        if not all_in or budget - result.tokens < budget * 0.15 or not bodies:
-            break
-        # everything fits with room to spare: give the spare room to code and try again
-    assert best is not None and best.tokens <= budget
-    return best
+    def text_after(k: int) -> str:
+        return _assemble(header, chosen_after(k), order)
+
+    k = len(steps)
+    if count(text_after(k)) > budget:  # the estimate erred (merges across blocks): the longest prefix that fits
+        k = max(largest_fitting(lambda j: count(text_after(j)) <= budget, len(steps)), 0)
+    chosen = chosen_after(k)
+    text = _assemble(header, chosen, order)
+    if count(text) > budget:
+        text = counter.truncate(text, budget)
+    result = Packed(text, count(text), budget, _with_members(chosen, order, by_id))
+    assert result.tokens <= budget
+    return result
 
 
-def _choose_bodies(nodes, budget: int, share: float, source: SourceReader, count) -> list[PackedEntry]:
-    """The best nodes get their code while the body share of the budget lasts."""
-    if budget < 120:
-        return []
-    room = int(budget * share)
-    per_cap = max(MIN_BODY_TOKENS * 2, int(budget * max(0.2, share * 0.45)))
-    out: list[PackedEntry] = []
-    for n in nodes[: max(2, budget // 200)]:
-        if room < MIN_BODY_TOKENS:
-            break
-        cap = min(per_cap, room)
+class _Remembering:
+    """The default tokenizer with the counts of short texts kept across packs: a long-lived process
+    (the MCP server, a warm retriever) lists the same definitions' stub lines and heads from one
+    question to the next. Bounded like the memory packer's cache (texts up to 2,000 characters,
+    20,000 entries)."""
+
+    def __init__(self) -> None:
+        self.counter = default_counter()
+        self.cache = CountCache(self.counter)
+
+    def count(self, text: str) -> int:
+        return self.cache(text)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self.counter.truncate(text, max_tokens)
+
+
+_REMEMBERED: list[_Remembering] = []
+
+
+def _remembered() -> _Remembering:
+    if not _REMEMBERED:
+        _REMEMBERED.append(_Remembering())
+    return _REMEMBERED[0]
+
+
+class _LineMemo:
+    """The source reader with each file's lines and each class's members read once per pack (a node's
+    code is rendered at several sizes, and many nodes share a file; the workspace-root check still
+    runs once per file and pack)."""
+
+    def __init__(self, source: SourceReader):
+        self.source = source
+        self._files: dict[str, list[str]] = {}
+        self._members: dict[str, list] = {}
+
+    def lines(self, node: ScoredNode) -> list[str]:
+        if node.file not in self._files:
+            self._files[node.file] = self.source.file_lines(node.file)
+        return self._files[node.file][max(0, node.start_line - 1): node.end_line]
+
+    def members(self, node: ScoredNode) -> list:
+        if node.id not in self._members:
+            self._members[node.id] = self.source.members(node)
+        return self._members[node.id]
+
+    def doc_text(self, node: ScoredNode) -> str:
+        return self.source.doc_text(node)
+
+
+def _body_options(n: ScoredNode, budget: int, source, count) -> list[Option]:
+    """The node's code (or outline) at a few sizes: as much as a large share of the budget
+    allows, and heads of 160 and 100 tokens (the signature, the docstring's first paragraph and
+    the first lines, with a note of the lines left out); each head's worth is its share of the
+    largest, square-rooted (the head carries most of it). A class outline comes at its largest
+    size only."""
+    caps = sorted({c for c in (int(budget * 0.4), 160, 100) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
+    out: list[Option] = []
+    for cap in caps:
+        if out and out[-1].tokens <= cap:
+            continue  # the larger rendering already fits this size: the same text
         text, mode, listed = render_body(n, cap, source, count)
-        if not text:
-            continue
-        t = count(text) + 1
-        if t > room:
-            continue
+        if not text or mode == "stub":
+            break
+        if out and (text == out[-1].text or mode == "outline"):
+            continue  # a shorter outline lists a member or two and says how many more: no use
         members = [_member_node(m, n) for m in listed]
-        out.append(PackedEntry(n, mode, text, t, members))
-        room -= t
+        out.append(Option(mode, text, count(text) + 1, 1.0, members))
+    if out:
+        largest = out[0]
+        cut = " omitted" in largest.text or " more members" in largest.text
+        for o in out:
+            o.quality = (o.tokens / largest.tokens) ** 0.5 * (0.85 if cut else 1.0)
     return out
 
 
@@ -334,17 +429,3 @@ def _with_members(chosen: list[PackedEntry], order: dict[str, int], by_id: dict)
             if m.id not in ranked_ids:
                 out.append(PackedEntry(by_id.get(m.id, m), "member", "", 0))
     return out
-
-
-def _fit(bodies: list[PackedEntry], stubs: list[PackedEntry], budget: int, estimate) -> list[PackedEntry]:
-    """Bodies plus the largest rank-prefix of stubs whose estimated total fits (binary search)."""
-    while bodies and estimate(bodies) > budget:
-        bodies = bodies[:-1]
-    best = largest_fitting(lambda k: estimate(bodies + stubs[:k]) <= budget, len(stubs))
-    return bodies + stubs[:max(best, 0)]
-
-
-def _drop_last(chosen: list[PackedEntry], order: dict[str, int]) -> list[PackedEntry]:
-    stubs = [e for e in chosen if e.mode == "stub"]
-    victim = max(stubs or chosen, key=lambda e: order[e.node.id])
-    return [e for e in chosen if e is not victim]

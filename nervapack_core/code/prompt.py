@@ -73,7 +73,13 @@ def stem(word: str) -> str:
                 continue
             if suffix == "es" and not re.search(r"(ch|sh|x|z|ss)es$", w):
                 continue
-            return w[: len(w) - len(suffix)] + repl
+            base = w[: len(w) - len(suffix)] + repl
+            # "cancelled" -> "cancel", "stopped" -> "stop": undouble the consonant an -ed/-ing doubled
+            # (kept when that leaves under 4 letters: "called" stays "call")
+            if (suffix in ("ed", "ing", "ings") and len(base) >= 5 and base[-1] == base[-2]
+                    and base[-1] not in "aeiousz"):
+                base = base[:-1]
+            return base
     return w
 
 

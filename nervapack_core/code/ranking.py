@@ -16,7 +16,7 @@ from ..text import is_build_path, is_test_path
 
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
-    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K",
+    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K", "file_signal", "FILE_BOOST",
 ]
 
 DEFAULT_HOPS = 2
@@ -36,6 +36,7 @@ EDGE_WEIGHTS = {
 HOP_DECAY = 0.6
 BEAM = 40  # nodes expanded per hop
 SEEDS = 30  # fused seeds kept
+FILE_BOOST = 0.3  # a node's score grows by up to this share with its file's signal (file_signal)
 
 
 @dataclass
@@ -79,7 +80,9 @@ def node_prior(kind: str, path: str, words: set[str]) -> float:
     unless asked about (build output and type declarations duplicate the source)."""
     prior = 1.0
     if is_test_path(path) and not (words & _TEST_WORDS):
-        prior *= 0.3
+        # half, not less: a search no longer lists tests (selection.evidence_only), so a matching test
+        # only lends its score to the code it calls; the half keeps many tests from crowding the seeds
+        prior *= 0.5
     if is_build_path(path):  # compiled output and declarations repeat the source
         prior *= 0.3
     if kind == "doc":
@@ -151,3 +154,21 @@ def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP
         hop, why = best_hop[nid]
         out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
     return out
+
+
+def file_signal(seeds: dict[str, float], file_of: dict[str, str]) -> dict[str, float]:
+    """File-level evidence: each file's best seed score relative to the best file's (0..1].
+
+    The file that holds the strongest direct match usually answers the question, so every node of
+    it (reached through the graph or seeded weakly) ranks up by ``1 + FILE_BOOST * signal``; that
+    brings a method next to its matched sibling above same-scored nodes of unrelated files. The
+    best seed per file (not a sum) keeps big files with many weak matches from taking over: summing
+    the top 2-5 seeds did worse on the question sets.
+    """
+    best: dict[str, float] = {}
+    for nid, score in seeds.items():
+        f = file_of.get(nid)
+        if f is not None and score > best.get(f, 0.0):
+            best[f] = score
+    top = max(best.values(), default=0.0)
+    return {f: s / top for f, s in best.items()} if top > 0 else {}

@@ -17,16 +17,19 @@ Pipeline (every step deterministic for a given graph and question):
 2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
    and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
    an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
-3. **Ranking.** ``score = best contribution + 0.25 x the others``; ties broken by file,
-   line and id.
+3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
+   file-level signal (the node's file's best seed, relative: ``ranking.file_signal``); a search
+   keeps tests and docs as evidence only (unless asked) and collapses copies of a definition
+   (``selection``); ties broken by file, line and id.
 4. **Routing.** A prompt that is just a name returns that definition and its
    neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
    reverse traversal (callers, subclasses, importing files, explaining docs).
 
 This module holds the :class:`Retriever` (reading the graph through the read-only
 ``reader.GraphReader``) and :func:`answer`; prompt analysis is in ``prompt.py``, fusion,
-expansion and priors in ``ranking.py``, the on-disk caches in ``cache.py``, packing into
-Markdown under the budget in ``pack.py`` (fed by a ``source.SourceReader``).
+expansion, priors and the file signal in ``ranking.py``, what a search lists in ``selection.py``,
+the on-disk caches in ``cache.py``, packing into Markdown under the budget in ``pack.py`` (its
+expected-value plan in ``packplan.py``; fed by a ``source.SourceReader``).
 """
 
 from __future__ import annotations
@@ -48,11 +51,13 @@ from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
     DEFAULT_HOPS,
+    FILE_BOOST,
     HOP_DECAY,
     OUTPUT_KINDS,
     SEEDS,
     ScoredNode,
     expand,
+    file_signal,
     node_prior,
     rrf_fuse,
 )
@@ -60,6 +65,7 @@ from .ranking import (
     scored_node as _scored,
 )
 from .reader import GraphReader
+from .selection import collapse_copies, evidence_only
 from .source import SourceReader
 
 if TYPE_CHECKING:
@@ -282,12 +288,18 @@ class Retriever:
         t = time.perf_counter()
         expanded = expand(seeds, self.neighbours, hops)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
-        ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words)
+        files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()})
+        ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
+                            answers_only=True, files=files)
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
     def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
-              words: set[str] | None = None) -> list[ScoredNode]:
+              words: set[str] | None = None, answers_only: bool = False,
+              files: dict[str, float] | None = None) -> list[ScoredNode]:
+        """Ranked output nodes. ``answers_only`` (a search): tests and docs stay evidence only unless asked
+        about, and copies of one definition collapse to one entry (:mod:`.selection`); ``files``: the
+        file-level signal (``ranking.file_signal``) that lifts the nodes of the files that answer."""
         candidates = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[: limit * 4]
         rows = self.nodes_by_id([nid for nid, _ in candidates])
         out: list[ScoredNode] = []
@@ -296,12 +308,18 @@ class Retriever:
             r = rows.get(nid)
             if r is None or r["kind"] not in OUTPUT_KINDS:
                 continue
+            if answers_only and nid not in boost and evidence_only(r["kind"], r["file"], words or set()):
+                continue
             if words is not None and hop > 0:  # seeds already carry their prior
                 score *= node_prior(r["kind"], r["file"], words)
+            if files:
+                score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
             if nid in boost:
                 score = score + 10.0 + boost[nid]
             out.append(_scored(r, score, why, hop))
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
+        if answers_only:
+            out = collapse_copies(out)
         # the same qualified name in several files (copies, build output, overloads): keep the
         # best one where it is and push the others down
         seen: dict[tuple[str, str], int] = {}

@@ -72,8 +72,7 @@ def test_breadth_under_a_tight_budget(shop_retriever):
     modes = [e.mode for e in res.entries if e.mode != "member"]
     assert "body" in modes or "outline" in modes
     assert modes.count("stub") >= 5  # the next nodes as one-liners
-    first_stub = modes.index("stub")
-    assert all(m == "stub" for m in modes[first_stub:])  # bodies go to the best-ranked nodes
+    assert modes[0] in ("body", "outline")  # the best-ranked node earns its code (the rest: packplan's worth)
 
 
 def test_long_bodies_are_trimmed_with_a_note(shop_retriever):

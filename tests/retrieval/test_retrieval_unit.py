@@ -130,7 +130,7 @@ def test_expand_sums_extra_paths_weakly():
 def test_prior_demotes_tests_and_changelogs_unless_asked():
     words = {"redirect"}
     assert node_prior("function", "src/pkg/sessions.py", words) == 1.0
-    assert node_prior("function", "tests/test_sessions.py", words) < 0.5
-    assert node_prior("function", "src/foo.test.ts", words) < 0.5
+    assert node_prior("function", "tests/test_sessions.py", words) <= 0.5
+    assert node_prior("function", "src/foo.test.ts", words) <= 0.5
     assert node_prior("function", "tests/test_sessions.py", {"test", "redirect"}) == 1.0
     assert node_prior("doc", "HISTORY.md", words) < node_prior("doc", "docs/user/quickstart.rst", words)

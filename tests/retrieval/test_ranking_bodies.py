@@ -1,0 +1,232 @@
+"""Ranking that earns its bodies: expected-value packing, file-level signal, evidence-only tests and
+docs, duplicate copies collapsed — on a small real repository (git, ingest, SQLite) and as pure units."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nervapack_core.code.packplan import Option, plan, relevance
+from nervapack_core.code.ranking import ScoredNode, file_signal
+from nervapack_core.code.retrieval import Retriever, answer
+from nervapack_core.code.selection import collapse_copies, evidence_only
+from nervapack_core.tokens import count_tokens
+
+RETRY_TS = '''
+    /** Waits longer after each failure: 1s, 2s, 4s... capped at 30 seconds. */
+    export function defaultRetryDelay(failureCount: number): number {
+      return Math.min(1000 * 2 ** failureCount, 30000)
+    }
+
+    /** Runs a function again after a failure, waiting the retry delay between attempts. */
+    export function createRetryer(fn: () => Promise<unknown>, retry: number) {
+      let failureCount = 0
+      const run = async (): Promise<unknown> => {
+        try {
+          return await fn()
+        } catch (error) {
+          if (failureCount >= retry) {
+            throw error
+          }
+          const delay = defaultRetryDelay(failureCount)
+          failureCount++
+          await new Promise((resolve) => setTimeout(resolve, delay))
+          return run()
+        }
+      }
+      return { start: run }
+    }
+'''
+
+FILES = {
+    "src/retryer.ts": RETRY_TS,
+    # the declaration file beside the source, and a committed build copy (which discovery already skips as
+    # build output, as it skips query-core's build/): both repeat the definitions
+    "src/retryer.d.ts": '''
+        /** Waits longer after each failure: 1s, 2s, 4s... capped at 30 seconds. */
+        export declare function defaultRetryDelay(failureCount: number): number;
+        /** Runs a function again after a failure, waiting the retry delay between attempts. */
+        export declare function createRetryer(fn: () => Promise<unknown>, retry: number): object;
+    ''',
+    "build/modern/retryer.js": '''
+        /** Waits longer after each failure: 1s, 2s, 4s... capped at 30 seconds. */
+        export function defaultRetryDelay(failureCount) {
+          return Math.min(1000 * 2 ** failureCount, 30000)
+        }
+    ''',
+    "src/focus.ts": '''
+        /** Tracks whether the browser tab is visible. */
+        export class FocusManager {
+          focused = true
+          setFocused(focused: boolean): void {
+            this.focused = focused
+          }
+          isFocused(): boolean {
+            return this.focused
+          }
+        }
+    ''',
+    "tests/retryer.test.ts": '''
+        import { createRetryer, defaultRetryDelay } from '../src/retryer'
+        export function testRetryDelayGrowsAfterEachFailure() {
+          return defaultRetryDelay(1) > defaultRetryDelay(0) && createRetryer(async () => 1, 3)
+        }
+    ''',
+    "docs/retries.md": '''
+        # Retries
+
+        A failed fetch is retried with `createRetryer`; `defaultRetryDelay` doubles the wait after each failure.
+    ''',
+}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def retry_repo(tmp_path_factory) -> Path:
+    from nervapack_core.code.ingest import ingest
+
+    root = tmp_path_factory.mktemp("retry")
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "init")
+    ingest(root, embed=False, workers=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def retry_retriever(retry_repo):
+    r = Retriever(retry_repo, use_vectors=False)
+    yield r
+    r.close()
+
+
+QUESTION = "how are failed fetches tried again, waiting longer after each failure (retry delay)?"
+
+
+def test_the_top_definition_gets_its_body(retry_retriever):
+    res = answer(retry_retriever, QUESTION, budget=600)
+    coded = {e.node.qualified_name: e.mode for e in res.entries if e.mode in ("body", "outline")}
+    assert "createRetryer" in coded or "defaultRetryDelay" in coded
+    assert "Math.min(1000 * 2 ** failureCount" in res.markdown or "failureCount++" in res.markdown
+    assert res.tokens <= 600 and count_tokens(res.markdown) == res.tokens
+
+
+def test_declaration_and_build_copies_collapse_to_the_source(retry_retriever):
+    found = retry_retriever.retrieve(QUESTION)
+    delays = [n.file for n in found.nodes if n.qualified_name == "defaultRetryDelay"]
+    assert delays == ["src/retryer.ts"]  # not src/retryer.d.ts, not build/modern/retryer.js
+    assert [n.file for n in found.nodes if n.qualified_name == "createRetryer"] == ["src/retryer.ts"]
+
+
+def test_tests_and_docs_are_evidence_not_entries_unless_asked(retry_retriever):
+    found = retry_retriever.retrieve(QUESTION)
+    assert not any(n.file.startswith("tests/") or n.kind == "doc" for n in found.nodes)
+    asked = retry_retriever.retrieve("which tests check the retry delay?")
+    assert any(n.file.startswith("tests/") for n in asked.nodes)
+    docs = retry_retriever.retrieve("where is the documentation about retries?")
+    assert any(n.kind == "doc" for n in docs.nodes)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=1, max_value=6000))
+def test_budget_is_never_exceeded_on_any_budget(retry_retriever, budget):
+    res = answer(retry_retriever, QUESTION, budget=budget)
+    assert res.tokens <= budget
+    assert count_tokens(res.markdown) == res.tokens
+
+
+# -- units -----------------------------------------------------------------------------------------
+
+def _node(i: int, score: float, kind: str = "function", file: str = "a.py", hop: int = 0) -> ScoredNode:
+    return ScoredNode(f"n{i}", kind, f"f{i}", f"f{i}", file, i * 10 + 1, i * 10 + 5, "python", f"def f{i}()", "",
+                      "", None, score, "seed", hop)
+
+
+def test_relevance_falls_with_rank_and_favours_functions():
+    nodes = [_node(0, 1.0), _node(1, 0.9), _node(2, 0.9, kind="class"), _node(3, 0.5)]
+    p = relevance(nodes)
+    assert p[0] > p[1] > p[3]
+    assert p[2] < p[1]  # a class at about the same score is less likely the answer
+    docs = [_node(0, 1.0, kind="doc"), _node(1, 1.0)]
+    assert relevance(docs)[0] < relevance(docs, {"documentation"})[0]
+
+
+def test_plan_gives_code_where_it_is_worth_its_tokens():
+    """A huge body at rank 0 against a small one at rank 1: with room for one, the small body and more
+    stubs are worth more than the huge body alone; the plan never exceeds its room."""
+    nodes = [_node(i, 1.0 - i * 0.05) for i in range(6)]
+
+    def options(i: int) -> list[Option]:
+        stub = Option("stub", f"- f{i}", 10)
+        body = Option("body", f"### f{i}", 900 if i == 0 else 60)
+        return [stub, body]
+
+    steps = plan(nodes, relevance(nodes), options, 200, lambda f: 3)
+    final = {s.index: s.option.mode for s in steps}
+    assert final[1] == "body" and final[0] == "stub"
+    assert set(final) == set(range(6))  # everything listed
+    state: dict[int, Option] = {}
+    for s in steps:
+        state[s.index] = s.option
+    assert sum(o.tokens for o in state.values()) + 3 <= 200
+
+
+def test_file_signal_is_each_files_best_seed():
+    signal = file_signal({"a": 2.0, "b": 1.0, "c": 0.5}, {"a": "x.py", "b": "y.py", "c": "y.py"})
+    assert signal == {"x.py": 1.0, "y.py": 0.5}
+    assert file_signal({}, {}) == {}
+
+
+def test_collapse_keeps_the_source_copy_at_the_best_score():
+    src = _node(0, 0.5, file="src/retryer.ts")
+    decl = _node(0, 0.9, file="src/retryer.d.ts")
+    decl.id = "decl"
+    built = _node(0, 0.7, file="build/retryer.js")
+    built.id = "built"
+    other = _node(0, 0.4, file="src/other.ts")  # same name, unrelated source file: stays
+    other.id = "other"
+    out = collapse_copies([decl, built, src, other])
+    assert [(n.file, n.score) for n in out] == [("src/retryer.ts", 0.9), ("src/other.ts", 0.4)]
+
+
+def test_evidence_only():
+    assert evidence_only("function", "tests/test_x.py", {"retry"})
+    assert not evidence_only("function", "tests/test_x.py", {"tests", "retry"})
+    assert evidence_only("doc", "docs/x.md", {"retry"})
+    assert not evidence_only("doc", "docs/x.md", {"docs"})
+    assert not evidence_only("function", "src/x.py", {"retry"})
+
+
+WORDS = "def return self value if else for in range x y total cart item price ( ) : , =".split()
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join), min_size=1, max_size=60),
+       cap=st.integers(min_value=5, max_value=400))
+def test_trimming_finds_the_longest_head_that_fits(lines, cap):
+    """The galloping search of ``_trim_lines`` returns what a plain binary search over every head returns."""
+    from nervapack_core.budget import CountCache, largest_fitting
+    from nervapack_core.code.pack import _trim_lines
+    from nervapack_core.tokens import default_counter
+
+    count = CountCache(default_counter(), max_len=None)
+
+    def cut(k: int) -> str:
+        return "\n".join(lines[:k] + [f"# … lines {10 + k}-{10 + len(lines) - 1} omitted"])
+
+    full = "\n".join(lines)
+    expected = full if count(full) <= cap else cut(max(largest_fitting(lambda k: count(cut(k)) <= cap,
+                                                                        len(lines) - 1, low=1), 1))
+    assert _trim_lines(lines, cap, count, 10, "python") == expected
