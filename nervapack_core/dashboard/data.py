@@ -256,7 +256,7 @@ def changed_since(graph_db: Path, since: int | str | None = None, *, days: float
 
 # ---------------------------------------------------------------------------- analytics
 def analytics(graph_db: Path, top: int = 20) -> dict:
-    from ..code.analytics import import_graph
+    from ..code.analytics import degree_histogram, import_graph, most_connected
     from ..code.dependencies import import_cycles
 
     with graph(graph_db) as conn:
@@ -265,23 +265,11 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
         edge_kinds = as_dicts(conn.execute(
             "SELECT kind, count(*) AS count, round(avg(confidence), 3) AS mean_confidence FROM edges "
             "GROUP BY kind ORDER BY count DESC"))
-        # degree of classes and functions over the relations that cross definitions (not DEFINES)
-        conn.execute("""CREATE TEMP TABLE IF NOT EXISTS deg AS
-            SELECT node, count(*) AS degree FROM (
-                SELECT source AS node FROM edges WHERE kind != 'DEFINES'
-                UNION ALL SELECT target FROM edges WHERE kind != 'DEFINES') GROUP BY node""")
+        # degree of classes and functions over the relations that cross definitions (not DEFINES), calls
+        # guessed from a bare name left out: the CLI's and the MCP's numbers (code.analytics)
         definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
-        hist = as_dicts(conn.execute(
-            "SELECT d.degree AS degree, count(*) AS nodes FROM deg d JOIN nodes n ON n.id = d.node "
-            "WHERE n.kind IN ('class', 'function') GROUP BY d.degree ORDER BY d.degree"))
-        connected = sum(h["nodes"] for h in hist)
-        if definitions - connected > 0:
-            hist.insert(0, {"degree": 0, "nodes": definitions - connected})
-        most = as_dicts(conn.execute(
-            "SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line, d.degree FROM deg d "
-            "JOIN nodes n ON n.id = d.node WHERE n.kind IN ('class', 'function') "
-            "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
-        conn.execute("DROP TABLE deg")
+        hist = degree_histogram(conn)
+        most = most_connected(conn, top)
         g = import_graph(conn)
         cycles = import_cycles(g)  # the one cycle function
         fan_in = sorted(((f, g.in_degree(f)) for f in g.nodes if g.in_degree(f)), key=lambda kv: (-kv[1], kv[0]))
