@@ -120,7 +120,8 @@ if not snaps:
 else:
     ev = pd.DataFrame(snaps)
     ev["point"] = [f"#{i}" for i in ev["id"]]
-    ev["commit"] = [(c or "")[:7] for c in ev["git_commit"]]
+    # from the snapshots, not the frame: pandas turns a missing commit (a snapshot taken outside git) into NaN
+    ev["commit"] = [(s["git_commit"] or "")[:7] for s in snaps]
     # a commit label where the commit changes (consecutive snapshots often share one)
     ev["label"] = [c if c and c != p else "" for c, p in zip(ev["commit"], [None, *ev["commit"][:-1]])]
     ev["changes"] = [

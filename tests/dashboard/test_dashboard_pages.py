@@ -135,6 +135,30 @@ def test_dashboard_overview_trend_labels_commits(tmp_path, use_root, app):
     assert f"commit {heads[0][:7]}" in texts(at)  # "changed since snapshot #1 (…, commit …)"
 
 
+def test_dashboard_overview_first_snapshot_outside_git(tmp_path, use_root, app):
+    """A graph first ingested outside git, then in a git repository: the trend has a point without
+    a commit next to one with (a crash on Django's graph: pandas read the missing commit as NaN)."""
+    import os
+    import subprocess
+
+    from nervapack_core.code.ingest import ingest
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x"}
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n")
+    ingest(tmp_path, embed=False, workers=1)
+    (tmp_path / "b.py").write_text("def b():\n    return a()\n")
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "b"]):
+        subprocess.run(cmd, cwd=tmp_path, env=env, check=True, capture_output=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    ingest(tmp_path, embed=False, workers=1)
+    use_root(tmp_path)
+    at = app()
+    assert not at.exception
+    assert plotly_traces(at, "Nodes, edges and health")["health score"]["text"] == ["", head[:7]]
+
+
 def test_dashboard_analytics_numbers(on_seeded, app):
     at = app("analytics")
     m = metrics(at)
