@@ -72,6 +72,7 @@ __all__ = [
     "sources",
     "stale_decisions",
     "timeline",
+    "top_files",
     "why",
 ]
 
@@ -162,6 +163,11 @@ def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = 
 @cached_on(graph_marker, max_entries=8)
 def overview(src: data.Sources):
     return data.overview(_graph_db(src))
+
+
+@cached_on(graph_marker, max_entries=8)
+def top_files(src: data.Sources, limit: int = 15):
+    return data.top_files(_graph_db(src), limit)
 
 
 @cached_on(graph_marker, max_entries=8, ttl=60)

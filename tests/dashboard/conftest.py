@@ -156,15 +156,25 @@ def app():
     def run(page: str | None = None, params: dict | None = None, timeout: float = 60):
         at = AppTest.from_file(str(APP), default_timeout=timeout)
         at.run()
-        if page:
-            at.switch_page(f"pages/{page}.py")
-            if params:
-                for k, v in params.items():
-                    at.query_params[k] = v
+        if page or params:
+            if page:
+                at.switch_page(f"pages/{page}.py")
+            for k, v in (params or {}).items():
+                at.query_params[k] = v
             at.run()
         assert not at.exception, [e.value for e in at.exception]
         return at
     return run
+
+
+def open_view(at, label: str, key: str = "view"):
+    """Open one of a page's lazy tabs (``ui.sections``) as a click on it would, and rerun."""
+    at.session_state[key] = label
+    if key in at.query_params:  # the URL the browser would have rewritten
+        at.query_params[key] = label
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 # ---------------------------------------------------------------------------- git history

@@ -22,10 +22,12 @@ REPO = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync"]
 
-# url path, title, subheadings that must be present, minimum number of Plotly charts
+# url path, title, subheadings or tabs that must be present, minimum number of Plotly charts (of the first view:
+# the parts behind the other tabs are drawn when opened)
 PAGES = [
     ("", "overview", "Overview", ["Health score", "Languages", "Most connected files", "Graph evolution",
-                                  "Changed since"], 4),
+                                  "Changed since"], 1),
+    ("?view=Graph+evolution", "overview_evolution", "Overview", ["Graph evolution"], 1),
     ("analytics", "analytics", "Analytics", ["Node and edge kinds", "Degree distribution", "Dependencies",
                                              "Import cycles", "Hotspots", "Change coupling", "Knowledge islands"], 6),
     ("queries", "query_history", "Query History", ["Trends", "Recent queries", "Memory recalls"], 4),
@@ -122,7 +124,7 @@ def test_dashboard_every_page_in_chromium(demo_server):
                 timings[name] = time.perf_counter() - start
                 assert page.locator('[data-testid="stException"]').count() == 0, name
                 assert page.get_by_text("Page not found").count() == 0, name
-                headings = [h.strip() for h in page.locator("h2, h3").all_inner_texts()]
+                headings = [h.strip() for h in page.locator('h2, h3, [role="tab"]').all_inner_texts()]
                 for sub in subheads:
                     assert any(h.startswith(sub) for h in headings), (name, sub, headings)
                 assert page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').count() >= charts, name

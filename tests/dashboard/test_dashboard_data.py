@@ -323,3 +323,27 @@ def test_dashboard_analytics_most_connected_leaves_guessed_calls_out(tmp_path):
         conn.execute("UPDATE edges SET confidence = 1.0 WHERE source = ? AND target = ?", (ids["f1"], ids["f0"]))
     degrees = {r["qualified_name"]: r["degree"] for r in data.analytics(db)["most_connected"]}
     assert degrees["f0"] == 1
+
+
+def test_dashboard_health_now_reuses_the_stored_snapshot(seeded, tmp_path):
+    """The Overview's score: the graph's components as the last ingest stored them plus freshness
+    measured now, the same report as measuring everything again; an edit shows in freshness."""
+    import sqlite3
+
+    from nervapack_core.code.analytics import changed_since_ingest, health
+
+    root = tmp_path / "ws"
+    shutil.copytree(seeded[0], root)
+    db = root / ".nervapack" / "graph.db"
+    (root / "pkg" / "extra.py").write_text("def extra():\n    return 2\n")  # one file changed since ingest
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    full = health(conn, changes=changed_since_ingest(conn, root)).as_dict()
+    now = data.health_now(db, root)
+    assert now["score"] == full["score"] and now["components"] == full["components"]
+    assert "1 file(s) changed since ingest" in [c["detail"] for c in now["components"]]
+    # a snapshot older than the last ingest is not trusted: measured again, same answer
+    conn.execute("UPDATE meta SET value = json_set(value, '$.at', '2000-01-01T00:00:00Z') "
+                 "WHERE key = 'health_snapshot'")
+    conn.commit()
+    assert data.health_now(db, root)["components"] == full["components"]

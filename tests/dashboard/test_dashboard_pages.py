@@ -10,6 +10,8 @@ import pytest
 
 from nervapack_core.code.analytics import changed_since_ingest, health
 
+from .conftest import open_view
+
 
 def metrics(at) -> dict:
     out = {}
@@ -58,14 +60,21 @@ def test_dashboard_overview_numbers(on_seeded, app):
     # each snapshot stores the health score, so the score has a delta too
     assert runs[-1]["health"] is not None and runs[-2]["health"] is not None
     assert d["Health score"] == f"{runs[-1]['health'] - runs[-2]['health']}"
-    health_table, langs, top = (df.value for df in at.dataframe[:3])
+    # one part drawn at a time (lazy tabs): the health score first
+    assert [t.label for t in at.tabs] == ["Health score", "Languages", "Most connected files", "Graph evolution",
+                                          "Changed since"]
+    assert len(at.get("plotly_chart")) == 1
+    health_table = at.dataframe[0].value
     assert list(health_table["name"]) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
                                           "Acyclic imports"]
+    langs = open_view(at, "Languages").dataframe[0].value
     assert dict(zip(langs["language"], langs["files"])) == {"python": 5, "markdown": 1}
+    top = open_view(at, "Most connected files").dataframe[0].value
     assert top["file"].iloc[0] == "pkg/auth.py"  # a path relative to the root, not a basename
     assert all("/" in f or f == "README.md" for f in top["file"])
-    assert [s.value for s in at.subheader] == ["Health score", "Languages", "Most connected files", "Graph evolution",
-                                               "Changed since"]
+    # a deep link opens a part
+    assert len(app(params={"view": "Languages"}).get("plotly_chart")) == 1
+    assert "Share of files" in app(params={"view": "Languages"}).get("plotly_chart")[0].proto.spec
 
 
 def plotly_traces(at, title_part: str) -> dict[str, dict]:
@@ -91,20 +100,21 @@ def test_dashboard_overview_evolution_trend_and_changed_since(on_seeded, app):
     conn = sqlite3.connect(root / ".nervapack" / "graph.db")
     snaps = conn.execute("SELECT id, nodes, edges, health FROM graph_snapshots ORDER BY id").fetchall()
     assert len(snaps) == 2  # two ingests, each changing the graph
-    at = app()
+    at = open_view(app(), "Graph evolution")
     traces = plotly_traces(at, "Nodes, edges and health over 2 snapshot(s)")
     assert traces["nodes"]["x"] == ["#1", "#2"]
     assert traces["nodes"]["y"] == [s[1] for s in snaps] and traces["edges"]["y"] == [s[2] for s in snaps]
     assert traces["health score"]["y"] == [s[3] for s in snaps] and traces["health score"]["yaxis"] == "y2"
+    snapshots_table = at.dataframe[-1].value
+    assert list(snapshots_table["id"]) == [2, 1]  # newest first
     # changed since the previous snapshot: the second ingest added pkg/extra.py
+    open_view(at, "Changed since")
     m = metrics(at)
     assert (m["Added"], m["Modified"], m["Removed"], m["Renamed"]) == ("1", "0", "0", "0")
     changed = at.dataframe[-1].value
     assert list(changed["path"]) == ["pkg/extra.py"] and list(changed["change"]) == ["added"]
     assert changed["open"].iloc[0].startswith("./explorer?node=")
     assert "from snapshot #1" in texts(at)
-    snapshots_table = at.dataframe[-2].value
-    assert list(snapshots_table["id"]) == [2, 1]  # newest first
     # since a window of days: here every snapshot is recent, so from the first one
     at.selectbox(key="since").set_value("30 days ago").run()
     assert "from the first snapshot" in texts(at) and metrics(at)["Added"] == "1"
@@ -128,11 +138,11 @@ def test_dashboard_overview_trend_labels_commits(tmp_path, use_root, app):
                                     check=True).stdout.strip())
         ingest(tmp_path, embed=False, workers=1)
     use_root(tmp_path)
-    at = app()
+    at = app(params={"view": "Graph evolution"})
     health_trace = plotly_traces(at, "Nodes, edges and health")["health score"]
     assert health_trace["text"] == [h[:7] for h in heads]
     assert [row[2] for row in health_trace["customdata"]] == [h[:7] for h in heads]  # the commit in the hover
-    assert f"commit {heads[0][:7]}" in texts(at)  # "changed since snapshot #1 (…, commit …)"
+    assert f"commit {heads[0][:7]}" in texts(open_view(at, "Changed since"))  # "… snapshot #1 (…, commit …)"
 
 
 def test_dashboard_overview_first_snapshot_outside_git(tmp_path, use_root, app):
@@ -154,8 +164,7 @@ def test_dashboard_overview_first_snapshot_outside_git(tmp_path, use_root, app):
                           check=True).stdout.strip()
     ingest(tmp_path, embed=False, workers=1)
     use_root(tmp_path)
-    at = app()
-    assert not at.exception
+    at = app(params={"view": "Graph evolution"})
     assert plotly_traces(at, "Nodes, edges and health")["health score"]["text"] == ["", head[:7]]
 
 

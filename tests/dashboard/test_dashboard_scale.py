@@ -12,6 +12,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
+from .conftest import open_view
 from .test_dashboard_decisions import metrics, texts
 
 KINDS = ("decision", "fact", "outcome", "action", "procedure", "preference")
@@ -280,7 +281,10 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     assert ui.count_axis([3])["dtick"] == 1 and ui.count_axis([3_000])["tickformat"] == ",d"
     use_root(flasklike)
     at = app("overview")
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # the health score
+    health = next(d for d in at.dataframe if "detail" in d.value.columns)
+    for view in ("Languages", "Most connected files", "Graph evolution"):
+        specs += [json.loads(c.proto.spec) for c in open_view(at, view).get("plotly_chart")]
     evolution = next(s for s in specs if "Nodes, edges and health" in s["layout"]["title"]["text"])
     assert all(t["mode"] == "markers+text" for t in evolution["data"])  # one run: a point, said so
     assert any("One snapshot so far" in a["text"] for a in evolution["layout"]["annotations"])
@@ -288,7 +292,6 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
         legend = s["layout"].get("legend", {})
         if legend.get("orientation") == "h":
             assert legend["y"] > 1 and legend["yanchor"] == "bottom", s["layout"]["title"]["text"]
-    health = next(d for d in at.dataframe if "detail" in d.value.columns)
     config = json.loads(health.proto.columns)
     assert config["detail"]["width"] == "large"
 
