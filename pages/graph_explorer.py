@@ -56,7 +56,7 @@ if query.strip():
             st.query_params["node"] = node_id
 elif not node_id:
     try:
-        starters = cache.analytics(src)["most_connected"]
+        starters = cache.degrees(src)["most_connected"]
     except GraphUnreadable as exc:
         ui.graph_error(exc)
     if not starters:

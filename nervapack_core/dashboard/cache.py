@@ -37,6 +37,7 @@ __all__ = [
     "decisions_by_commit",
     "decisions",
     "decisions_touching",
+    "degrees",
     "evolution",
     "explore_html",
     "graph_html",
@@ -199,6 +200,11 @@ def file_history(src: data.Sources, path: str, limit: int = 10):
 @cached_on(graph_marker, max_entries=8)
 def analytics(src: data.Sources):
     return data.analytics(_graph_db(src))
+
+
+@cached_on(graph_marker, max_entries=8)
+def degrees(src: data.Sources):
+    return data.degrees(_graph_db(src))
 
 
 @cached_on(graph_marker, shared=True, max_entries=8)  # shared, not copied: thousands of files, read-only

@@ -96,6 +96,8 @@ def sections(parts: dict, key: str = "view", default: str | None = None) -> str:
     every chart. The open tab is in the URL (``?view=Languages``: deep links, reloads); an
     unknown one falls back to ``default`` (else the first). Returns the open tab's label."""
     labels = list(parts)
+    if key in st.session_state and st.session_state[key] not in labels:
+        del st.session_state[key]  # another page's tab (the pages share the ``view`` key and parameter)
     wanted = st.query_params.get(key)
     if wanted is not None and wanted not in labels and key not in st.session_state:
         st.warning(f"There is no “{md_escape(wanted)}” view on this page; showing “{md_escape(default or labels[0])}”.",

@@ -304,14 +304,14 @@ def test_dashboard_analytics_most_connected_leaves_guessed_calls_out(tmp_path):
     (tmp_path / "b.py").write_text("".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(30)))
     ingest(tmp_path, embed=False, workers=1)
     db = tmp_path / ".nervapack" / "graph.db"
-    before = data.analytics(db)
+    before = data.degrees(db)
     with sqlite3.connect(db) as conn:
         ids = dict(conn.execute("SELECT qualified_name, id FROM nodes WHERE kind = 'function'").fetchall())
         # thirty bare-name guesses pointing at f0: with them it would be the most connected definition
         conn.executemany("INSERT INTO edges (source, target, kind, confidence, evidence) "
                          "VALUES (?, ?, 'CALLS', 0.3, ?)",
                          [(ids[f"f{i}"], ids["f0"], "bare name guess") for i in range(1, 30)])
-    after = data.analytics(db)
+    after = data.degrees(db)
     assert after["most_connected"] == before["most_connected"]
     assert after["degree_histogram"] == before["degree_histogram"]
     assert all(r["qualified_name"] != "f0" for r in after["most_connected"][:1])
@@ -321,7 +321,7 @@ def test_dashboard_analytics_most_connected_leaves_guessed_calls_out(tmp_path):
         assert after["degree_histogram"] == degree_histogram(conn)
         # a resolved call counts
         conn.execute("UPDATE edges SET confidence = 1.0 WHERE source = ? AND target = ?", (ids["f1"], ids["f0"]))
-    degrees = {r["qualified_name"]: r["degree"] for r in data.analytics(db)["most_connected"]}
+    degrees = {r["qualified_name"]: r["degree"] for r in data.degrees(db)["most_connected"]}
     assert degrees["f0"] == 1
 
 

@@ -174,8 +174,11 @@ def test_dashboard_analytics_numbers(on_seeded, app):
     assert m["Import cycles"] == "1"
     assert m["File imports resolved"] == "2"
     assert m["Files in the import graph"] == "2/5"
+    assert len(at.get("plotly_chart")) == 2  # the first tab: nodes and edges by kind
+    open_view(at, "Dependencies")
     cycles = [df.value for df in at.dataframe if "members" in df.value.columns][0]
     assert list(cycles["members"]) == ["pkg/auth.py → pkg/session.py → pkg/auth.py"]
+    open_view(at, "Degree distribution")
     most = [df.value for df in at.dataframe if "degree" in df.value.columns and "open" in df.value.columns][0]
     assert most["open"].iloc[0].startswith("./explorer?node=")
 
