@@ -259,8 +259,8 @@ def neighbours(src: data.Sources, node_id: str, limit: int = 200):
 
 
 @cached_on(graph_marker, max_entries=8)
-def communities_overview(src: data.Sources, max_shown: int = 40):
-    return communities.communities_overview(_graph_db(src), max_shown)
+def communities_overview(src: data.Sources, max_shown: int = 40, links: bool = True):
+    return communities.communities_overview(_graph_db(src), max_shown, links)
 
 
 @cached_on(graph_marker, max_entries=64)
