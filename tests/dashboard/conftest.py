@@ -171,6 +171,15 @@ def app():
     return run
 
 
+def open_details(at, prefix: str = "dec_open_"):
+    """Open every lazy expander whose key starts with ``prefix`` (the Decisions list's), and rerun."""
+    for k in [k for k in at.session_state.keys() if str(k).startswith(prefix)]:
+        at.session_state[k] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def open_view(at, label: str, key: str = "view"):
     """Open one of a page's lazy tabs (``ui.sections``) as a click on it would, and rerun."""
     at.session_state[key] = label

@@ -35,8 +35,9 @@ PAGES = [
                                                                          "Recent commits and authors"], 1),
     ("communities", "communities", "Communities", ["Community map", "Sizes", "Drill down"], 1),
     ("communities?community=0", "communities_drill_down", "Communities", ["Drill down"], 1),
-    ("decisions", "decisions", "Decisions", ["Review queue (2)", "Supersession and causation graph",
-                                             "Open contradictions (1)", "Decisions"], 2),
+    ("decisions", "decisions", "Decisions", ["Decisions", "Review queue", "Graph", "Contradictions", "Changes"], 1),
+    ("decisions?view=Review+queue", "decisions_queue", "Decisions", ["Review queue (2)"], 1),
+    ("decisions?view=Contradictions", "decisions_contradictions", "Decisions", ["Open contradictions (1)"], 1),
     ("timeline?topic=Embeddings", "memory_timeline", "Memory Timeline", ["Compare two versions", "All versions"], 1),
     ("namespaces", "namespaces", "Namespaces", ["default", "memory-team"], 2),
 ]
@@ -177,8 +178,11 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     from nervapack_core.memory import MemoryStore
 
     page.goto(f"{base}/decisions")
-    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
-    assert page.get_by_text("PROPOSED · not agreed").count() >= 2  # badges: queue and list
+    page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
+    assert page.get_by_text("PROPOSED · not agreed").count() >= 1  # the list's badge
+    page.get_by_role("tab", name="Review queue").click()
+    page.get_by_placeholder("why (kept with the review)").first.wait_for(timeout=30_000)
+    assert page.get_by_text("PROPOSED · not agreed").count() >= 1  # the queue's badge
     queue = page.locator('[data-testid="stVerticalBlockBorderWrapper"]', has_text="Cache embeddings by file sha")
     page.get_by_placeholder("why (kept with the review)").first.fill("Benchmarked on Django")
     page.keyboard.press("Tab")  # commit the text input
@@ -189,17 +193,23 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     page.screenshot(path=str(shots / "decisions_review_confirm.png"))
     page.get_by_role("button", name="Yes, accept").click()
     page.get_by_text("Accepted:").first.wait_for(timeout=30_000)
-    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
+    page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
     assert [h for h in page.locator("h3").all_inner_texts() if h.startswith("Review queue")] == ["Review queue (1)"]
     assert queue.count() == 0 or "Cache embeddings by file sha" not in queue.first.inner_text()
     page.wait_for_timeout(400)
     page.screenshot(path=str(shots / "decisions_after_review.png"))
+    page.get_by_role("tab", name="Graph").click()
     graph = page.locator(".st-key-decision_graph")
+    graph.wait_for(timeout=30_000)
+    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
     graph.scroll_into_view_if_needed()
     assert graph.locator(".annotation").count() >= 3  # arrowheads on the edges
     graph.screenshot(path=str(shots / "decisions_graph.png"))
+    page.get_by_role("tab", name="Decisions").click()
+    page.locator("#list").wait_for(timeout=30_000)
     page.locator("#list").scroll_into_view_if_needed()
-    page.locator('[data-testid="stExpander"] summary').first.click()
+    page.locator('[data-testid="stExpander"] summary').first.click()  # its details: drawn when opened
+    page.get_by_text("Rationale").first.wait_for(timeout=30_000)
     page.wait_for_timeout(500)
     page.screenshot(path=str(shots / "decisions_list.png"))
     db = demo.demo_root({"XDG_DATA_HOME": str(tmp / "xdg")}) / ".nervapack" / "memory.db"

@@ -10,7 +10,7 @@ import pytest
 
 from nervapack_core.code.analytics import changed_since_ingest, health
 
-from .conftest import open_view
+from .conftest import open_details, open_view
 
 
 def metrics(at) -> dict:
@@ -316,7 +316,8 @@ def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
                       "2026-02-01 · :green-badge[accepted] · Use PostgreSQL for storage",
                       "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     assert "Showing 1–3 of 3 decisions, newest first" in texts(at)
-    body = texts(at)
+    assert "Simple and server-side revocable" not in texts(at)  # a decision's details: drawn when opened
+    body = texts(open_details(at))
     assert "Simple and server-side revocable" in body
     assert "- JWT\n- Basic auth" in body  # rejected alternatives
     assert "- Cookie auth broke the mobile client (2026-03-01)" in body  # the outcome it CAUSED
