@@ -356,9 +356,9 @@ def test_dashboard_memory_timeline(on_seeded, app):
     at = app("memory_timeline", {"topic": "AuthService"})
     m = metrics(at)
     assert (m["Versions"], m["Current"], m["Superseded"], m["Since"]) == ("3", "2", "1", "2026-01-01")
-    diff = at.code[0].value  # the latest supersession, not the last two (unrelated) versions
+    diff = open_view(at, "Compare two versions").code[0].value  # the latest supersession, not the last two
     assert "-content: Chose session cookies for auth" in diff and "+content: Chose JWT for auth" in diff
-    versions = at.dataframe[-1].value
+    versions = open_view(at, "All versions").dataframe[-1].value
     assert list(versions["status"]) == ["superseded", "current", "current"]
     assert versions["superseded_by"].iloc[0] == "v3 · 2026-06-01"  # a version, not a raw id
     # move the as-of cursor into the first version's validity
@@ -445,7 +445,7 @@ def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app)
     assert drawn == 60  # a window, not 300 bars
     assert "versions" in intervals["layout"]["title"]["text"] and "of 300" in intervals["layout"]["title"]["text"]
     assert len(charts) == 2  # plus the per-month aggregate of all versions
-    assert len(at.dataframe[-1].value) == 50
+    assert len(open_view(at, "All versions").dataframe[-1].value) == 50
     assert at.number_input(key="page").max == 6
 
 

@@ -213,7 +213,7 @@ def chain_ws(tmp_path_factory):
 def test_timeline_lineage_clickable_and_the_diff_in_the_url(chain_ws, use_root, app):
     root, ids, others = chain_ws
     use_root(root)
-    at = app("memory_timeline", {"topic": "Cache"})
+    at = app("memory_timeline", {"topic": "Cache", "view": "Compare two versions"})
     diff = at.code[0].value
     assert "-content: Cache: redis cluster" in diff and "+content: Cache: valkey" in diff  # the latest supersession
     lineage = [b.label.replace("&#58;", ":") for b in at.button if b.key and b.key.startswith("lineage_")]
