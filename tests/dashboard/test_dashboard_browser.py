@@ -39,7 +39,7 @@ PAGES = [
     ("decisions?view=Review+queue", "decisions_queue", "Decisions", ["Review queue (2)"], 1),
     ("decisions?view=Contradictions", "decisions_contradictions", "Decisions", ["Open contradictions (1)"], 1),
     ("timeline?topic=Embeddings", "memory_timeline", "Memory Timeline", ["Compare two versions", "All versions"], 1),
-    ("namespaces", "namespaces", "Namespaces", ["default", "memory-team"], 2),
+    ("namespaces", "namespaces", "Namespaces", ["default", "memory-team", "Activity", "Sessions and memories"], 1),
 ]
 
 READY = """([title, want]) => {

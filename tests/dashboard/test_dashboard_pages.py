@@ -391,7 +391,7 @@ def test_dashboard_namespace_pagination(tmp_path, use_root, app):
         mem.import_nodes([{"content": f"fact number {i}", "kind": "fact", "valid_from": "2026-01-01"}
                           for i in range(130)])
     use_root(tmp_path)
-    at = app("namespaces")
+    at = app("namespaces", {"view": "Sessions and memories"})
     assert "130 match(es); page 1 of 6" in texts(at)
     assert len(at.dataframe[-1].value) == 25
     at.number_input(key="page_default").set_value(6).run()

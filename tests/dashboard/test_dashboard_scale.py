@@ -84,9 +84,9 @@ def test_namespaces_counts_order_and_a_small_namespace_next_to_a_big_one(team, u
     assert axis["type"] == "log" and axis["ticktext"][:4] == ["1", "10", "100", "1k"]
     small = next(t for t in spec["data"] if t["name"] == "small")
     assert small["y"][list(small["x"]).index("fact")] == 17
-    assert chart(at, "Memories over time")["layout"]["yaxis"]["type"] == "log"
+    assert chart(open_view(at, "Activity"), "Memories over time")["layout"]["yaxis"]["type"] == "log"
     # newest first by the time they took effect, not by insertion
-    table = at.dataframe[-2].value  # big's memories (the last table is small's)
+    table = open_view(at, "Sessions and memories").dataframe[-2].value  # big's memories (the last table is small's)
     froms = list(table["valid_from"])
     assert "entity" not in set(table["kind"])  # entities (the topics) only when that kind is picked
     assert table["content"].iloc[0] == "The newest memory of all"

@@ -37,9 +37,9 @@ def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_roo
         first = m.store("Rome was founded", kind="fact", entities=["Rome"], valid_from=founded)
         m.store("Rome is a capital city", kind="fact", entities=["Rome"], valid_from="1871-01-01", supersedes=first)
         m.store("Rome has a metro", kind="fact", entities=["Metro"], valid_from="1955-02-10", namespace="transport")
-    at = app("namespaces")
+    at = app("namespaces", {"view": "Activity"})
     assert not at.error
-    activity = json.loads(at.get("plotly_chart")[1].proto.spec)
+    activity = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert founded in [x[:10] for t in activity["data"] for x in t.get("x", [])]
     at = app("memory_timeline", {"topic": "Rome"})
     assert not at.error and not at.warning, [w.body for w in at.warning]
