@@ -258,7 +258,7 @@ def test_graph_explorer_shows_status_and_links_to_decisions(tmp_path, use_root, 
     conn = sqlite3.connect(tmp_path / ".nervapack" / "graph.db")
     invoice = conn.execute("SELECT id FROM nodes WHERE qualified_name = 'Invoice'").fetchone()[0]
     conn.close()
-    at = app("graph_explorer", {"node": invoice})
+    at = app("graph_explorer", {"node": invoice, "view": "Decisions touching it"})
     assert labels(at) == ["2026-03-01 · :orange-badge[PROPOSED · not agreed] · Round invoice totals to cents"]
     assert "Proposed, not agreed yet" in texts(at)
     found = {label: query for label, _, query in links(at)}

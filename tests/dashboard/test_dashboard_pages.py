@@ -228,8 +228,8 @@ def _node_id(root, qualified_name: str) -> str:
 
 def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
     root, ids = on_seeded
-    at = app("graph_explorer", {"node": _node_id(root, "AuthService")})
-    assert "Decisions touching it" in [s.value for s in at.subheader]
+    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "view": "Decisions touching it"})
+    assert "Decisions touching it" in [t.label for t in at.tabs]
     # the live decision about AuthService; its superseded predecessor only on request
     assert [e.label.replace("\\", "") for e in at.expander] == [
         "2026-06-01 · :green-badge[accepted] · Chose JWT for auth"]
@@ -245,21 +245,22 @@ def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
         "2026-06-01 · :green-badge[accepted] · Chose JWT for auth",
         "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     # the file node gathers the decisions on everything in the file
-    at = app("graph_explorer", {"node": _node_id(root, "pkg/auth.py")})
+    at = app("graph_explorer", {"node": _node_id(root, "pkg/auth.py"), "view": "Decisions touching it"})
     assert "touch code in this file" in texts(at) and len(at.expander) == 1
     # another namespace has its own decisions (none on this code)
-    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing"})
+    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing",
+                                "view": "Decisions touching it"})
     assert at.selectbox(key="namespace").value == "billing"
     assert "0 current decision(s) in namespace billing" in texts(at) and not at.expander
     # a function no decision touches
-    at = app("graph_explorer", {"node": _node_id(root, "retry")})
+    at = app("graph_explorer", {"node": _node_id(root, "retry"), "view": "Decisions touching it"})
     assert "0 current decision(s)" in texts(at)
 
 
 def test_dashboard_graph_explorer_history_panel_says_when_there_is_none(on_seeded, app):
     root, _ = on_seeded
-    at = app("graph_explorer", {"node": _node_id(root, "check_token")})
-    assert "Recent commits and authors" in [s.value for s in at.subheader]
+    at = app("graph_explorer", {"node": _node_id(root, "check_token"), "view": "Recent commits and authors"})
+    assert "Recent commits and authors" in [t.label for t in at.tabs]
     assert "No git history for pkg/auth\\.py" in texts(at)
 
 
