@@ -9,9 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.code.history import MAX_COUPLING_FILES
+from nervapack_core.code.history import MAX_COUPLING_FILES, parse_since
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import TREEMAP_FILES, GraphUnreadable, coupling_empty_reason, page_rows
+from nervapack_core.errors import NervapackError
 
 PAIRS_PAGE = 25
 ISLANDS_PAGE = 25
@@ -152,7 +153,7 @@ def hotspot_map(hm: dict) -> None:
                               help=f"All {total:,} files of the graph, or only the hottest ones."))
     sync_param("files", str(n), str(default))
     if n != hm["shown"]:
-        hm = cache.hotspot_map(src, n)
+        hm = cache.hotspot_map(src, n, hm["since"])
     right.caption(
         f"**score = commits × complexity**: a file's non-merge commits ({hist['commits']:,} read, "
         f"{hist['authors']:,} author(s), {str(hist['first'])[:10]} to {str(hist['last'])[:10]}) times the lines "
@@ -303,10 +304,23 @@ def with_history(section):
 
 
 def hotspots_section() -> None:
+    """The hotspot map, counting every commit or those since a date (``nervapack hotspots --since``)."""
+    since = st.text_input("Commits since", value=ui.param("since", ""), key="hot_since", max_chars=40,
+                          placeholder="all the history, or a date like 2024-01-31",
+                          help="Only the commits from that day on count (UTC), as `nervapack hotspots --since`: "
+                               "what is hot lately rather than over the whole history.").strip()
     try:
-        hm = cache.hotspot_map(src)
+        parse_since(since)
+    except NervapackError as exc:
+        st.warning(f"{ui.md_escape(exc)} Counting every commit.", icon=":material/event_busy:")
+        since = ""
+    sync_param("since", since, "")
+    try:
+        hm = cache.hotspot_map(src, since=since or None)
     except GraphUnreadable as exc:
         ui.graph_error(exc)
+    if since:
+        st.caption(f"Commits since {ui.md_escape(since)} only: {hm['with_commits']:,} file(s) changed since then.")
     hotspot_map(hm)
 
 

@@ -208,9 +208,10 @@ def degrees(src: data.Sources):
 
 
 @cached_on(graph_marker, shared=True, max_entries=8)  # shared, not copied: thousands of files, read-only
-def hotspot_map(src: data.Sources, limit: int | None = data.TREEMAP_FILES):
-    """Every file's hotspot numbers and the treemap's folder tree (the ``limit`` hottest files)."""
-    return data.hotspot_map(_graph_db(src), limit, src.root.name if src.root else "repository")
+def hotspot_map(src: data.Sources, limit: int | None = data.TREEMAP_FILES, since: str | None = None):
+    """Every file's hotspot numbers and the treemap's folder tree (the ``limit`` hottest files),
+    counting the commits from ``since`` on (all of them: ``None``)."""
+    return data.hotspot_map(_graph_db(src), limit, src.root.name if src.root else "repository", since)
 
 
 @cached_on(graph_marker, shared=True, max_entries=16)  # shared, not copied: every pair, read-only

@@ -333,7 +333,8 @@ TREEMAP_FILES = 2000
 TREEMAP_NODES = 700  # about how many rectangles are visible at once (deeper levels: click a folder)
 
 
-def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: str = "repository") -> dict:
+def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: str = "repository",
+                since: str | None = None) -> dict:
     """Every file of the graph with its hotspot numbers, hottest first, and the folder tree
     the treemap draws: ``{history, files_total, with_commits, empty_files, shown, lines_total,
     lines_shown, files: [...], tree}``.
@@ -342,13 +343,14 @@ def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: s
     the list with ``commits`` 0 and ``score`` 0: the map covers the whole code base, cold
     parts included. ``limit`` keeps the ``limit`` hottest files (score, then commits, then
     lines, then path); every count is over all files, so the page can say how many it
-    shows of how many. ``tree`` is :func:`hotspot_tree` of the files kept.
+    shows of how many. ``tree`` is :func:`hotspot_tree` of the files kept. ``since`` (an ISO
+    date or date-time, as ``nervapack hotspots --since``): only the commits from then on count.
     """
     with graph_reader(graph_db) as reader:
         state = reader.history_state()
         if not state["available"]:
             return {"history": state, "files_total": 0, "with_commits": 0, "files": [], "tree": None}
-        hot = {r["file"]: r for r in reader.hotspots()}
+        hot = {r["file"]: r for r in reader.hotspots(since=since or None)}
         node_ids = dict(reader.conn.execute("SELECT file, id FROM nodes WHERE kind = 'file'").fetchall())
         files = []
         for path, lines, complexity in reader.conn.execute(
@@ -361,7 +363,7 @@ def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: s
                           "score": h.get("score", 0), "last": h.get("last"), "node_id": node_ids.get(path)})
     files.sort(key=lambda f: (-f["score"], -f["commits"], -f["lines"], f["file"]))
     shown = files if limit is None else files[:max(0, int(limit))]
-    return {"history": state, "files_total": len(files), "with_commits": len(hot),
+    return {"history": state, "since": since or None, "files_total": len(files), "with_commits": len(hot),
             "empty_files": sum(1 for f in shown if not f["lines"]), "shown": len(shown),
             "lines_total": sum(f["lines"] for f in files), "lines_shown": sum(f["lines"] for f in shown),
             "files": shown, "tree": hotspot_tree(shown, root_label)}

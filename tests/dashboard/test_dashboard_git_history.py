@@ -292,3 +292,22 @@ def test_page_without_git_says_so_in_every_section(tmp_path, use_root, app):
         assert len(said) == 1 and "not in a git repository" in said[0], view
         assert not [c for c in at.get("plotly_chart") if '"treemap"' in c.proto.spec]
         assert metrics(at)["Import cycles"] == "0"  # the rest of the page is there
+
+
+def test_page_hotspots_since_a_date(on_history, app):
+    """The hotspot map counts the commits since a day when asked (as `nervapack hotspots --since`),
+    kept in the URL; a date that is not one is said so and every commit counts."""
+    root = on_history
+    at = app("analytics", {"view": "Hotspots", "since": "2024-01-04"})
+    with GraphReader(root) as g:
+        recent = {r["file"]: r["commits"] for r in g.hotspots(since="2024-01-04")}
+    hottest = table_with(at, "complexity")
+    assert dict(zip(hottest["file"], hottest["commits"])) == recent == {"app/core.py": 2, "app/config.py": 1,
+                                                                       "app/util.py": 1}
+    assert "Commits since 2024\\-01\\-04 only: 3 file(s) changed since then." in texts(at)
+    at.text_input(key="hot_since").set_value("").run()
+    assert "since" not in at.query_params
+    assert dict(zip(*(table_with(at, "complexity")[c] for c in ("file", "commits"))))["app/core.py"] == 5
+    at = app("analytics", {"view": "Hotspots", "since": "last week"})
+    assert "--since must be a date like 2024-01-31" in texts(at).replace("\\", "")
+    assert dict(zip(*(table_with(at, "complexity")[c] for c in ("file", "commits"))))["app/core.py"] == 5
