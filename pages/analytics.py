@@ -289,6 +289,35 @@ def knowledge_islands() -> None:
         "basis": "By", "commits": "Commits", "lines_added": "Lines added", "authors": "Authors"})
 
 
+def community_knowledge() -> None:
+    """Who knows each community: its main author and share (``nervapack knowledge``)."""
+    try:
+        ki = cache.knowledge_islands(src)
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
+    st.subheader("Who knows each community", anchor="community-knowledge")
+    if not ki["communities"]:
+        st.caption("No community has files with commits.")
+        return
+    st.caption(f"{len(ki['communities']):,} communities with commits, by number (0 = the largest): the author of "
+               "most of the lines added to their files (by commits when no line was added). A high share on a "
+               "large community is a bus factor of one.")
+    with st.columns([1, 3])[0]:
+        page = ui.page_controls(len(ki["communities"]), ISLANDS_PAGE, key="community_knowledge_page")
+    rows = pd.DataFrame(ki["communities"][page * ISLANDS_PAGE:(page + 1) * ISLANDS_PAGE])
+    rows["open"] = [f"./communities?community={c}" for c in rows["community"]]
+    st.dataframe(rows.assign(share=rows["share"] * 100), hide_index=True, column_config={
+        "community": "Community", "files": "Files", "main_author": "Main author",
+        "share": st.column_config.NumberColumn("Share", format="%.1f%%"), "basis": "By", "commits": "Commits",
+        "lines_added": "Lines added", "authors": "Authors",
+        "open": st.column_config.LinkColumn("Drill down", display_text="open")})
+
+
+def knowledge_section() -> None:
+    knowledge_islands()
+    community_knowledge()
+
+
 def with_history(section):
     """A part drawn from the git history, or why there is none."""
     def draw() -> None:
@@ -327,7 +356,7 @@ def hotspots_section() -> None:
 # one part at a time (lazy tabs, the open one in ?view=): a fresh tab draws the kinds, not every chart
 ui.sections({"Node and edge kinds": kinds_section, "Degree distribution": degree_section,
              "Dependencies": dependencies_section, "Hotspots": with_history(hotspots_section),
-             "Change coupling": with_history(coupling_pairs), "Knowledge islands": with_history(knowledge_islands)})
+             "Change coupling": with_history(coupling_pairs), "Knowledge islands": with_history(knowledge_section)})
 
 if an["skipped"]:
     with st.expander("Files left out at ingest", icon=":material/block:"):

@@ -116,6 +116,14 @@ def drill_section() -> None:
         st.query_params["community"] = str(chosen)
     detail = cache.community_detail(src, int(chosen), MEMBERS)
 
+    try:
+        who = next((k for k in cache.knowledge_islands(src)["communities"] if k["community"] == int(chosen)), None)
+    except GraphUnreadable:
+        who = None
+    if who:  # who knows it (nervapack knowledge): its main author's share of the lines added
+        st.caption(f"Who knows it: **{ui.md_escape(who['main_author'])}** wrote {who['share']:.0%} of its "
+                   f"{'lines added' if who['basis'] == 'lines' else 'commits'} ({who['commits']:,} commit(s), "
+                   f"{who['authors']:,} author(s) over its {who['files']:,} file(s) with history).")
     c = st.columns(3)
     c[0].metric("Nodes", ui.fmt_int(detail["size"]))
     c[1].metric("Files", ui.fmt_int(len(detail["files"])))

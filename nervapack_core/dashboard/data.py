@@ -471,17 +471,22 @@ def page_rows(rows: list[dict], page: int = 0, page_size: int = 25, *, file: str
 
 def knowledge_islands(graph_db: Path) -> dict:
     """Files whose main author wrote at least 95% of their lines (by commits when no lines were
-    added), largest contribution first: ``{history, threshold, with_history, islands: [{file,
-    main_author, share, basis, commits, lines_added, authors}]}``."""
+    added), largest contribution first, and who knows each community (``nervapack knowledge``):
+    ``{history, threshold, with_history, islands: [{file, main_author, share, basis, commits,
+    lines_added, authors}], communities: [{community, files, main_author, share, basis, commits,
+    lines_added, authors}]}`` (communities by number, 0 = the largest)."""
     with graph_reader(graph_db) as reader:
         state = reader.history_state()
         if not state["available"]:
-            return {"history": state, "threshold": None, "with_history": 0, "islands": []}
+            return {"history": state, "threshold": None, "with_history": 0, "islands": [], "communities": []}
         k = reader.knowledge()
-    islands = [{key: f[key] for key in ("file", "main_author", "share", "basis", "commits", "lines_added", "authors")}
-               for f in k["files"] if f["island"]]
+    fields = ("main_author", "share", "basis", "commits", "lines_added", "authors")
+    islands = [{"file": f["file"], **{key: f[key] for key in fields}} for f in k["files"] if f["island"]]
     islands.sort(key=lambda f: (-f["lines_added"], -f["commits"], f["file"]))
-    return {"history": state, "threshold": k["threshold"], "with_history": len(k["files"]), "islands": islands}
+    communities = sorted(({"community": c["community"], "files": c["files"], **{key: c[key] for key in fields}}
+                          for c in k["communities"]), key=lambda c: c["community"])
+    return {"history": state, "threshold": k["threshold"], "with_history": len(k["files"]), "islands": islands,
+            "communities": communities}
 
 
 # ---------------------------------------------------------------------------- explorer

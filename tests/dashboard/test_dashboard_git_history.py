@@ -276,7 +276,7 @@ def test_page_coupling_pages_many_pairs(tmp_path, use_root, app):
 
 def test_page_knowledge_islands(on_history, app):
     at = app("analytics", {"view": "Knowledge islands"})
-    islands = table_with(at, "main_author")
+    islands = table_with(at, "file")  # (the other table, by community, has no file column)
     assert list(islands["file"]) == ["app/util.py", "docs/notes.md", ODD, "app/__init__.py"]
     assert list(islands["share"]) == [100.0] * 4
     assert "4 of the 6 files with commits" in texts(at)
@@ -311,3 +311,21 @@ def test_page_hotspots_since_a_date(on_history, app):
     at = app("analytics", {"view": "Hotspots", "since": "last week"})
     assert "--since must be a date like 2024-01-31" in texts(at).replace("\\", "")
     assert dict(zip(*(table_with(at, "complexity")[c] for c in ("file", "commits"))))["app/core.py"] == 5
+
+
+def test_page_who_knows_each_community(on_history, app):
+    """Per-community knowledge (`nervapack knowledge`): a table on the Analytics page, and the
+    main author of the community drilled into on the Communities page."""
+    root = on_history
+    with GraphReader(root) as g:
+        expected = {c["community"]: c for c in g.knowledge()["communities"]}
+    assert expected
+    at = app("analytics", {"view": "Knowledge islands"})
+    table = table_with(at, "community")
+    assert list(table["community"]) == sorted(expected)
+    assert list(table["main_author"]) == [expected[c]["main_author"] for c in sorted(expected)]
+    assert table["open"].iloc[0] == f"./communities?community={sorted(expected)[0]}"
+    first = sorted(expected)[0]
+    at = app("communities", {"community": str(first)})
+    who = expected[first]
+    assert f"Who knows it: **{who['main_author']}** wrote {who['share']:.0%}" in texts(at).replace("\\", "")
