@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import streamlit as st
 
@@ -105,7 +106,9 @@ def sections(parts: dict, key: str = "view", default: str | None = None) -> str:
     tabs = st.tabs(labels, key=key, bind="query-params", default=default)
     for label, tab in zip(labels, tabs):
         if tab.open:
-            with tab:
+            # in a container named after the part (CSS class ``st-key-part_graph_evolution``): what a test or a
+            # benchmark waits for once the tab is clicked
+            with tab, st.container(key="part_" + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")):
                 parts[label]()
             return label
     return labels[0]
