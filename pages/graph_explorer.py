@@ -14,6 +14,7 @@ from nervapack_core.dashboard.data import GraphUnreadable, read_code
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10
 HISTORY_COMMITS = 10
+CODE_LINES = 150  # lines of a definition shown at first; a toggle shows them all
 EDGE_COLORS = {"CALLS": "#1d4ed8", "DEFINES": "#94a3b8", "IMPORTS": "#10b981", "INHERITS": "#a855f7",
                "REFERENCES": "#f59e0b", "EXPLAINS": "#ef4444"}
 
@@ -101,6 +102,11 @@ else:
                            None if whole_file else node["end_line"])
     st.caption(note)
     if code is not None:
+        lines = code.split("\n")
+        # the browser highlights every line it is given: Django's QuerySet (2,000 lines) took seconds
+        if len(lines) > CODE_LINES and not st.toggle(f"Show all {len(lines):,} lines", key="code_all"):
+            st.caption(f"The first {CODE_LINES} of its {len(lines):,} lines.")
+            code = "\n".join(lines[:CODE_LINES])
         st.code(code, language=node.get("language") or None, line_numbers=True,
                 height=min(480, 40 + 21 * (code.count("\n") + 1)))
 
