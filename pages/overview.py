@@ -60,25 +60,25 @@ def health_section() -> None:
     fig.update_layout(barmode="stack", title=f"{health['score']} of 100 points, by component",
                       xaxis_title="points", yaxis=dict(autorange="reversed"), legend=dict(orientation="h"))
     ui.chart(fig, key="health", height=300)
-    table = comp.assign(score=(comp["score"] * 100).round(1))[["name", "points", "weight", "score", "detail"]]
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "name": st.column_config.TextColumn("Component", width="medium"),
-        "points": st.column_config.NumberColumn("Points", format="%.1f", width="small"),
-        "weight": st.column_config.NumberColumn("Out of", width="small"),
-        "score": st.column_config.NumberColumn("Ratio", format="%.1f%%", width="small"),
-        "detail": st.column_config.TextColumn("Measured", width="large", help="Why the component scored so"),
-    })
-    with st.expander("What each component measures", icon=":material/info:"):
-        for c in health["components"]:
-            st.markdown(f"**{ui.md_escape(c['name'])}** ({c['weight']} points): {ui.md_escape(c['explanation'])}")
-        changes = health.get("changes")
-        if changes is None:
-            st.caption("Freshness is not scored: the repository folder is not available.")
-        elif changes["total"]:
-            st.caption("Changed since the last ingest or sync (run `nervapack sync .` to refresh):")
-            st.dataframe(pd.DataFrame(
-                [{"file": f, "change": k} for k in ("modified", "added", "deleted") for f in changes[k]]),
-                hide_index=True)
+    # a plain table (five rows): every "Measured" (the why) in full, and no data grid to load in a fresh tab
+    st.table(pd.DataFrame({"Component": comp["name"], "Points": [f"{p:.1f}" for p in comp["points"]],
+                           "Out of": comp["weight"], "Ratio": [f"{100 * r:.1f}%" for r in comp["score"]],
+                           "Measured": comp["detail"]}).set_index("Component"))
+    explained = st.expander("What each component measures", icon=":material/info:", key="health_explained",
+                            on_change="rerun")  # drawn when opened
+    if explained.open:
+        with explained:
+            for c in health["components"]:
+                st.markdown(f"**{ui.md_escape(c['name'])}** ({c['weight']} points): "
+                            f"{ui.md_escape(c['explanation'])}")
+            changes = health.get("changes")
+            if changes is None:
+                st.caption("Freshness is not scored: the repository folder is not available.")
+            elif changes["total"]:
+                st.caption("Changed since the last ingest or sync (run `nervapack sync .` to refresh):")
+                st.dataframe(pd.DataFrame(
+                    [{"file": f, "change": k} for k in ("modified", "added", "deleted") for f in changes[k]]),
+                    hide_index=True)
 
 
 def languages_section() -> None:

@@ -64,8 +64,8 @@ def test_dashboard_overview_numbers(on_seeded, app):
     assert [t.label for t in at.tabs] == ["Health score", "Languages", "Most connected files", "Graph evolution",
                                           "Changed since"]
     assert len(at.get("plotly_chart")) == 1
-    health_table = at.dataframe[0].value
-    assert list(health_table["name"]) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
+    health_table = at.table[0].value
+    assert list(health_table.index) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
                                           "Acyclic imports"]
     langs = open_view(at, "Languages").dataframe[0].value
     assert dict(zip(langs["language"], langs["files"])) == {"python": 5, "markdown": 1}

@@ -282,7 +282,7 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     use_root(flasklike)
     at = app("overview")
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # the health score
-    health = next(d for d in at.dataframe if "detail" in d.value.columns)
+    health = at.table[0].value  # a plain table: the "Measured" column (the why) never cut off
     for view in ("Languages", "Most connected files", "Graph evolution"):
         specs += [json.loads(c.proto.spec) for c in open_view(at, view).get("plotly_chart")]
     evolution = next(s for s in specs if "Nodes, edges and health" in s["layout"]["title"]["text"])
@@ -292,8 +292,8 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
         legend = s["layout"].get("legend", {})
         if legend.get("orientation") == "h":
             assert legend["y"] > 1 and legend["yanchor"] == "bottom", s["layout"]["title"]["text"]
-    config = json.loads(health.proto.columns)
-    assert config["detail"]["width"] == "large"
+    assert list(health.columns) == ["Points", "Out of", "Ratio", "Measured"]
+    assert all(m and not m.endswith("…") for m in health["Measured"])  # each "why" in full
 
 
 # ---------------------------------------------------------------------------- Communities map
