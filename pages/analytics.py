@@ -359,5 +359,6 @@ ui.sections({"Node and edge kinds": kinds_section, "Degree distribution": degree
              "Change coupling": with_history(coupling_pairs), "Knowledge islands": with_history(knowledge_section)})
 
 if an["skipped"]:
-    with st.expander("Files left out at ingest", icon=":material/block:"):
-        st.dataframe(pd.DataFrame(an["skipped"]), hide_index=True)
+    left_out = st.expander("Files left out at ingest", icon=":material/block:", key="skipped", on_change="rerun")
+    if left_out.open:  # drawn when opened
+        left_out.dataframe(pd.DataFrame(an["skipped"]), hide_index=True)

@@ -37,8 +37,7 @@ cols[2].metric("Largest", ui.fmt_int(sizes[0]), border=True)
 cols[3].metric("Median size", ui.fmt_int(sorted(sizes)[len(sizes) // 2]), border=True)
 
 def map_section() -> None:
-    """The treemap (folder → community → file), the table of communities, the interactive map."""
-    rows = pd.DataFrame(co["communities"])
+    """The treemap (folder → community → file) and the interactive map."""
     # a labelled treemap, folder → community → file, sized by nodes: every community its own tile (no "other"
     # tile over the largest ones), named by its dominant folder and the number of files it spans
     t = st.columns(3)
@@ -66,15 +65,8 @@ def map_section() -> None:
         left_out = (f"; the {tm['left_out']:,} smallest left out (see the table)" if tm["left_out"] else "")
         fig.update_layout(title=f"{tm['shown']:,} of {tm['communities']:,} communities, folder → community → file, "
                                 f"area = nodes{left_out}. Click to zoom in.")
-    left, right = st.columns([3, 2])
-    with left:
-        if tm["shown"]:
-            ui.chart(fig, key="community_map", height=520)
-    with right:
-        table = rows[~rows["other"]][["community", "size", "n_files", "label"]]
-        st.dataframe(table, hide_index=True, height=470,
-                     column_config={"community": "Id", "size": "Nodes", "n_files": "Files",
-                                    "label": st.column_config.TextColumn("Mostly in", width="large")})
+    if tm["shown"]:
+        ui.chart(fig, key="community_map", height=560)
 
     if st.toggle("Interactive map (search, open a community, click a node, path finder: the `nervapack visualize` "
                  "page)", key="communities_interactive"):
@@ -82,7 +74,14 @@ def map_section() -> None:
 
 
 def sizes_section() -> None:
-    """Every community's size, largest first."""
+    """The largest communities with where they live, and every community's size."""
+    rows = pd.DataFrame(co["communities"])
+    table = rows[~rows["other"]][["community", "size", "n_files", "label"]]
+    st.caption(f"The {len(table):,} largest of {co['total']:,} communities, numbered by size (0 = the largest; "
+               "`?community=N` opens one in the drill-down).")
+    st.dataframe(table, hide_index=True, height=320,
+                 column_config={"community": "Id", "size": "Nodes", "n_files": "Files",
+                                "label": st.column_config.TextColumn("Mostly in", width="large")})
     if len(sizes) > 1:
         fig = go.Figure(go.Bar(x=np.arange(len(sizes)), y=np.array(sizes), marker_color="#1d4ed8"))
         fig.update_layout(title="Community sizes (largest first)", xaxis=ui.count_axis(range(len(sizes)), "community"),
@@ -168,5 +167,5 @@ def drill_section() -> None:
 
 
 # one part at a time (lazy tabs, ?view=): a link to a community opens its drill-down
-ui.sections({"Community map": map_section, "Sizes": sizes_section, "Drill down": drill_section},
+ui.sections({"Community map": map_section, "All communities": sizes_section, "Drill down": drill_section},
             default="Drill down" if ui.param("community") is not None else None)

@@ -183,11 +183,14 @@ def neighbourhood_section() -> None:
         with left:
             ui.chart(fig, key="neighbourhood", height=460)
         with right:
-            st.dataframe(nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
-                         hide_index=True, height=380,
-                         column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File",
-                                        "start_line": "Line",
-                                        "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
+            every = st.expander(f"All {len(nb):,} relations (table)", icon=":material/table:", key="nb_table",
+                                on_change="rerun")  # a data grid: drawn when opened
+            if every.open:
+                every.dataframe(
+                    nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
+                    hide_index=True, height=380,
+                    column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
+                                   "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
             options = list(dict.fromkeys(nb["id"]))
             names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
             target = st.selectbox("Go to a neighbour", [None] + options,

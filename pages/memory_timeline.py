@@ -172,9 +172,13 @@ if valid:
                f"effect ({valid[-1]['kind']}, since {valid[-1]['valid_from'][:10]}): "
                f"{ui.md_escape(valid[-1]['content'])}", icon=":material/schedule:")
     if len(valid) > 1:
-        st.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
-                                   for v in reversed(valid[-200:])]), hide_index=True,
-                     height=min(250, 38 + 35 * len(valid)))
+        held = st.expander(f"The {len(valid):,} versions that held then" + (", the newest 200" if len(valid) > 200
+                                                                           else ""),
+                           icon=":material/list:", key="held", on_change="rerun")
+        if held.open:  # a data grid: drawn when opened
+            held.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
+                                         for v in reversed(valid[-200:])]), hide_index=True,
+                           height=min(250, 38 + 35 * len(valid)))
 else:
     st.warning(f"Nothing about this topic was valid on {as_of_day.isoformat()}.", icon=":material/schedule:")
 

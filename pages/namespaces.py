@@ -27,10 +27,13 @@ cols[1].metric("Memories", ui.fmt_int(overview["nodes"].sum()), border=True, hel
 cols[2].metric("Current", ui.fmt_int(overview["current"].sum()), border=True,
                help="Memories in effect now: not superseded, closed or forgotten (entities and sessions left out).")
 cols[3].metric("Superseded", ui.fmt_int(overview["superseded"].sum()), border=True)
-st.dataframe(overview, hide_index=True, column_config={
-    "namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
-    "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
-    "last_recorded": "Last recorded"})
+NAMES = {"namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
+         "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
+         "last_recorded": "Last recorded"}
+if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab
+    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace"))
+else:
+    st.dataframe(overview, hide_index=True, column_config=NAMES)
 
 names = list(overview["namespace"])
 for asked in (ui.param("namespace"), ui.param("compare")):
@@ -80,8 +83,8 @@ def kinds_section() -> None:
             m[2].metric("Recalls", ui.fmt_int(s["recalls"]), border=True)
             if s["top_entities"]:
                 st.caption("Most connected entities")
-                st.dataframe(pd.DataFrame(s["top_entities"])[["name", "degree"]], hide_index=True,
-                             column_config={"name": "Entity", "degree": "Links"})
+                st.table(pd.DataFrame(s["top_entities"])[["name", "degree"]].rename(
+                    columns={"name": "Entity", "degree": "Links"}).set_index("Entity"))
 
 
 def activity_section() -> None:

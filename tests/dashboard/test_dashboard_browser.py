@@ -33,7 +33,7 @@ PAGES = [
     ("queries", "query_history", "Query History", ["Trends", "Recent queries", "Memory recalls"], 4),
     ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood", "Decisions touching it",
                                                                          "Recent commits and authors"], 1),
-    ("communities", "communities", "Communities", ["Community map", "Sizes", "Drill down"], 1),
+    ("communities", "communities", "Communities", ["Community map", "All communities", "Drill down"], 1),
     ("communities?community=0", "communities_drill_down", "Communities", ["Drill down"], 1),
     ("decisions", "decisions", "Decisions", ["Decisions", "Review queue", "Graph", "Contradictions", "Changes"], 1),
     ("decisions?view=Review+queue", "decisions_queue", "Decisions", ["Review queue (2)"], 1),

@@ -202,6 +202,9 @@ def test_dashboard_graph_explorer_search_and_code(on_seeded, app):
     assert m["Kind"].startswith("function")
     code = [c.value for c in at.code]
     assert any("return session.open_session(user)" in c for c in code)
+    assert not at.dataframe  # the relations' table: drawn when opened
+    at.session_state["nb_table"] = True
+    at.run()
     neighbours = at.dataframe[0].value
     assert "AuthService" in set(neighbours["qualified_name"])  # the class DEFINES the method
 
@@ -300,7 +303,7 @@ def test_dashboard_communities_numbers(on_seeded, app):
     m = metrics(at)
     assert m["Communities"] == str(len(sizes))
     assert m["Largest"] == str(sizes[0])
-    table = at.dataframe[0].value
+    table = open_view(at, "All communities").dataframe[0].value
     assert list(table["size"]) == sizes
     # drill-down into community 0 (deep link)
     at = app("communities", {"community": "0"})
@@ -375,12 +378,11 @@ def test_dashboard_namespaces_side_by_side(on_seeded, app):
     m = [(x.label, x.value) for x in at.metric]
     assert ("Namespaces", "2") in m
     assert [s.value for s in at.subheader] == ["billing", "default"]
-    overview = at.dataframe[0].value
-    assert dict(zip(overview["namespace"], overview["decisions"])) == {"billing": 1, "default": 3}
+    overview = at.table[0].value
+    assert dict(zip(overview.index, overview["Decisions"])) == {"billing": 1, "default": 3}
     # per-namespace columns: billing first, then default
     nodes = [v for k, v in m if k == "Nodes"]
-    assert nodes == [str(int(overview.loc[overview.namespace == "billing", "nodes"].iloc[0])),
-                     str(int(overview.loc[overview.namespace == "default", "nodes"].iloc[0]))]
+    assert nodes == [str(int(overview.loc["billing", "Nodes"])), str(int(overview.loc["default", "Nodes"]))]
 
 
 def test_dashboard_namespace_pagination(tmp_path, use_root, app):
