@@ -14,6 +14,7 @@ from nervapack_core.dashboard.data import GraphUnreadable
 
 MAX_SHOWN = 40
 MEMBERS = 120
+MAP_COMMUNITIES, MAP_FILES = 50, 8
 
 src = cache.sources()
 ui.header("Communities", "Groups of files, classes and functions more connected to each other than to the rest "
@@ -47,7 +48,10 @@ def map_section() -> None:
     vendored = t[2].toggle("Vendored and build output", value=False, key="co_vendored",
                            help="vendor/, node_modules/, dist/, build/, minified files.")
     try:
-        tm = cache.community_treemap(src, singletons=singletons, tests=with_tests, vendored=vendored)
+        # the 50 largest communities, their 8 largest files each: every tile is laid out and labelled by the
+        # browser (80 × 12 took a fresh tab seconds); the others are listed under "All communities"
+        tm = cache.community_treemap(src, singletons=singletons, tests=with_tests, vendored=vendored,
+                                     max_communities=MAP_COMMUNITIES, files_per_community=MAP_FILES)
     except GraphUnreadable as exc:
         ui.graph_error(exc)
     if tm["shown"] == 0:
@@ -62,7 +66,7 @@ def map_section() -> None:
             marker=dict(colors=[{"root": "#f8fafc", "folder": "#e2e8f0", "community": "#93c5fd", "file": "#1d4ed8",
                                  "more": "#cbd5e1"}[k] for k in tm["kinds"]]),
             textinfo="label+value", maxdepth=3, pathbar=dict(visible=True)))
-        left_out = (f"; the {tm['left_out']:,} smallest left out (see the table)" if tm["left_out"] else "")
+        left_out = (f"; the {tm['left_out']:,} smallest left out (see All communities)" if tm["left_out"] else "")
         fig.update_layout(title=f"{tm['shown']:,} of {tm['communities']:,} communities, folder → community → file, "
                                 f"area = nodes{left_out}. Click to zoom in.")
     if tm["shown"]:

@@ -14,7 +14,7 @@ from nervapack_core.dashboard.data import GraphUnreadable, read_code
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10
 HISTORY_COMMITS = 10
-CODE_LINES = 150  # lines of a definition shown at first; a toggle shows them all
+CODE_LINES = 60  # lines of a definition shown at first (each highlighted line is React work); a toggle: all
 EDGE_COLORS = {"CALLS": "#1d4ed8", "DEFINES": "#94a3b8", "IMPORTS": "#10b981", "INHERITS": "#a855f7",
                "REFERENCES": "#f59e0b", "EXPLAINS": "#ef4444"}
 

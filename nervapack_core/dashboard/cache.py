@@ -157,8 +157,10 @@ def memory_marker(src: data.Sources) -> str:
 
 # ---------------------------------------------------------------------------- code graph
 @cached_on(graph_marker, max_entries=16)
-def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True) -> dict:
-    return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored)
+def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True,
+                      max_communities: int = 80, files_per_community: int = 12) -> dict:
+    return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored,
+                                         max_communities=max_communities, files_per_community=files_per_community)
 
 
 @cached_on(graph_marker, max_entries=8)
