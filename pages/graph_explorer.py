@@ -137,21 +137,24 @@ def neighbourhood_section() -> None:
         xs = [pos[i][0] for i in range(n)]
         ys = [pos[i][1] for i in range(n)]
         fig = go.Figure()
-        # every arrow set on the layout at once: one add_annotation each cost ~25 ms of plotly's validation
-        # (60 arrows: most of a 0.9-1.7 s rerun)
-        arrows: list[dict] = []
+        # each edge a line ending in an arrowhead marker (one trace per kind): Plotly draws an annotation arrow
+        # with a text box it measures, one forced layout each (60 of them: seconds of a fresh tab)
         for kind, color in EDGE_COLORS.items():
             idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
             if not idx:
                 continue
-            fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=color, width=2), name=kind)  # legend
+            ex: list = []
+            ey: list = []
             for i in idx:
                 out = shown.iloc[i]["direction"] == "out"
                 (x0, y0), (x1, y1) = ((0.0, 0.0), (xs[i], ys[i])) if out else ((xs[i], ys[i]), (0.0, 0.0))
                 # stop short of the target marker so the arrowhead shows
-                arrows.append(dict(x=x0 + 0.9 * (x1 - x0), y=y0 + 0.9 * (y1 - y0), ax=x0, ay=y0, xref="x", yref="y",
-                                   axref="x", ayref="y", text="", showarrow=True, arrowhead=2, arrowsize=1,
-                                   arrowwidth=1.3, arrowcolor=color, opacity=0.8))
+                ex += [x0, x0 + 0.9 * (x1 - x0), None]
+                ey += [y0, y0 + 0.9 * (y1 - y0), None]
+            fig.add_scatter(x=ex, y=ey, mode="lines+markers", name=kind, line=dict(color=color, width=1.3),
+                            opacity=0.8, hoverinfo="skip",
+                            marker=dict(symbol="arrow", angleref="previous", color=color,
+                                        size=[0, 11, 0] * len(idx)))
         LABELS = 12
         step = max(1, math.ceil(n / LABELS))
         labelled = set(range(0, n, step))
@@ -171,10 +174,10 @@ def neighbourhood_section() -> None:
                         showlegend=False)
         fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
                         text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
-        arrows += [dict(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
-                   for x, text in ((1.25, f"uses → ({len(outs)})"), (-1.25, f"← used by ({len(ins)})"))]
+        notes = [dict(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
+                 for x, text in ((1.25, f"uses → ({len(outs)})"), (-1.25, f"← used by ({len(ins)})"))]
         labels_note = f"; {len(labelled)} labelled, hover for the rest" if n > len(labelled) else ""
-        fig.update_layout(annotations=arrows,
+        fig.update_layout(annotations=notes,
                           title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else "") + labels_note,
                           xaxis=dict(visible=False, range=[-1.9, 1.9]),
                           yaxis=dict(visible=False, scaleanchor="x", range=[-1.3, 1.3]),

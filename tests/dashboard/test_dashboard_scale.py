@@ -347,12 +347,20 @@ def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root,
     at = app("graph_explorer", {"q": "url_for"})
     spec = next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
                 if "relation(s)" in s["layout"]["title"]["text"])
-    arrows = [a for a in spec["layout"]["annotations"] if a.get("showarrow")]
-    points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(arrows))
-    assert len(arrows) >= 16  # sixteen callers and more
+    # each edge a line (start, end, gap) ending in an arrowhead marker that points along it
+    edges = [t for t in spec["data"] if (t.get("marker") or {}).get("symbol") == "arrow"]
+    assert all(t["marker"]["angleref"] == "previous" for t in edges)
+    segments = [((t["x"][k], t["y"][k]), (t["x"][k + 1], t["y"][k + 1]), t["marker"]["size"][k + 1])
+                for t in edges for k in range(0, len(t["x"]), 3)]
+    points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(segments))
+    assert len(segments) >= 16  # sixteen callers and more
     for (direction, *_), x in zip(points["customdata"], points["x"]):
         assert (x > 0) == (direction == "out")  # callers (in) on the left, what it uses on the right
-    ins = [a for a, (d, *_) in zip(arrows, points["customdata"]) if d == "in"]
-    assert all(abs(a["x"]) < abs(a["ax"]) for a in ins)  # an arrow from the caller towards the node
+    for (x0, y0), (x1, _y1), head in segments:
+        assert head > 0  # an arrowhead at the end
+        if (x0, y0) == (0.0, 0.0):  # from the node: to what it uses, on the right
+            assert x1 > 0
+        else:  # from a caller, on the left, towards the node
+            assert x0 < 0 and abs(x1) < abs(x0)
     assert 0 < len([t for t in points["text"] if t]) <= 12 < len(points["text"])
     assert "hover for the rest" in spec["layout"]["title"]["text"]
