@@ -127,7 +127,7 @@ if total > len(versions):
 n = len(versions)
 current = [v for v in versions if v["current"]]
 superseded = [v for v in versions if v.get("superseded_by")]
-cols = st.columns(4)
+cols = st.columns([1, 1, 1, 1.4])  # room for a whole date in the last one, never "2025-09…"
 cols[0].metric("Versions", ui.fmt_int(total), border=True)
 cols[1].metric("Current", ui.fmt_int(len(current)), border=True)
 cols[2].metric("Superseded", ui.fmt_int(len(superseded)), border=True)
