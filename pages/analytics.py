@@ -31,10 +31,10 @@ edges_total = sum(r["count"] for r in an["edge_kinds"])
 cols = st.columns(5)
 cols[0].metric("Nodes", ui.fmt_int(nodes_total), border=True)
 cols[1].metric("Edges", ui.fmt_int(edges_total), border=True)
-cols[2].metric("File imports resolved", ui.fmt_int(an["import_edges"]), border=True,
+cols[2].metric("Imports", ui.fmt_int(an["import_edges"]), border=True,
                help=f"{an['import_statements']:,} import statements; "
                     "file-to-file edges where the target is in the repository.")
-cols[3].metric("Files in the import graph", f"{an['files_in_imports']:,}/{an['code_files']:,}", border=True,
+cols[3].metric("Files in imports", f"{an['files_in_imports']:,}/{an['code_files']:,}", border=True,
                help="Source files that import, or are imported by, another file of the repository.")
 cols[4].metric("Import cycles", ui.fmt_int(len(an["cycles"])), border=True,
                help="Strongly connected groups of files that import each other.")

@@ -172,8 +172,8 @@ def test_dashboard_analytics_numbers(on_seeded, app):
     at = app("analytics")
     m = metrics(at)
     assert m["Import cycles"] == "1"
-    assert m["File imports resolved"] == "2"
-    assert m["Files in the import graph"] == "2/5"
+    assert m["Imports"] == "2"
+    assert m["Files in imports"] == "2/5"
     assert len(at.get("plotly_chart")) == 2  # the first tab: nodes and edges by kind
     open_view(at, "Dependencies")
     cycles = [df.value for df in at.dataframe if "members" in df.value.columns][0]
