@@ -29,6 +29,7 @@ import argparse
 import os
 import platform
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -56,20 +57,33 @@ READY = """([title, want]) => {
 
 H1 = "(title) => [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title)"
 
-# (label, url path, AppTest page file, query params, title, charts expected)
+# (label, url path, AppTest page file, query params, title, charts expected in the first view: each page draws
+# one part at a time, in lazy tabs; the others are drawn when opened, see "a tab opened" below)
 CODE_PAGES = [
-    ("Overview", "", "overview", {}, "Overview", 4),
-    ("Analytics", "analytics", "analytics", {}, "Analytics", 5),
+    ("Overview", "", "overview", {}, "Overview", 1),
+    ("Analytics", "analytics", "analytics", {}, "Analytics", 2),
     ("Graph Explorer", "explorer?q=QuerySet", "graph_explorer", {"q": "QuerySet"}, "Graph Explorer", 1),
-    ("Communities", "communities", "communities", {}, "Communities", 3),
+    ("Communities", "communities", "communities", {}, "Communities", 1),
 ]
 MEMORY_PAGES = [
     ("Decisions (100k-node namespace)", "decisions?namespace=big", "decisions", {"namespace": "big"}, "Decisions", 1),
     ("Memory Timeline (10,000 versions)", "timeline?namespace=timeline&topic=Config", "memory_timeline",
      {"namespace": "timeline", "topic": "Config"}, "Memory Timeline", 1),
     ("Namespaces (100k + 10k side by side)", "namespaces?namespace=big&compare=timeline", "namespaces",
-     {"namespace": "big", "compare": "timeline"}, "Namespaces", 2),
+     {"namespace": "big", "compare": "timeline"}, "Namespaces", 1),
 ]
+
+# the heaviest part of each page behind a tab; its time is the click until that part is there (``ui.sections``
+# names its container after it), its charts drawn and the script finished (its loaders' caches cold)
+OTHER_TAB = {
+    "Overview": "Graph evolution",
+    "Analytics": "Hotspots",
+    "Graph Explorer": "Recent commits and authors",
+    "Communities": "Drill down",
+    "Decisions (100k-node namespace)": "Graph",
+    "Memory Timeline (10,000 versions)": "Compare two versions",
+    "Namespaces (100k + 10k side by side)": "Activity",
+}
 
 
 # ---------------------------------------------------------------------------- data
@@ -212,6 +226,16 @@ def browser_side(root: Path, memory_db: Path, pages, workdir: Path) -> dict:
                 perf = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
                 cpu = perf.get("TaskDuration", float("nan"))  # main-thread busy time of the tab
                 assert page.locator('[data-testid="stException"]').count() == 0, label
+                tab_s = float("nan")
+                if label in OTHER_TAB:  # the lazy part: a click on its tab until it is drawn (server cache cold)
+                    name = OTHER_TAB[label]
+                    t = time.perf_counter()
+                    page.get_by_role("tab", name=name).click()
+                    page.locator(".st-key-part_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")).wait_for(
+                        timeout=120_000)
+                    page.wait_for_function(READY, arg=[title, 0], timeout=300_000, polling=20)
+                    tab_s = time.perf_counter() - t
+                    assert page.locator('[data-testid="stException"]').count() == 0, (label, name)
                 # in-app navigation back to it from another page (bundle loaded, data cached)
                 other = "Analytics" if title != "Analytics" else "Overview"
                 page.locator('[data-testid="stSidebarNav"] a', has_text=other).first.click()
@@ -222,7 +246,7 @@ def browser_side(root: Path, memory_db: Path, pages, workdir: Path) -> dict:
                 nav = time.perf_counter() - t
                 assert page.locator('[data-testid="stException"]').count() == 0, label
                 page.close()
-                out[label] = {"first_s": first, "visible_s": visible, "nav_s": nav, "cpu_s": cpu}
+                out[label] = {"first_s": first, "visible_s": visible, "nav_s": nav, "cpu_s": cpu, "tab_s": tab_s}
             browser.close()
     finally:
         stop(proc, log)
@@ -499,10 +523,10 @@ def main(argv=None) -> int:
         f"{args.versions:,} versions in namespace `timeline` (chains of 10 superseding versions).", "",
         "Targets: first load < 2 s, cached rerun < 200 ms; in a fresh tab, every page within 1.3× of the floor "
         "(a minimal Streamlit app with one Plotly chart, measured in the same run).", "",
-        "| page | browser, fresh tab: title shown | browser, fresh tab: all charts drawn | × floor | of which the "
-        "tab's main thread was busy | browser, in-app navigation (cached) | server: first run (cold cache) | "
-        "server: rerun (warm cache, median of 5) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| page | browser, fresh tab: title shown | browser, fresh tab: first view drawn | × floor | of which the "
+        "tab's main thread was busy | then a tab opened: drawn | browser, in-app navigation (cached) | server: first "
+        "run (cold cache) | server: rerun (warm cache, median of 5) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     floor_s = base_line.get("wall_s") if base_line else None
     for label, *_ in pages:
@@ -510,8 +534,9 @@ def main(argv=None) -> int:
         s = server[label]
         ratio = (f"{b['first_s'] / floor_s:.2f}×" + (" ✓" if b["first_s"] <= 1.3 * floor_s else " ✗")
                  if floor_s and "first_s" in b else "—")
+        tab = f"{b['tab_s']:.2f} s ({OTHER_TAB[label]})" if label in OTHER_TAB and "tab_s" in b else "—"
         lines.append(f"| {label} | {b.get('visible_s', float('nan')):.2f} s | {b.get('first_s', float('nan')):.2f} s "
-                     f"| {ratio} | {b.get('cpu_s', float('nan')):.2f} s | {b.get('nav_s', float('nan')):.2f} s "
+                     f"| {ratio} | {b.get('cpu_s', float('nan')):.2f} s | {tab} | {b.get('nav_s', float('nan')):.2f} s "
                      f"| {s['first_ms']:.0f} ms | {s['warm_ms']:.0f} ms |")
     if base_line:
         lines += ["", f"Floor: a minimal Streamlit app (a title and one two-bar Plotly chart), measured the same way "
@@ -522,7 +547,14 @@ def main(argv=None) -> int:
         lines += ["", f"Server start (`nervapack serve` until /_stcore/health answers): "
                       f"{browser['_server_start_s']:.1f} s; the first browser session of a fresh server (Python "
                       f"imports pandas and Plotly once): {browser['_first_session_s']:.1f} s."]
-    lines += ["", "How large data stays responsive: the Memory Timeline draws at most 60 validity intervals (a "
+    lines += ["", "How a fresh tab stays near the floor: each page shows its headline numbers and then one part at a "
+              "time (lazy tabs, `ui.sections`: only the open tab runs its loaders and draws its charts; *then a tab "
+              "opened* is a click on the page's heaviest other tab until it is drawn, its loaders' caches cold); the "
+              "Overview's health score reuses the graph's components the last ingest stored (1.6 s -> 0.2 s on "
+              "Django); loaders that read every edge (most connected files, degrees) run only on their tab; a "
+              "Decisions list entry is drawn when opened; arrows are set on a figure's layout at once (one "
+              "`add_annotation` each cost ~25 ms of Plotly's validation: the Graph Explorer's rerun took 0.9 s).",
+              "", "How large data stays responsive: the Memory Timeline draws at most 60 validity intervals (a "
               "window around the as-of cursor) plus one bar per month for all versions, and pages its table; "
               "the Namespaces page counts and groups in SQL and lists nodes with `LIMIT`/`OFFSET` (25 a page); "
               "Communities draws a treemap of the 80 largest communities (folder → community → the 12 largest "

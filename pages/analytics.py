@@ -9,9 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.code.history import MAX_COUPLING_FILES
+from nervapack_core.code.history import MAX_COUPLING_FILES, parse_since
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import TREEMAP_FILES, GraphUnreadable, coupling_empty_reason, page_rows
+from nervapack_core.errors import NervapackError
 
 PAIRS_PAGE = 25
 ISLANDS_PAGE = 25
@@ -30,83 +31,92 @@ edges_total = sum(r["count"] for r in an["edge_kinds"])
 cols = st.columns(5)
 cols[0].metric("Nodes", ui.fmt_int(nodes_total), border=True)
 cols[1].metric("Edges", ui.fmt_int(edges_total), border=True)
-cols[2].metric("File imports resolved", ui.fmt_int(an["import_edges"]), border=True,
+cols[2].metric("Imports", ui.fmt_int(an["import_edges"]), border=True,
                help=f"{an['import_statements']:,} import statements; "
                     "file-to-file edges where the target is in the repository.")
-cols[3].metric("Files in the import graph", f"{an['files_in_imports']:,}/{an['code_files']:,}", border=True,
+cols[3].metric("Files in imports", f"{an['files_in_imports']:,}/{an['code_files']:,}", border=True,
                help="Source files that import, or are imported by, another file of the repository.")
 cols[4].metric("Import cycles", ui.fmt_int(len(an["cycles"])), border=True,
                help="Strongly connected groups of files that import each other.")
 
-# ---------------------------------------------------------------- kinds
-st.subheader("Node and edge kinds", anchor="kinds")
-left, right = st.columns(2)
-with left:
-    nk = pd.DataFrame(an["node_kinds"])
-    fig = go.Figure(go.Bar(x=nk["kind"], y=nk["count"], marker_color="#1d4ed8", text=nk["count"],
-                           textposition="outside"))
-    fig.update_layout(title="Nodes by kind", yaxis_title="nodes")
-    ui.chart(fig, key="node_kinds", height=320)
-with right:
-    ek = pd.DataFrame(an["edge_kinds"])
-    if ek.empty:
-        st.caption("No edges.")
+def kinds_section() -> None:
+    """Nodes and edges by kind."""
+    left, right = st.columns(2)
+    with left:
+        nk = pd.DataFrame(an["node_kinds"])
+        fig = go.Figure(go.Bar(x=nk["kind"], y=nk["count"], marker_color="#1d4ed8", text=nk["count"],
+                               textposition="outside"))
+        fig.update_layout(title="Nodes by kind", yaxis_title="nodes")
+        ui.chart(fig, key="node_kinds", height=320)
+    with right:
+        ek = pd.DataFrame(an["edge_kinds"])
+        if ek.empty:
+            st.caption("No edges.")
+        else:
+            fig = go.Figure(go.Bar(x=ek["kind"], y=ek["count"], marker_color="#f59e0b", text=ek["count"],
+                                   textposition="outside", customdata=ek["mean_confidence"],
+                                   hovertemplate="%{x}: %{y} edges, mean confidence %{customdata}<extra></extra>"))
+            fig.update_layout(title="Edges by kind", yaxis_title="edges")
+            ui.chart(fig, key="edge_kinds", height=320)
+
+
+def degree_section() -> None:
+    """How connected the definitions are, and the most connected ones."""
+    try:
+        deg = cache.degrees(src)
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
+    hist = pd.DataFrame(deg["degree_histogram"], columns=["degree", "nodes"])
+    left, right = st.columns([3, 2])
+    with left:
+        fig = go.Figure(go.Bar(x=hist["degree"], y=hist["nodes"], marker_color="#1d4ed8"))
+        fig.update_layout(title=f"Classes and functions by number of relations ({deg['definitions']:,} definitions)",
+                          xaxis_title="calls, inheritance, references and doc links (in + out)",
+                          yaxis=ui.log_axis(hist["nodes"], "definitions") if len(hist) > 1 and hist["nodes"].max() > 50
+                          else ui.count_axis(hist["nodes"], "definitions"))
+        ui.chart(fig, key="degree", height=340)
+    with right:
+        most = pd.DataFrame(deg["most_connected"],
+                            columns=["id", "kind", "qualified_name", "file", "start_line", "degree"])
+        most["open"] = [f"./explorer?node={quote(i, safe='')}" for i in most["id"]]
+        st.caption("Most connected definitions")
+        st.dataframe(most[["qualified_name", "kind", "file", "start_line", "degree", "open"]], hide_index=True,
+                     column_config={"qualified_name": "Name", "file": "File", "start_line": "Line",
+                                    "degree": "Relations",
+                                    "open": st.column_config.LinkColumn("Explore", display_text="open")})
+
+
+def dependencies_section() -> None:
+    """Fan-in, fan-out and import cycles of the file import graph."""
+    left, right = st.columns(2)
+    fan_in = pd.DataFrame(an["fan_in"], columns=["file", "imported_by"])
+    fan_out = pd.DataFrame(an["fan_out"], columns=["file", "imports"])
+    with left:
+        if fan_in.empty:
+            st.caption("No file imports another file of the repository.")
+        else:
+            fig = go.Figure(go.Bar(x=fan_in["imported_by"], y=fan_in["file"], orientation="h", marker_color="#1d4ed8"))
+            fig.update_layout(title="Most imported files (fan-in)", yaxis=dict(autorange="reversed"),
+                              xaxis_title="files importing it")
+            ui.chart(fig, key="fan_in", height=max(260, 22 * len(fan_in) + 80))
+    with right:
+        if not fan_out.empty:
+            fig = go.Figure(go.Bar(x=fan_out["imports"], y=fan_out["file"], orientation="h", marker_color="#f59e0b"))
+            fig.update_layout(title="Files importing the most (fan-out)", yaxis=dict(autorange="reversed"),
+                              xaxis_title="repository files imported")
+            ui.chart(fig, key="fan_out", height=max(260, 22 * len(fan_out) + 80))
+
+    st.subheader("Import cycles", anchor="cycles")
+    if not an["cycles"]:
+        st.success("No import cycles.", icon=":material/check_circle:")
     else:
-        fig = go.Figure(go.Bar(x=ek["kind"], y=ek["count"], marker_color="#f59e0b", text=ek["count"],
-                               textposition="outside", customdata=ek["mean_confidence"],
-                               hovertemplate="%{x}: %{y} edges, mean confidence %{customdata}<extra></extra>"))
-        fig.update_layout(title="Edges by kind", yaxis_title="edges")
-        ui.chart(fig, key="edge_kinds", height=320)
-
-# ---------------------------------------------------------------- degree
-st.subheader("Degree distribution", anchor="degree")
-hist = pd.DataFrame(an["degree_histogram"], columns=["degree", "nodes"])
-left, right = st.columns([3, 2])
-with left:
-    fig = go.Figure(go.Bar(x=hist["degree"], y=hist["nodes"], marker_color="#1d4ed8"))
-    fig.update_layout(title=f"Classes and functions by number of relations ({an['definitions']:,} definitions)",
-                      xaxis_title="calls, inheritance, references and doc links (in + out)",
-                      yaxis=ui.log_axis(hist["nodes"], "definitions") if len(hist) > 1 and hist["nodes"].max() > 50
-                      else ui.count_axis(hist["nodes"], "definitions"))
-    ui.chart(fig, key="degree", height=340)
-with right:
-    most = pd.DataFrame(an["most_connected"], columns=["id", "kind", "qualified_name", "file", "start_line", "degree"])
-    most["open"] = [f"./explorer?node={quote(i, safe='')}" for i in most["id"]]
-    st.caption("Most connected definitions")
-    st.dataframe(most[["qualified_name", "kind", "file", "start_line", "degree", "open"]], hide_index=True,
-                 column_config={"qualified_name": "Name", "file": "File", "start_line": "Line", "degree": "Relations",
-                                "open": st.column_config.LinkColumn("Explore", display_text="open")})
-
-# ---------------------------------------------------------------- dependencies
-st.subheader("Dependencies", anchor="dependencies")
-left, right = st.columns(2)
-fan_in = pd.DataFrame(an["fan_in"], columns=["file", "imported_by"])
-fan_out = pd.DataFrame(an["fan_out"], columns=["file", "imports"])
-with left:
-    if fan_in.empty:
-        st.caption("No file imports another file of the repository.")
-    else:
-        fig = go.Figure(go.Bar(x=fan_in["imported_by"], y=fan_in["file"], orientation="h", marker_color="#1d4ed8"))
-        fig.update_layout(title="Most imported files (fan-in)", yaxis=dict(autorange="reversed"),
-                          xaxis_title="files importing it")
-        ui.chart(fig, key="fan_in", height=max(260, 22 * len(fan_in) + 80))
-with right:
-    if not fan_out.empty:
-        fig = go.Figure(go.Bar(x=fan_out["imports"], y=fan_out["file"], orientation="h", marker_color="#f59e0b"))
-        fig.update_layout(title="Files importing the most (fan-out)", yaxis=dict(autorange="reversed"),
-                          xaxis_title="repository files imported")
-        ui.chart(fig, key="fan_out", height=max(260, 22 * len(fan_out) + 80))
-
-st.subheader("Import cycles", anchor="cycles")
-if not an["cycles"]:
-    st.success("No import cycles.", icon=":material/check_circle:")
-else:
-    st.caption("Each group is a set of files that import each other, directly or through the others "
-               "(strongly connected components of the file import graph), largest first; shown as a "
-               "shortest cycle through its first file, in import direction.")
-    cyc = pd.DataFrame([{"cycle": i + 1, "files": len(c["files"]), "members": " → ".join(c["example"])}
-                        for i, c in enumerate(an["cycles"])])
-    st.dataframe(cyc, hide_index=True, column_config={"cycle": "Group", "files": "Files", "members": "Files involved"})
+        st.caption("Each group is a set of files that import each other, directly or through the others "
+                   "(strongly connected components of the file import graph), largest first; shown as a "
+                   "shortest cycle through its first file, in import direction.")
+        cyc = pd.DataFrame([{"cycle": i + 1, "files": len(c["files"]), "members": " → ".join(c["example"])}
+                            for i, c in enumerate(an["cycles"])])
+        st.dataframe(cyc, hide_index=True,
+                     column_config={"cycle": "Group", "files": "Files", "members": "Files involved"})
 
 
 # ---------------------------------------------------------------- git history
@@ -143,7 +153,7 @@ def hotspot_map(hm: dict) -> None:
                               help=f"All {total:,} files of the graph, or only the hottest ones."))
     sync_param("files", str(n), str(default))
     if n != hm["shown"]:
-        hm = cache.hotspot_map(src, n)
+        hm = cache.hotspot_map(src, n, hm["since"])
     right.caption(
         f"**score = commits × complexity**: a file's non-merge commits ({hist['commits']:,} read, "
         f"{hist['authors']:,} author(s), {str(hist['first'])[:10]} to {str(hist['last'])[:10]}) times the lines "
@@ -279,19 +289,76 @@ def knowledge_islands() -> None:
         "basis": "By", "commits": "Commits", "lines_added": "Lines added", "authors": "Authors"})
 
 
-try:
-    hotspots = cache.hotspot_map(src)
-except GraphUnreadable as exc:
-    ui.graph_error(exc)
-for title, anchor, section in (("Hotspots", "hotspots", lambda: hotspot_map(hotspots)),
-                               ("Change coupling", "coupling", coupling_pairs),
-                               ("Knowledge islands", "knowledge", knowledge_islands)):
-    st.subheader(title, anchor=anchor)
-    if hotspots["history"]["available"]:
-        section()
-    else:
-        no_history(hotspots["history"])
+def community_knowledge() -> None:
+    """Who knows each community: its main author and share (``nervapack knowledge``)."""
+    try:
+        ki = cache.knowledge_islands(src)
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
+    st.subheader("Who knows each community", anchor="community-knowledge")
+    if not ki["communities"]:
+        st.caption("No community has files with commits.")
+        return
+    st.caption(f"{len(ki['communities']):,} communities with commits, by number (0 = the largest): the author of "
+               "most of the lines added to their files (by commits when no line was added). A high share on a "
+               "large community is a bus factor of one.")
+    with st.columns([1, 3])[0]:
+        page = ui.page_controls(len(ki["communities"]), ISLANDS_PAGE, key="community_knowledge_page")
+    rows = pd.DataFrame(ki["communities"][page * ISLANDS_PAGE:(page + 1) * ISLANDS_PAGE])
+    rows["open"] = [f"./communities?community={c}" for c in rows["community"]]
+    st.dataframe(rows.assign(share=rows["share"] * 100), hide_index=True, column_config={
+        "community": "Community", "files": "Files", "main_author": "Main author",
+        "share": st.column_config.NumberColumn("Share", format="%.1f%%"), "basis": "By", "commits": "Commits",
+        "lines_added": "Lines added", "authors": "Authors",
+        "open": st.column_config.LinkColumn("Drill down", display_text="open")})
+
+
+def knowledge_section() -> None:
+    knowledge_islands()
+    community_knowledge()
+
+
+def with_history(section):
+    """A part drawn from the git history, or why there is none."""
+    def draw() -> None:
+        try:
+            state = cache.hotspot_map(src)["history"]
+        except GraphUnreadable as exc:
+            ui.graph_error(exc)
+        if state["available"]:
+            section()
+        else:
+            no_history(state)
+    return draw
+
+
+def hotspots_section() -> None:
+    """The hotspot map, counting every commit or those since a date (``nervapack hotspots --since``)."""
+    since = st.text_input("Commits since", value=ui.param("since", ""), key="hot_since", max_chars=40,
+                          placeholder="all the history, or a date like 2024-01-31",
+                          help="Only the commits from that day on count (UTC), as `nervapack hotspots --since`: "
+                               "what is hot lately rather than over the whole history.").strip()
+    try:
+        parse_since(since)
+    except NervapackError as exc:
+        st.warning(f"{ui.md_escape(exc)} Counting every commit.", icon=":material/event_busy:")
+        since = ""
+    sync_param("since", since, "")
+    try:
+        hm = cache.hotspot_map(src, since=since or None)
+    except GraphUnreadable as exc:
+        ui.graph_error(exc)
+    if since:
+        st.caption(f"Commits since {ui.md_escape(since)} only: {hm['with_commits']:,} file(s) changed since then.")
+    hotspot_map(hm)
+
+
+# one part at a time (lazy tabs, the open one in ?view=): a fresh tab draws the kinds, not every chart
+ui.sections({"Node and edge kinds": kinds_section, "Degree distribution": degree_section,
+             "Dependencies": dependencies_section, "Hotspots": with_history(hotspots_section),
+             "Change coupling": with_history(coupling_pairs), "Knowledge islands": with_history(knowledge_section)})
 
 if an["skipped"]:
-    with st.expander("Files left out at ingest", icon=":material/block:"):
-        st.dataframe(pd.DataFrame(an["skipped"]), hide_index=True)
+    left_out = st.expander("Files left out at ingest", icon=":material/block:", key="skipped", on_change="rerun")
+    if left_out.open:  # drawn when opened
+        left_out.dataframe(pd.DataFrame(an["skipped"]), hide_index=True)

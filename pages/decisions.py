@@ -302,31 +302,6 @@ done_message = st.session_state.pop("review_done", None)
 if done_message:
     st.success(done_message, icon=":material/task_alt:")
 
-# ---------------------------------------------------------------- review queue
-queue_first = cache.review_queue(src, ns, 0, QUEUE_PAGE)
-st.subheader(f"Review queue ({queue_first['total']:,})", anchor="review-queue")
-if not queue_first["total"]:
-    st.caption(f"No proposed decision waits for review in namespace {ui.md_escape(ns)}. Decisions written by agents "
-               "(MCP) land here as proposed.")
-else:
-    reviewer_name = cache.reviewer(src) or "unknown"
-    st.caption(f"{queue_first['total']:,} proposed decision(s), oldest first: not agreed until someone accepts them. "
-               f"Reviews are recorded as **{ui.md_escape(reviewer_name)}** (the memory's author: git's user, "
-               "else the OS user).")
-    if blocked_reason:
-        st.warning(blocked_reason, icon=":material/lock:")
-    qpage = ui.pager(queue_first["total"], QUEUE_PAGE, key="queue_page", noun="proposed decisions")
-    queue = queue_first if qpage == 0 else cache.review_queue(src, ns, qpage, QUEUE_PAGE)
-    for d in queue["decisions"]:
-        with st.container(border=True):
-            st.markdown(f"{badge(d)} **{ui.md_escape(d.get('title') or d['content'][:160])}**")
-            if d.get("title"):
-                st.text(d["content"])
-            st.caption(f"{provenance(d)} · takes effect {d['valid_from'][:10]}")
-            if d.get("rationale"):
-                st.text(f"Why: {d['rationale']}")
-            review_actions(d, "queue")
-
 # ---------------------------------------------------------------- one decision (deep link)
 wanted = ui.param("decision")
 if wanted:
@@ -380,51 +355,84 @@ if wanted:
     else:
         wanted = None
 
-# ---------------------------------------------------------------- graph
-st.subheader("Supersession and causation graph", anchor="graph")
-modes = ["around the selected decision", "the matching decisions"] if wanted else ["the matching decisions"]
-gcols = st.columns([3, 2, 3])
-mode = gcols[0].radio("Draw", modes, key="graph_mode", horizontal=True)
-size = gcols[1].select_slider("At most (nodes)", GRAPH_SIZES, value=80, key="graph_size")
-if mode.startswith("around"):
-    hops = gcols[2].select_slider("Links away", [1, 2, 3], value=2, key="graph_hops")
-    g = cache.decision_graph(src, ns, around=wanted, hops=hops, max_nodes=size)
-    what = f"memories within {hops} link(s) of the selected decision"
-else:
-    g = cache.decision_graph(src, ns, max_nodes=size, **filters)
-    what = "memories linked to the matching decisions"
-if not g["nodes"]:
-    st.caption(f"No SUPERSEDES, CAUSED, CONTRADICTS or DERIVED_FROM link among the {g['matching']:,} matching "
-               "decision(s).")
-else:
-    note = f"Showing {g['shown']:,} of {g['total_nodes']:,} {what}"
-    if g["truncated"]:
-        note += " (the newest first; raise the limit or narrow the filters to see the rest)"
-    if g.get("isolated"):
-        note += f"; {g['isolated']:,} matching decision(s) have no such link and are not drawn"
-    st.caption(note + ". Arrows: a new version points to the one it replaced, a decision to what it caused.")
-    ui.chart(graph_figure(g, selected=wanted, title=f"{g['shown']:,} of {g['total_nodes']:,} memories "
-                                                   "· left to right: when each took effect"), key="decision_graph")
 
-# ---------------------------------------------------------------- open contradictions
-contradictions = cache.open_contradictions(src, ns)
-st.subheader(f"Open contradictions ({len(contradictions):,})", anchor="contradictions")
-if not contradictions:
-    st.caption("No open contradiction: every CONTRADICTS pair has one side superseded, closed, rejected or "
-               "deprecated.")
-else:
-    st.caption("Pairs of memories that contradict each other while both still stand: settle each by superseding, "
-               "rejecting or deprecating one side.")
-    cpage = ui.pager(len(contradictions), CONTRA_PAGE, key="contra_page", noun="open contradictions")
-    for i, c in enumerate(contradictions[cpage * CONTRA_PAGE:(cpage + 1) * CONTRA_PAGE]):
-        with st.container(border=True):
-            cols = st.columns([5, 5])
-            for col, side in zip(cols, (c["source"], c["target"])):
-                col.markdown(f"{ui.status_badge(side.get('status') or side['kind'])} "
-                             f"{ui.md_escape(side['content'][:200])}")
-                col.caption(f"{side['kind']} · {side['valid_from'][:10]} · {ui.md_escape(side['id'])}")
-                if side["kind"] == "decision" and col.button("Open", key=f"contra_{i}_{side['id']}"):
-                    select(side["id"])
+# ---------------------------------------------------------------- the parts (lazy tabs)
+def queue_section() -> None:
+    """Proposed decisions waiting for a review, oldest first, with Accept/Reject."""
+    queue_first = cache.review_queue(src, ns, 0, QUEUE_PAGE)
+    st.subheader(f"Review queue ({queue_first['total']:,})", anchor="review-queue")
+    if not queue_first["total"]:
+        st.caption(f"No proposed decision waits for review in namespace {ui.md_escape(ns)}. Decisions written by "
+                   "agents (MCP) land here as proposed.")
+    else:
+        reviewer_name = cache.reviewer(src) or "unknown"
+        st.caption(f"{queue_first['total']:,} proposed decision(s), oldest first: not agreed until someone accepts "
+                   f"them. Reviews are recorded as **{ui.md_escape(reviewer_name)}** (the memory's author: git's user, "
+                   "else the OS user).")
+        if blocked_reason:
+            st.warning(blocked_reason, icon=":material/lock:")
+        qpage = ui.pager(queue_first["total"], QUEUE_PAGE, key="queue_page", noun="proposed decisions")
+        queue = queue_first if qpage == 0 else cache.review_queue(src, ns, qpage, QUEUE_PAGE)
+        for d in queue["decisions"]:
+            with st.container(border=True):
+                st.markdown(f"{badge(d)} **{ui.md_escape(d.get('title') or d['content'][:160])}**")
+                if d.get("title"):
+                    st.text(d["content"])
+                st.caption(f"{provenance(d)} · takes effect {d['valid_from'][:10]}")
+                if d.get("rationale"):
+                    st.text(f"Why: {d['rationale']}")
+                review_actions(d, "queue")
+
+
+def graph_section() -> None:
+    """The supersession and causation graph of the matching (or the selected) decisions."""
+    st.subheader("Supersession and causation graph", anchor="graph")
+    modes = ["around the selected decision", "the matching decisions"] if wanted else ["the matching decisions"]
+    gcols = st.columns([3, 2, 3])
+    mode = gcols[0].radio("Draw", modes, key="graph_mode", horizontal=True)
+    size = gcols[1].select_slider("At most (nodes)", GRAPH_SIZES, value=80, key="graph_size")
+    if mode.startswith("around"):
+        hops = gcols[2].select_slider("Links away", [1, 2, 3], value=2, key="graph_hops")
+        g = cache.decision_graph(src, ns, around=wanted, hops=hops, max_nodes=size)
+        what = f"memories within {hops} link(s) of the selected decision"
+    else:
+        g = cache.decision_graph(src, ns, max_nodes=size, **filters)
+        what = "memories linked to the matching decisions"
+    if not g["nodes"]:
+        st.caption(f"No SUPERSEDES, CAUSED, CONTRADICTS or DERIVED_FROM link among the {g['matching']:,} matching "
+                   "decision(s).")
+    else:
+        note = f"Showing {g['shown']:,} of {g['total_nodes']:,} {what}"
+        if g["truncated"]:
+            note += " (the newest first; raise the limit or narrow the filters to see the rest)"
+        if g.get("isolated"):
+            note += f"; {g['isolated']:,} matching decision(s) have no such link and are not drawn"
+        st.caption(note + ". Arrows: a new version points to the one it replaced, a decision to what it caused.")
+        ui.chart(graph_figure(g, selected=wanted, title=f"{g['shown']:,} of {g['total_nodes']:,} memories "
+                                                       "· left to right: when each took effect"), key="decision_graph")
+
+
+def contradictions_section() -> None:
+    """Pairs of memories contradicting each other while both stand."""
+    contradictions = cache.open_contradictions(src, ns)
+    st.subheader(f"Open contradictions ({len(contradictions):,})", anchor="contradictions")
+    if not contradictions:
+        st.caption("No open contradiction: every CONTRADICTS pair has one side superseded, closed, rejected or "
+                   "deprecated.")
+    else:
+        st.caption("Pairs of memories that contradict each other while both still stand: settle each by superseding, "
+                   "rejecting or deprecating one side.")
+        cpage = ui.pager(len(contradictions), CONTRA_PAGE, key="contra_page", noun="open contradictions")
+        for i, c in enumerate(contradictions[cpage * CONTRA_PAGE:(cpage + 1) * CONTRA_PAGE]):
+            with st.container(border=True):
+                cols = st.columns([5, 5])
+                for col, side in zip(cols, (c["source"], c["target"])):
+                    col.markdown(f"{ui.status_badge(side.get('status') or side['kind'])} "
+                                 f"{ui.md_escape(side['content'][:200])}")
+                    col.caption(f"{side['kind']} · {side['valid_from'][:10]} · {ui.md_escape(side['id'])}")
+                    if side["kind"] == "decision" and col.button("Open", key=f"contra_{i}_{side['id']}"):
+                        select(side["id"])
+
 
 # ---------------------------------------------------------------- changes
 def touched_list(decisions: list[dict], key: str) -> None:
@@ -439,90 +447,105 @@ def touched_list(decisions: list[dict], key: str) -> None:
                          query_params={"namespace": ns, "decision": d["id"]})
 
 
-st.subheader("Changes", anchor="changes")
-change_range = st.text_input("A change to review (BASE..HEAD, BASE...HEAD); empty: the recent commits",
-                             value=ui.param("range", ""), key="change_range", max_chars=200).strip()
-if change_range:
-    st.query_params["range"] = change_range
-elif "range" in st.query_params:
-    del st.query_params["range"]
-if change_range:
-    got = cache.decisions_by_commit(src, ns, range_=change_range)
-    if not got["available"]:
-        st.warning(ui.md_escape(got["reason"]), icon=":material/link_off:")
+def changes_section() -> None:
+    """Commits (or a range) and the decisions whose code they changed."""
+    st.subheader("Changes", anchor="changes")
+    change_range = st.text_input("A change to review (BASE..HEAD, BASE...HEAD); empty: the recent commits",
+                                 value=ui.param("range", ""), key="change_range", max_chars=200).strip()
+    if change_range:
+        st.query_params["range"] = change_range
+    elif "range" in st.query_params:
+        del st.query_params["range"]
+    if change_range:
+        got = cache.decisions_by_commit(src, ns, range_=change_range)
+        if not got["available"]:
+            st.warning(ui.md_escape(got["reason"]), icon=":material/link_off:")
+        else:
+            r = got["range"]
+            st.caption(f"{ui.md_escape(r['label'])}: {len(r['files']):,} file(s) changed, "
+                       f"{len(r['decisions']):,} decision(s) of namespace {ui.md_escape(ns)} touched "
+                       "(the same answer as `nervapack review-changes`).")
+            touched_list(r["decisions"], "range")
+            for a in r["adr"]:
+                st.caption(ui.md_escape(f"ADR {a['path']} {a['change']}: {a['status_before'] or '—'} → "
+                                        f"{a['status_after'] or '—'}"))
     else:
-        r = got["range"]
-        st.caption(f"{ui.md_escape(r['label'])}: {len(r['files']):,} file(s) changed, "
-                   f"{len(r['decisions']):,} decision(s) of namespace {ui.md_escape(ns)} touched "
-                   "(the same answer as `nervapack review-changes`).")
-        touched_list(r["decisions"], "range")
-        for a in r["adr"]:
-            st.caption(ui.md_escape(f"ADR {a['path']} {a['change']}: {a['status_before'] or '—'} → "
-                                    f"{a['status_after'] or '—'}"))
-else:
-    first_changes = cache.decisions_by_commit(src, ns, page=0, page_size=CHANGES_PAGE)
-    if not first_changes["available"]:
-        st.caption(ui.md_escape(first_changes["reason"]))
-    else:
-        cpage = ui.pager(first_changes["total"], CHANGES_PAGE, key="changes_page", noun="commits, newest first")
-        changes = first_changes if cpage == 0 else cache.decisions_by_commit(src, ns, page=cpage,
-                                                                             page_size=CHANGES_PAGE)
-        st.caption("Each commit with the decisions of this namespace whose code it modified, removed or moved "
-                   "(definition by definition, as `nervapack review-changes` checks a change).")
-        for c in changes["commits"]:
-            n = len(c["decisions"])
-            label = (f"{c['sha'][:10]} · {c['date'][:10]} · {ui.md_escape(c['author'])} · "
-                     f"{ui.md_escape(c['summary'][:100])} · {n} decision(s)")
-            with st.expander(label, icon=":material/commit:" if not n else ":material/gavel:"):
-                st.caption(f"{c.get('files', 0):,} file(s) changed")
-                if not n:
-                    st.caption("No decision governs the code this commit touched.")
-                touched_list(c["decisions"], c["sha"])
-                for a in c.get("adr", []):
-                    st.caption(ui.md_escape(f"ADR {a['path']} {a['change']}: {a['status_before'] or '—'} → "
-                                            f"{a['status_after'] or '—'}"))
+        first_changes = cache.decisions_by_commit(src, ns, page=0, page_size=CHANGES_PAGE)
+        if not first_changes["available"]:
+            st.caption(ui.md_escape(first_changes["reason"]))
+        else:
+            cpage = ui.pager(first_changes["total"], CHANGES_PAGE, key="changes_page", noun="commits, newest first")
+            changes = first_changes if cpage == 0 else cache.decisions_by_commit(src, ns, page=cpage,
+                                                                                 page_size=CHANGES_PAGE)
+            st.caption("Each commit with the decisions of this namespace whose code it modified, removed or moved "
+                       "(definition by definition, as `nervapack review-changes` checks a change).")
+            for c in changes["commits"]:
+                n = len(c["decisions"])
+                label = (f"{c['sha'][:10]} · {c['date'][:10]} · {ui.md_escape(c['author'])} · "
+                         f"{ui.md_escape(c['summary'][:100])} · {n} decision(s)")
+                with st.expander(label, icon=":material/commit:" if not n else ":material/gavel:"):
+                    st.caption(f"{c.get('files', 0):,} file(s) changed")
+                    if not n:
+                        st.caption("No decision governs the code this commit touched.")
+                    touched_list(c["decisions"], c["sha"])
+                    for a in c.get("adr", []):
+                        st.caption(ui.md_escape(f"ADR {a['path']} {a['change']}: {a['status_before'] or '—'} → "
+                                                f"{a['status_after'] or '—'}"))
 
-# ---------------------------------------------------------------- the list
-st.subheader("Decisions", anchor="list")
-page = ui.pager(first["total"], PAGE_SIZE, key="dec_page", reset_on=signature, noun="decisions, newest first")
-found = first if first["page"] == page else cache.decision_page(src, ns, page=page, page_size=PAGE_SIZE, **filters)
-if not found["decisions"]:
-    st.caption("No decision matches these filters.")
-for d in found["decisions"]:
-    flags = []
-    if d["id"] in reasons:
-        flags.append(":orange[may be stale]")
-    if d.get("contradictions"):
-        flags.append(":red[contradicted]")
-    label = " · ".join([d["valid_from"][:10], badge(d), *flags, ui.md_escape(d.get("title") or d["content"][:120])])
-    with st.expander(label, icon=":material/gavel:", expanded=(d["id"] == wanted)):
-        st.text(d["content"])
-        st.caption(provenance(d))
-        c = st.columns(4)
-        c[0].caption("Valid")
-        c[0].text(f"{d['valid_from'][:10]} → {(d['valid_until'] or 'now')[:10]}")
-        c[1].caption("Session")
-        c[1].text(d.get("session_name") or "—")
-        c[2].caption("About")
-        c[2].text(", ".join(d.get("entities") or []) or "—")
-        c[3].caption("Tags")
-        c[3].text(", ".join(d.get("tags") or []) or "—")
-        stale_note(d)
-        contradiction_note(d)
-        st.caption("Rationale")
-        st.text(d.get("rationale") or "(none recorded)")
-        if d["alternatives_rejected"]:
-            st.caption("Rejected alternatives")
-            st.text("\n".join(f"- {a}" for a in d["alternatives_rejected"]))
-        if d["outcomes"]:
-            st.caption("Outcomes it caused")
-            st.text("\n".join(f"- {o['content']} ({o['valid_from'][:10]})" for o in d["outcomes"]))
-        reviews_table(d.get("reviews") or [])
-        code_links(d.get("code") or [])
-        if d["superseded_by"]:
-            st.page_link("pages/decisions.py", label="Replaced by a newer version: open it",
-                         icon=":material/arrow_forward:", query_params={"namespace": ns,
-                                                                        "decision": d["superseded_by"]})
-        review_actions(d, "list")
-        st.page_link("pages/decisions.py", label="Open this decision (details, neighbourhood graph)",
-                     icon=":material/open_in_new:", query_params={"namespace": ns, "decision": d["id"]})
+
+def list_section() -> None:
+    """The matching decisions, one page, each with its details."""
+    st.subheader("Decisions", anchor="list")
+    page = ui.pager(first["total"], PAGE_SIZE, key="dec_page", reset_on=signature, noun="decisions, newest first")
+    found = first if first["page"] == page else cache.decision_page(src, ns, page=page, page_size=PAGE_SIZE, **filters)
+    if not found["decisions"]:
+        st.caption("No decision matches these filters.")
+    for d in found["decisions"]:
+        flags = []
+        if d["id"] in reasons:
+            flags.append(":orange[may be stale]")
+        if d.get("contradictions"):
+            flags.append(":red[contradicted]")
+        label = " · ".join([d["valid_from"][:10], badge(d), *flags, ui.md_escape(d.get("title") or d["content"][:120])])
+        # drawn when opened (a rerun): twenty decisions' details, reviews and links are hundreds of elements
+        details = st.expander(label, icon=":material/gavel:", expanded=(d["id"] == wanted), key=f"dec_open_{d['id']}",
+                              on_change="rerun")
+        with details:
+            if not details.open:
+                continue
+            st.text(d["content"])
+            st.caption(provenance(d))
+            c = st.columns(4)
+            c[0].caption("Valid")
+            c[0].text(f"{d['valid_from'][:10]} → {(d['valid_until'] or 'now')[:10]}")
+            c[1].caption("Session")
+            c[1].text(d.get("session_name") or "—")
+            c[2].caption("About")
+            c[2].text(", ".join(d.get("entities") or []) or "—")
+            c[3].caption("Tags")
+            c[3].text(", ".join(d.get("tags") or []) or "—")
+            stale_note(d)
+            contradiction_note(d)
+            st.caption("Rationale")
+            st.text(d.get("rationale") or "(none recorded)")
+            if d["alternatives_rejected"]:
+                st.caption("Rejected alternatives")
+                st.text("\n".join(f"- {a}" for a in d["alternatives_rejected"]))
+            if d["outcomes"]:
+                st.caption("Outcomes it caused")
+                st.text("\n".join(f"- {o['content']} ({o['valid_from'][:10]})" for o in d["outcomes"]))
+            reviews_table(d.get("reviews") or [])
+            code_links(d.get("code") or [])
+            if d["superseded_by"]:
+                st.page_link("pages/decisions.py", label="Replaced by a newer version: open it",
+                             icon=":material/arrow_forward:", query_params={"namespace": ns,
+                                                                            "decision": d["superseded_by"]})
+            review_actions(d, "list")
+            st.page_link("pages/decisions.py", label="Open this decision (details, neighbourhood graph)",
+                         icon=":material/open_in_new:", query_params={"namespace": ns, "decision": d["id"]})
+
+
+# one part at a time (lazy tabs, ?view=): a fresh tab draws the decisions, not the graph, the queue and the
+# commits as well
+ui.sections({"Decisions": list_section, "Review queue": queue_section, "Graph": graph_section,
+             "Contradictions": contradictions_section, "Changes": changes_section})

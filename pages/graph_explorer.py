@@ -14,6 +14,7 @@ from nervapack_core.dashboard.data import GraphUnreadable, read_code
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10
 HISTORY_COMMITS = 10
+CODE_LINES = 60  # lines of a definition shown at first (each highlighted line is React work); a toggle: all
 EDGE_COLORS = {"CALLS": "#1d4ed8", "DEFINES": "#94a3b8", "IMPORTS": "#10b981", "INHERITS": "#a855f7",
                "REFERENCES": "#f59e0b", "EXPLAINS": "#ef4444"}
 
@@ -56,7 +57,7 @@ if query.strip():
             st.query_params["node"] = node_id
 elif not node_id:
     try:
-        starters = cache.analytics(src)["most_connected"]
+        starters = cache.degrees(src)["most_connected"]
     except GraphUnreadable as exc:
         ui.graph_error(exc)
     if not starters:
@@ -101,150 +102,175 @@ else:
                            None if whole_file else node["end_line"])
     st.caption(note)
     if code is not None:
+        lines = code.split("\n")
+        # the browser highlights every line it is given: Django's QuerySet (2,000 lines) took seconds
+        if len(lines) > CODE_LINES and not st.toggle(f"Show all {len(lines):,} lines", key="code_all"):
+            st.caption(f"The first {CODE_LINES} of its {len(lines):,} lines.")
+            code = "\n".join(lines[:CODE_LINES])
         st.code(code, language=node.get("language") or None, line_numbers=True,
                 height=min(480, 40 + 21 * (code.count("\n") + 1)))
 
-# ---------------------------------------------------------------- neighbourhood
-st.subheader("Neighbourhood", anchor="neighbourhood")
-if st.toggle("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
-             key="explore_interactive"):
-    hops = st.radio("Hops", [1, 2], horizontal=True, key="explore_hops")
-    components.html(cache.explore_html(src, node_id, int(hops)), height=640, scrolling=False)
-nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
-                  columns=["direction", "kind", "confidence", "evidence", "id", "node_kind", "qualified_name", "file",
-                           "start_line"])
-if nb.empty:
-    st.caption("No edges in or out of this node.")
-else:
-    # what it uses (out) on the right half, what uses it (in) on the left, each edge an arrow in its
-    # direction; only a few labels, spread round the circle (hover names the rest)
-    shown = nb.head(60)
-    outs = [i for i in range(len(shown)) if shown.iloc[i]["direction"] == "out"]
-    ins = [i for i in range(len(shown)) if shown.iloc[i]["direction"] != "out"]
-    pos: dict[int, tuple[float, float, float]] = {}
-    for group, (lo, hi) in ((outs, (-0.45, 0.45)), (ins, (0.55, 1.45))):
-        for j, i in enumerate(group):
-            a = math.pi * (lo + (hi - lo) * (j + 0.5) / len(group))
-            pos[i] = (math.cos(a), math.sin(a), a)
-    n = len(shown)
-    xs = [pos[i][0] for i in range(n)]
-    ys = [pos[i][1] for i in range(n)]
-    fig = go.Figure()
-    for kind, color in EDGE_COLORS.items():
-        idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
-        if not idx:
-            continue
-        fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=color, width=2), name=kind)  # legend
-        for i in idx:
-            out = shown.iloc[i]["direction"] == "out"
-            (x0, y0), (x1, y1) = ((0.0, 0.0), (xs[i], ys[i])) if out else ((xs[i], ys[i]), (0.0, 0.0))
-            # stop short of the target marker so the arrowhead shows
-            fig.add_annotation(x=x0 + 0.9 * (x1 - x0), y=y0 + 0.9 * (y1 - y0), ax=x0, ay=y0, xref="x", yref="y",
-                               axref="x", ayref="y", text="", showarrow=True, arrowhead=2, arrowsize=1,
-                               arrowwidth=1.3, arrowcolor=color, opacity=0.8)
-    LABELS = 12
-    step = max(1, math.ceil(n / LABELS))
-    labelled = set(range(0, n, step))
 
-    def side(angle: float) -> str:
-        x = math.cos(angle)
-        return "middle right" if x > 0.3 else "middle left" if x < -0.3 else (
-            "top center" if math.sin(angle) > 0 else "bottom center")
-
-    fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=11, color="#0f172a"),
-                    text=[q.rsplit(".", 1)[-1][:22] if i in labelled else ""
-                          for i, q in enumerate(shown["qualified_name"])],
-                    textposition=[side(pos[i][2]) for i in range(n)], textfont=dict(size=11),
-                    customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
-                    hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
-                                  "<extra></extra>",
-                    showlegend=False)
-    fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
-                    text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
-    for x, text in ((1.25, f"uses → ({len(outs)})"), (-1.25, f"← used by ({len(ins)})")):
-        fig.add_annotation(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
-    labels_note = f"; {len(labelled)} labelled, hover for the rest" if n > len(labelled) else ""
-    fig.update_layout(title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else "") + labels_note,
-                      xaxis=dict(visible=False, range=[-1.9, 1.9]),
-                      yaxis=dict(visible=False, scaleanchor="x", range=[-1.3, 1.3]),
-                      legend=dict(orientation="h"))
-    left, right = st.columns([2, 3])
-    with left:
-        ui.chart(fig, key="neighbourhood", height=460)
-    with right:
-        st.dataframe(nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
-                     hide_index=True, height=380,
-                     column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
-                                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
-        options = list(dict.fromkeys(nb["id"]))
-        names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
-        target = st.selectbox("Go to a neighbour", [None] + options,
-                              format_func=lambda i: "—" if i is None else names[i], key="goto")
-        if target:
-            st.query_params["node"] = target
-            st.query_params.pop("q", None)
-            for k in ("q", "result", "goto"):
-                st.session_state.pop(k, None)
-            st.rerun()
-
-# ---------------------------------------------------------------- decisions
-st.subheader("Decisions touching it", anchor="decisions")
-what = "code in this file" if node["kind"] == "file" else "this definition or one inside it"
-if not src.has_memory:
-    st.caption("No decision memory in this workspace yet: decisions stored with `nervapack memory store … "
-               "--kind decision` about a name in the code (an entity) are linked to it and show here.")
-else:
-    spaces = [n["namespace"] for n in cache.namespaces(src)]
-    top = st.columns([2, 2, 3])
-    with top[0]:
-        ns = ui.namespace_picker(src, spaces) if spaces else None
-    with_history = top[1].toggle("Include superseded versions", key="decisions_history")
-    if ns is None:
-        st.caption("The memory holds no namespace yet.")
+def neighbourhood_section() -> None:
+    """What the node uses and what uses it: arrows in their direction, a table, a way to walk on."""
+    if st.toggle("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
+                 key="explore_interactive"):
+        hops = st.radio("Hops", [1, 2], horizontal=True, key="explore_hops")
+        components.html(cache.explore_html(src, node_id, int(hops)), height=640, scrolling=False)
+    nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
+                      columns=["direction", "kind", "confidence", "evidence", "id", "node_kind", "qualified_name",
+                               "file", "start_line"])
+    if nb.empty:
+        st.caption("No edges in or out of this node.")
     else:
-        args = (ns, node["kind"], node["file"], node["qualified_name"])
-        first = cache.decisions_touching(src, *args, include_history=with_history, page=0, page_size=DECISIONS_PAGE)
-        page = ui.page_controls(first["total"], DECISIONS_PAGE, key="decisions_page")
-        found = first if page == 0 else cache.decisions_touching(src, *args, include_history=with_history, page=page,
-                                                                 page_size=DECISIONS_PAGE)
-        kind_word = "decision(s)" if with_history else "current decision(s)"
-        top[2].caption(f"{found['total']:,} {kind_word} in namespace {ui.md_escape(ns)} touch {what}"
-                       + (f"; page {found['page'] + 1} of {found['pages']:,}, newest first." if found["pages"] > 1
-                          else ", newest first."))
-        if not found["decisions"]:
-            st.caption("None. A decision is linked to code when an entity it is about names a class, function or "
-                       "file of the graph.")
-        for i, d in enumerate(found["decisions"]):
-            state = {"changed": ":orange[code changed since]", "gone": ":orange[file gone]",
-                     "unchanged": ""}[d["code_state"]]
-            label = " · ".join(x for x in (d["valid_from"][:10], ui.status_badge(d.get("status")), state,
-                                           ui.md_escape(d["content"])) if x)
-            with st.expander(label, icon=":material/gavel:", expanded=i == 0):
-                if d.get("status") == "proposed":
-                    st.info("Proposed, not agreed yet: it waits in the review queue of the Decisions page.",
-                            icon=":material/pending:")
-                if d["code_state"] == "changed":
-                    st.warning("The file's content changed since this decision was linked to it (content hash "
-                               "differs): check that it still holds.", icon=":material/update:")
-                elif d["code_state"] == "gone":
-                    st.warning("The file is no longer in the code graph.", icon=":material/link_off:")
-                if d.get("rationale"):
-                    st.caption("Rationale")
-                    st.text(d["rationale"])
-                if d.get("alternatives_rejected"):
-                    st.caption("Rejected alternatives")
-                    st.text("\n".join(f"- {a}" for a in d["alternatives_rejected"]))
-                refs = pd.DataFrame(d["code"], columns=["qualified_name", "kind", "start_line", "end_line", "entity"])
-                st.dataframe(refs, hide_index=True, column_config={
-                    "qualified_name": "Touches", "kind": "Kind", "start_line": "From line", "end_line": "To line",
-                    "entity": "Through entity"})
-                st.page_link("pages/decisions.py", label="Open in Decisions (status, reviews, provenance)",
-                             icon=":material/open_in_new:", query_params={"decision": d["id"], "namespace": ns})
-        if found["total"]:
-            area = node["file"]
-            st.page_link("pages/decisions.py", label=f"All decisions on {ui.md_escape(area)} in Decisions",
-                         icon=":material/filter_alt:", query_params={"area": area, "namespace": ns})
+        # what it uses (out) on the right half, what uses it (in) on the left, each edge an arrow in its
+        # direction; only a few labels, spread round the circle (hover names the rest)
+        shown = nb.head(60)
+        outs = [i for i in range(len(shown)) if shown.iloc[i]["direction"] == "out"]
+        ins = [i for i in range(len(shown)) if shown.iloc[i]["direction"] != "out"]
+        pos: dict[int, tuple[float, float, float]] = {}
+        for group, (lo, hi) in ((outs, (-0.45, 0.45)), (ins, (0.55, 1.45))):
+            for j, i in enumerate(group):
+                a = math.pi * (lo + (hi - lo) * (j + 0.5) / len(group))
+                pos[i] = (math.cos(a), math.sin(a), a)
+        n = len(shown)
+        xs = [pos[i][0] for i in range(n)]
+        ys = [pos[i][1] for i in range(n)]
+        fig = go.Figure()
+        # each edge a line ending in an arrowhead marker (one trace per kind): Plotly draws an annotation arrow
+        # with a text box it measures, one forced layout each (60 of them: seconds of a fresh tab)
+        for kind, color in EDGE_COLORS.items():
+            idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
+            if not idx:
+                continue
+            ex: list = []
+            ey: list = []
+            for i in idx:
+                out = shown.iloc[i]["direction"] == "out"
+                (x0, y0), (x1, y1) = ((0.0, 0.0), (xs[i], ys[i])) if out else ((xs[i], ys[i]), (0.0, 0.0))
+                # stop short of the target marker so the arrowhead shows
+                ex += [x0, x0 + 0.9 * (x1 - x0), None]
+                ey += [y0, y0 + 0.9 * (y1 - y0), None]
+            fig.add_scatter(x=ex, y=ey, mode="lines+markers", name=kind, line=dict(color=color, width=1.3),
+                            opacity=0.8, hoverinfo="skip",
+                            marker=dict(symbol="arrow", angleref="previous", color=color,
+                                        size=[0, 11, 0] * len(idx)))
+        LABELS = 12
+        step = max(1, math.ceil(n / LABELS))
+        labelled = set(range(0, n, step))
 
-# ---------------------------------------------------------------- history
-st.subheader("Recent commits and authors", anchor="history")
-ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])
+        def side(angle: float) -> str:
+            x = math.cos(angle)
+            return "middle right" if x > 0.3 else "middle left" if x < -0.3 else (
+                "top center" if math.sin(angle) > 0 else "bottom center")
+
+        fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=11, color="#0f172a"),
+                        text=[q.rsplit(".", 1)[-1][:22] if i in labelled else ""
+                              for i, q in enumerate(shown["qualified_name"])],
+                        textposition=[side(pos[i][2]) for i in range(n)], textfont=dict(size=11),
+                        customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
+                        hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
+                                      "<extra></extra>",
+                        showlegend=False)
+        fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
+                        text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
+        notes = [dict(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
+                 for x, text in ((1.25, f"uses → ({len(outs)})"), (-1.25, f"← used by ({len(ins)})"))]
+        labels_note = f"; {len(labelled)} labelled, hover for the rest" if n > len(labelled) else ""
+        fig.update_layout(annotations=notes,
+                          title=f"{len(nb)} relation(s)" + (" (first 60 drawn)" if len(nb) > 60 else "") + labels_note,
+                          xaxis=dict(visible=False, range=[-1.9, 1.9]),
+                          yaxis=dict(visible=False, scaleanchor="x", range=[-1.3, 1.3]),
+                          legend=dict(orientation="h"))
+        left, right = st.columns([2, 3])
+        with left:
+            ui.chart(fig, key="neighbourhood", height=460)
+        with right:
+            every = st.expander(f"All {len(nb):,} relations (table)", icon=":material/table:", key="nb_table",
+                                on_change="rerun")  # a data grid: drawn when opened
+            if every.open:
+                every.dataframe(
+                    nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
+                    hide_index=True, height=380,
+                    column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
+                                   "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
+            options = list(dict.fromkeys(nb["id"]))
+            names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
+            target = st.selectbox("Go to a neighbour", [None] + options,
+                                  format_func=lambda i: "—" if i is None else names[i], key="goto")
+            if target:
+                st.query_params["node"] = target
+                st.query_params.pop("q", None)
+                for k in ("q", "result", "goto"):
+                    st.session_state.pop(k, None)
+                st.rerun()
+
+
+def decisions_section() -> None:
+    """Decisions whose entities name this node or code inside it."""
+    what = "code in this file" if node["kind"] == "file" else "this definition or one inside it"
+    if not src.has_memory:
+        st.caption("No decision memory in this workspace yet: decisions stored with `nervapack memory store … "
+                   "--kind decision` about a name in the code (an entity) are linked to it and show here.")
+    else:
+        spaces = [n["namespace"] for n in cache.namespaces(src)]
+        top = st.columns([2, 2, 3])
+        with top[0]:
+            ns = ui.namespace_picker(src, spaces) if spaces else None
+        with_history = top[1].toggle("Include superseded versions", key="decisions_history")
+        if ns is None:
+            st.caption("The memory holds no namespace yet.")
+        else:
+            args = (ns, node["kind"], node["file"], node["qualified_name"])
+            first = cache.decisions_touching(src, *args, include_history=with_history, page=0, page_size=DECISIONS_PAGE)
+            page = ui.page_controls(first["total"], DECISIONS_PAGE, key="decisions_page")
+            found = first if page == 0 else cache.decisions_touching(src, *args, include_history=with_history,
+                                                                     page=page, page_size=DECISIONS_PAGE)
+            kind_word = "decision(s)" if with_history else "current decision(s)"
+            top[2].caption(f"{found['total']:,} {kind_word} in namespace {ui.md_escape(ns)} touch {what}"
+                           + (f"; page {found['page'] + 1} of {found['pages']:,}, newest first." if found["pages"] > 1
+                              else ", newest first."))
+            if not found["decisions"]:
+                st.caption("None. A decision is linked to code when an entity it is about names a class, function or "
+                           "file of the graph.")
+            for i, d in enumerate(found["decisions"]):
+                state = {"changed": ":orange[code changed since]", "gone": ":orange[file gone]",
+                         "unchanged": ""}[d["code_state"]]
+                label = " · ".join(x for x in (d["valid_from"][:10], ui.status_badge(d.get("status")), state,
+                                               ui.md_escape(d["content"])) if x)
+                with st.expander(label, icon=":material/gavel:", expanded=i == 0):
+                    if d.get("status") == "proposed":
+                        st.info("Proposed, not agreed yet: it waits in the review queue of the Decisions page.",
+                                icon=":material/pending:")
+                    if d["code_state"] == "changed":
+                        st.warning("The file's content changed since this decision was linked to it (content hash "
+                                   "differs): check that it still holds.", icon=":material/update:")
+                    elif d["code_state"] == "gone":
+                        st.warning("The file is no longer in the code graph.", icon=":material/link_off:")
+                    if d.get("rationale"):
+                        st.caption("Rationale")
+                        st.text(d["rationale"])
+                    if d.get("alternatives_rejected"):
+                        st.caption("Rejected alternatives")
+                        st.text("\n".join(f"- {a}" for a in d["alternatives_rejected"]))
+                    refs = pd.DataFrame(d["code"],
+                                        columns=["qualified_name", "kind", "start_line", "end_line", "entity"])
+                    st.dataframe(refs, hide_index=True, column_config={
+                        "qualified_name": "Touches", "kind": "Kind", "start_line": "From line", "end_line": "To line",
+                        "entity": "Through entity"})
+                    st.page_link("pages/decisions.py", label="Open in Decisions (status, reviews, provenance)",
+                                 icon=":material/open_in_new:", query_params={"decision": d["id"], "namespace": ns})
+            if found["total"]:
+                area = node["file"]
+                st.page_link("pages/decisions.py", label=f"All decisions on {ui.md_escape(area)} in Decisions",
+                             icon=":material/filter_alt:", query_params={"area": area, "namespace": ns})
+
+
+def history_section() -> None:
+    """The node's file: recent commits and authors."""
+    ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])
+
+
+# one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood
+ui.sections({"Neighbourhood": neighbourhood_section, "Decisions touching it": decisions_section,
+             "Recent commits and authors": history_section})

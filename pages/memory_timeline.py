@@ -127,7 +127,7 @@ if total > len(versions):
 n = len(versions)
 current = [v for v in versions if v["current"]]
 superseded = [v for v in versions if v.get("superseded_by")]
-cols = st.columns(4)
+cols = st.columns([1, 1, 1, 1.4])  # room for a whole date in the last one, never "2025-09…"
 cols[0].metric("Versions", ui.fmt_int(total), border=True)
 cols[1].metric("Current", ui.fmt_int(len(current)), border=True)
 cols[2].metric("Superseded", ui.fmt_int(len(superseded)), border=True)
@@ -172,144 +172,160 @@ if valid:
                f"effect ({valid[-1]['kind']}, since {valid[-1]['valid_from'][:10]}): "
                f"{ui.md_escape(valid[-1]['content'])}", icon=":material/schedule:")
     if len(valid) > 1:
-        st.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
-                                   for v in reversed(valid[-200:])]), hide_index=True,
-                     height=min(250, 38 + 35 * len(valid)))
+        held = st.expander(f"The {len(valid):,} versions that held then" + (", the newest 200" if len(valid) > 200
+                                                                           else ""),
+                           icon=":material/list:", key="held", on_change="rerun")
+        if held.open:  # a data grid: drawn when opened
+            held.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
+                                         for v in reversed(valid[-200:])]), hide_index=True,
+                           height=min(250, 38 + 35 * len(valid)))
 else:
     st.warning(f"Nothing about this topic was valid on {as_of_day.isoformat()}.", icon=":material/schedule:")
 
-# ---------------------------------------------------------------- intervals
 index_of = {v["id"]: i for i, v in enumerate(versions)}
 around = index_of[valid[-1]["id"]] if valid else n - 1
-start, end = version_window(n, around, WINDOW)
-shown = versions[start:end]
-rows = []
-open_end = last + timedelta(days=1) if last.date() < date.max else last
-for i, v in enumerate(shown, start=start):
-    status = "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed")
-    begin = parse(v["valid_from"])
-    end = parse(v["valid_until"]) if v.get("valid_until") else open_end
-    # plain strings and floats, not pandas timestamps: any year 1-9999 draws
-    rows.append({"label": f"v{i + 1} · {v['content'][:50]}", "start": plot_time(begin),
-                 "ms": max(0.0, (end - begin) / timedelta(milliseconds=1)), "status": status, "content": v["content"],
-                 "id": v["id"], "until": (v.get("valid_until") or "now")[:10]})
-fig = go.Figure()
-style = {"current": dict(color="#1d4ed8", pattern=dict(shape="")),
-         "superseded": dict(color="#cbd5e1", pattern=dict(shape="/", fgcolor="#64748b")),
-         "closed": dict(color="#fde68a", pattern=dict(shape="x", fgcolor="#b45309"))}
-for status, marker in style.items():
-    part = [r for r in rows if r["status"] == status]
-    if not part:
-        continue
-    fig.add_bar(y=[r["label"] for r in part], x=[r["ms"] for r in part], base=[r["start"] for r in part],
-                orientation="h", name=status, marker=dict(line=dict(color="#0f172a", width=0.5), **marker),
-                customdata=[(r["id"], r["until"]) for r in part],
-                hovertemplate="%{y}<br>from %{base|%Y-%m-%d} until %{customdata[1]}<br>%{customdata[0]}<extra></extra>")
-cursor = plot_time(as_of)
-fig.add_shape(type="line", x0=cursor, x1=cursor, y0=0, y1=1, yref="paper", line=dict(color="#ef4444", dash="dash"))
-fig.add_annotation(x=cursor, y=1, yref="paper", text="as of", showarrow=False, font=dict(color="#ef4444"),
-                   yanchor="bottom")
-window_note = f" (versions {start + 1}-{end} of {n:,}, around the cursor)" if n > WINDOW else ""
-fig.update_layout(title=f"Validity intervals{window_note}; superseded versions hatched",
-                  xaxis=dict(type="date"), yaxis=dict(autorange="reversed", categoryorder="array",
-                                                      categoryarray=[r["label"] for r in rows]),
-                  barmode="overlay", legend=dict(orientation="h"))
-ui.chart(fig, key="intervals", height=min(700, 140 + 22 * len(rows)))
-
-if n > WINDOW:
-    monthly = pd.Series([v["valid_from"][:7] for v in versions]).value_counts().sort_index()
-    fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly.index], y=list(monthly.values), marker_color="#1d4ed8"))
-    fig.update_layout(title=f"All {n:,} versions by the month they took effect", yaxis_title="versions",
-                      xaxis=dict(type="date"))
-    ui.chart(fig, key="monthly", height=240)
-
-# ---------------------------------------------------------------- diff
-st.subheader("Compare two versions", anchor="diff")
-# the default: the latest supersession (a version and the one that replaced it), not two unrelated neighbours
-pair = latest_supersession(versions)
-default_old, default_new = pair if pair else (max(0, n - 2), n - 1)
-for name in ("old", "new"):
-    vid = ui.param(name)
-    if vid is None:
-        continue
-    if vid in index_of:
-        default_old, default_new = (index_of[vid], default_new) if name == "old" else (default_old, index_of[vid])
-    else:
-        st.warning(f"The link's {'older' if name == 'old' else 'newer'} version “{ui.md_escape(vid)}” is not among "
-                   "these versions; comparing the latest supersession instead.", icon=":material/warning:")
-choices = list(range(n)) if n <= 2000 else sorted(
-    set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around, default_old, default_new})
-scope = (ns, topic, known_at, kinds)
-if st.session_state.get("_diff_scope") != scope:  # another topic: its own default pair
-    st.session_state["_diff_scope"] = scope
-    st.session_state["old"], st.session_state["new"] = default_old, default_new
 
 
-def compare(old: int, new: int) -> None:
-    """A click in the lineage: that version and its successor in the diff."""
-    st.session_state["old"], st.session_state["new"] = old, new
-
-
-for k in (st.session_state.get("old"), st.session_state.get("new")):
-    if isinstance(k, int) and 0 <= k < n and k not in choices:
-        choices.append(k)
-choices.sort()
-labels = {i: f"v{i + 1} · {versions[i]['valid_from'][:10]} · {versions[i]['content'][:60]}" for i in choices}
-c = st.columns(2)
-old_i = c[0].selectbox("Older", choices, format_func=labels.get, key="old")
-new_i = c[1].selectbox("Newer", choices, format_func=labels.get, key="new")
-if (old_i, new_i) != (default_old, default_new) or ui.param("old") or ui.param("new"):
-    for name, i in (("old", old_i), ("new", new_i)):
-        if st.query_params.get(name) != versions[i]["id"]:
-            st.query_params[name] = versions[i]["id"]
-if pair is None:
-    st.caption("No version here replaced another: comparing the last two.")
-diff = version_diff(versions[old_i], versions[new_i])
-st.code(diff or "(identical)", language="diff")
-
-# ---------------------------------------------------------------- lineage
-LINEAGE_SHOWN = 40
-chain = supersession_chain(versions, new_i)
-st.subheader("Lineage", anchor="lineage")
-if len(chain) < 2:
-    st.caption(f"v{new_i + 1} neither replaced nor was replaced by another version here.")
-else:
-    st.caption(f"The supersession chain of v{new_i + 1}: {len(chain):,} versions, oldest first. Click one to "
-               "compare it with the version that replaced it.")
-    shown_chain = chain if len(chain) <= LINEAGE_SHOWN else chain[:5] + chain[-(LINEAGE_SHOWN - 5):]
-    for pos, k in enumerate(shown_chain):
-        if len(chain) > LINEAGE_SHOWN and pos == 5:
-            st.caption(f"… {len(chain) - LINEAGE_SHOWN:,} more versions in between (see the table below) …")
-        v = versions[k]
-        span = f"{v['valid_from'][:10]} → {(v.get('valid_until') or '')[:10] or 'now'}"
+def intervals_section() -> None:
+    """The validity intervals around the cursor and every version by month."""
+    start, end = version_window(n, around, WINDOW)
+    shown = versions[start:end]
+    rows = []
+    open_end = last + timedelta(days=1) if last.date() < date.max else last
+    for i, v in enumerate(shown, start=start):
         status = "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed")
-        nxt = chain[chain.index(k) + 1] if k != chain[-1] else None
-        prev = chain[chain.index(k) - 1] if k != chain[0] else None
-        target = (k, nxt) if nxt is not None else (prev, k)
-        st.button(f"v{k + 1} · {span} · {v['kind']} · {status} — {ui.md_escape(v['content'][:100])}",
-                  key=f"lineage_{k}", help=ui.md_escape(v["content"]), on_click=compare, args=target,
-                  type="primary" if k in (old_i, new_i) else "secondary", width="stretch")
+        begin = parse(v["valid_from"])
+        end = parse(v["valid_until"]) if v.get("valid_until") else open_end
+        # plain strings and floats, not pandas timestamps: any year 1-9999 draws
+        rows.append({"label": f"v{i + 1} · {v['content'][:50]}", "start": plot_time(begin),
+                     "ms": max(0.0, (end - begin) / timedelta(milliseconds=1)), "status": status,
+                     "content": v["content"], "id": v["id"], "until": (v.get("valid_until") or "now")[:10]})
+    fig = go.Figure()
+    style = {"current": dict(color="#1d4ed8", pattern=dict(shape="")),
+             "superseded": dict(color="#cbd5e1", pattern=dict(shape="/", fgcolor="#64748b")),
+             "closed": dict(color="#fde68a", pattern=dict(shape="x", fgcolor="#b45309"))}
+    for status, marker in style.items():
+        part = [r for r in rows if r["status"] == status]
+        if not part:
+            continue
+        fig.add_bar(y=[r["label"] for r in part], x=[r["ms"] for r in part], base=[r["start"] for r in part],
+                    orientation="h", name=status, marker=dict(line=dict(color="#0f172a", width=0.5), **marker),
+                    customdata=[(r["id"], r["until"]) for r in part],
+                    hovertemplate="%{y}<br>from %{base|%Y-%m-%d} until %{customdata[1]}<br>%{customdata[0]}"
+                                  "<extra></extra>")
+    cursor = plot_time(as_of)
+    fig.add_shape(type="line", x0=cursor, x1=cursor, y0=0, y1=1, yref="paper", line=dict(color="#ef4444", dash="dash"))
+    fig.add_annotation(x=cursor, y=1, yref="paper", text="as of", showarrow=False, font=dict(color="#ef4444"),
+                       yanchor="bottom")
+    window_note = f" (versions {start + 1}-{end} of {n:,}, around the cursor)" if n > WINDOW else ""
+    fig.update_layout(title=f"Validity intervals{window_note}; superseded versions hatched",
+                      xaxis=dict(type="date"), yaxis=dict(autorange="reversed", categoryorder="array",
+                                                          categoryarray=[r["label"] for r in rows]),
+                      barmode="overlay", legend=dict(orientation="h"))
+    ui.chart(fig, key="intervals", height=min(700, 140 + 22 * len(rows)))
 
-# ---------------------------------------------------------------- table
-st.subheader("All versions", anchor="versions")
-page = ui.page_controls(total, TABLE_PAGE, key="page")
-offset = page * TABLE_PAGE
-part = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=TABLE_PAGE, offset=offset)
-st.caption(f"Showing {offset + 1:,}–{offset + len(part['items']):,} of {part['total']:,}, oldest first.")
+    if n > WINDOW:
+        monthly = pd.Series([v["valid_from"][:7] for v in versions]).value_counts().sort_index()
+        fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly.index], y=list(monthly.values), marker_color="#1d4ed8"))
+        fig.update_layout(title=f"All {n:,} versions by the month they took effect", yaxis_title="versions",
+                          xaxis=dict(type="date"))
+        ui.chart(fig, key="monthly", height=240)
 
 
-def replaced_by(v: dict) -> str:
-    """The version that replaced ``v`` as "v7 · 2026-06-01" (its id when it is not loaded)."""
-    k = index_of.get(v.get("superseded_by") or "")
-    return "" if not v.get("superseded_by") else (
-        f"v{k + 1} · {versions[k]['valid_from'][:10]}" if k is not None else v["superseded_by"])
+def compare_section() -> None:
+    """A diff between two versions (by default the latest supersession) and the lineage."""
+    # the default: the latest supersession (a version and the one that replaced it), not two unrelated neighbours
+    pair = latest_supersession(versions)
+    default_old, default_new = pair if pair else (max(0, n - 2), n - 1)
+    for name in ("old", "new"):
+        vid = ui.param(name)
+        if vid is None:
+            continue
+        if vid in index_of:
+            default_old, default_new = (index_of[vid], default_new) if name == "old" else (default_old, index_of[vid])
+        else:
+            st.warning(f"The link's {'older' if name == 'old' else 'newer'} version “{ui.md_escape(vid)}” is not among "
+                       "these versions; comparing the latest supersession instead.", icon=":material/warning:")
+    choices = list(range(n)) if n <= 2000 else sorted(
+        set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around, default_old, default_new})
+    scope = (ns, topic, known_at, kinds)
+    if st.session_state.get("_diff_scope") != scope:  # another topic: its own default pair
+        st.session_state["_diff_scope"] = scope
+        st.session_state["old"], st.session_state["new"] = default_old, default_new
 
 
-table = pd.DataFrame([{"version": offset + i + 1, "valid_from": v["valid_from"][:19],
-                       "valid_until": (v["valid_until"] or "")[:19],
-                       "status": "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed"),
-                       "kind": v["kind"], "content": v["content"], "superseded_by": replaced_by(v),
-                       "id": v["id"]}
-                      for i, v in enumerate(part["items"])])
-st.dataframe(table, hide_index=True, column_config={
-    "content": st.column_config.TextColumn("Content", width="large"), "superseded_by": "Replaced by"})
+    def compare(old: int, new: int) -> None:
+        """A click in the lineage: that version and its successor in the diff."""
+        st.session_state["old"], st.session_state["new"] = old, new
+
+
+    for k in (st.session_state.get("old"), st.session_state.get("new")):
+        if isinstance(k, int) and 0 <= k < n and k not in choices:
+            choices.append(k)
+    choices.sort()
+    labels = {i: f"v{i + 1} · {versions[i]['valid_from'][:10]} · {versions[i]['content'][:60]}" for i in choices}
+    c = st.columns(2)
+    old_i = c[0].selectbox("Older", choices, format_func=labels.get, key="old")
+    new_i = c[1].selectbox("Newer", choices, format_func=labels.get, key="new")
+    if (old_i, new_i) != (default_old, default_new) or ui.param("old") or ui.param("new"):
+        for name, i in (("old", old_i), ("new", new_i)):
+            if st.query_params.get(name) != versions[i]["id"]:
+                st.query_params[name] = versions[i]["id"]
+    if pair is None:
+        st.caption("No version here replaced another: comparing the last two.")
+    diff = version_diff(versions[old_i], versions[new_i])
+    st.code(diff or "(identical)", language="diff")
+
+    # ---------------------------------------------------------------- lineage
+    LINEAGE_SHOWN = 40
+    chain = supersession_chain(versions, new_i)
+    st.subheader("Lineage", anchor="lineage")
+    if len(chain) < 2:
+        st.caption(f"v{new_i + 1} neither replaced nor was replaced by another version here.")
+    else:
+        st.caption(f"The supersession chain of v{new_i + 1}: {len(chain):,} versions, oldest first. Click one to "
+                   "compare it with the version that replaced it.")
+        shown_chain = chain if len(chain) <= LINEAGE_SHOWN else chain[:5] + chain[-(LINEAGE_SHOWN - 5):]
+        for pos, k in enumerate(shown_chain):
+            if len(chain) > LINEAGE_SHOWN and pos == 5:
+                st.caption(f"… {len(chain) - LINEAGE_SHOWN:,} more versions in between (see All versions) …")
+            v = versions[k]
+            span = f"{v['valid_from'][:10]} → {(v.get('valid_until') or '')[:10] or 'now'}"
+            status = "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed")
+            nxt = chain[chain.index(k) + 1] if k != chain[-1] else None
+            prev = chain[chain.index(k) - 1] if k != chain[0] else None
+            target = (k, nxt) if nxt is not None else (prev, k)
+            st.button(f"v{k + 1} · {span} · {v['kind']} · {status} — {ui.md_escape(v['content'][:100])}",
+                      key=f"lineage_{k}", help=ui.md_escape(v["content"]), on_click=compare, args=target,
+                      type="primary" if k in (old_i, new_i) else "secondary", width="stretch")
+
+
+def versions_section() -> None:
+    """Every version, paged."""
+    page = ui.page_controls(total, TABLE_PAGE, key="page")
+    offset = page * TABLE_PAGE
+    part = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=TABLE_PAGE, offset=offset)
+    st.caption(f"Showing {offset + 1:,}–{offset + len(part['items']):,} of {part['total']:,}, oldest first.")
+
+
+    def replaced_by(v: dict) -> str:
+        """The version that replaced ``v`` as "v7 · 2026-06-01" (its id when it is not loaded)."""
+        k = index_of.get(v.get("superseded_by") or "")
+        return "" if not v.get("superseded_by") else (
+            f"v{k + 1} · {versions[k]['valid_from'][:10]}" if k is not None else v["superseded_by"])
+
+
+    table = pd.DataFrame([{"version": offset + i + 1, "valid_from": v["valid_from"][:19],
+                           "valid_until": (v["valid_until"] or "")[:19],
+                           "status": "current" if v["current"] else (
+                               "superseded" if v.get("superseded_by") else "closed"),
+                           "kind": v["kind"], "content": v["content"], "superseded_by": replaced_by(v),
+                           "id": v["id"]}
+                          for i, v in enumerate(part["items"])])
+    st.dataframe(table, hide_index=True, column_config={
+        "content": st.column_config.TextColumn("Content", width="large"), "superseded_by": "Replaced by"})
+
+
+# one part at a time (lazy tabs, ?view=): a link to two versions opens their diff
+ui.sections({"Intervals": intervals_section, "Compare two versions": compare_section, "All versions": versions_section},
+            default="Compare two versions" if ui.param("old") or ui.param("new") else None)

@@ -27,10 +27,13 @@ cols[1].metric("Memories", ui.fmt_int(overview["nodes"].sum()), border=True, hel
 cols[2].metric("Current", ui.fmt_int(overview["current"].sum()), border=True,
                help="Memories in effect now: not superseded, closed or forgotten (entities and sessions left out).")
 cols[3].metric("Superseded", ui.fmt_int(overview["superseded"].sum()), border=True)
-st.dataframe(overview, hide_index=True, column_config={
-    "namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
-    "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
-    "last_recorded": "Last recorded"})
+NAMES = {"namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
+         "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
+         "last_recorded": "Last recorded"}
+if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab
+    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace"))
+else:
+    st.dataframe(overview, hide_index=True, column_config=NAMES)
 
 names = list(overview["namespace"])
 for asked in (ui.param("namespace"), ui.param("compare")):
@@ -49,85 +52,104 @@ if st.query_params.get("compare") != ",".join(chosen[1:2]) and len(chosen) > 1:
     st.query_params["compare"] = chosen[1]
 
 stats = {ns: cache.namespace_stats(src, ns) for ns in chosen}
-# a log axis with 1, 10, 100, 1k ticks: a 17-node namespace stays visible next to a 9,837-node one
-fig = go.Figure()
-heights = []
-for i, ns in enumerate(chosen):
-    kinds = stats[ns]["nodes"]
-    ys = [kinds.get(k, 0) for k in KINDS]
-    heights += ys
-    fig.add_bar(x=KINDS, y=[y or None for y in ys], name=ns, marker_color=COLORS[i % len(COLORS)],
-                text=[f"{y:,}" if y else "" for y in ys], textposition="outside", cliponaxis=False,
-                hovertemplate="%{fullData.name}<br>%{x}: %{y:,}<extra></extra>")
-fig.update_layout(barmode="group", title="Memories by kind (log scale)", yaxis=ui.log_axis(heights, "nodes"),
-                  legend=dict(orientation="h"))
-ui.chart(fig, key="kinds", height=320)
+def kinds_section() -> None:
+    """Memories by kind, each namespace's counts and its most connected entities."""
+    # a log axis with 1, 10, 100, 1k ticks: a 17-node namespace stays visible next to a 9,837-node one
+    fig = go.Figure()
+    heights = []
+    for i, ns in enumerate(chosen):
+        kinds = stats[ns]["nodes"]
+        ys = [kinds.get(k, 0) for k in KINDS]
+        heights += ys
+        fig.add_bar(x=KINDS, y=[y or None for y in ys], name=ns, marker_color=COLORS[i % len(COLORS)],
+                    text=[f"{y:,}" if y else "" for y in ys], textposition="outside", cliponaxis=False,
+                    hovertemplate="%{fullData.name}<br>%{x}: %{y:,}<extra></extra>")
+    fig.update_layout(barmode="group", title="Memories by kind (log scale)", yaxis=ui.log_axis(heights, "nodes"),
+                      legend=dict(orientation="h"))
+    ui.chart(fig, key="kinds", height=320)
 
-fig = go.Figure()
-tops = []
-for i, ns in enumerate(chosen):
-    act = pd.DataFrame(cache.namespace_activity(src, ns), columns=["day", "kind", "nodes"])
-    if act.empty:
-        continue
-    daily = act.groupby("day")["nodes"].sum()
-    # the ISO day strings as they are: plotly.js reads any year 1-9999 on a date axis, while
-    # pandas timestamps (nanoseconds) stop at 1677
-    tops.append(int(daily.sum()))
-    fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines", name=ns,
-                    line=dict(color=COLORS[i % len(COLORS)], width=2))
-fig.update_layout(title="Memories over time (cumulative, by the day they took effect; log scale)",
-                  yaxis=ui.log_axis(tops, "memories"), xaxis=dict(type="date"),
-                  legend=dict(orientation="h"))
-ui.chart(fig, key="activity", height=300)
+    columns = st.columns(len(chosen))
+    for col, ns in zip(columns, chosen):
+        s = stats[ns]
+        with col:
+            st.subheader(ui.md_escape(ns), anchor=False)
+            m = st.columns(3)
+            m[0].metric("Nodes", ui.fmt_int(s["total_nodes"]), border=True)
+            m[1].metric("Current", ui.fmt_int(s["current"]), border=True)
+            m[2].metric("Superseded", ui.fmt_int(s["superseded"]), border=True)
+            m = st.columns(3)
+            m[0].metric("Decisions", ui.fmt_int(s["nodes"].get("decision", 0)), border=True)
+            m[1].metric("Sessions", ui.fmt_int(s["sessions"]), border=True)
+            m[2].metric("Recalls", ui.fmt_int(s["recalls"]), border=True)
+            if s["top_entities"]:
+                st.caption("Most connected entities")
+                st.table(pd.DataFrame(s["top_entities"])[["name", "degree"]].rename(
+                    columns={"name": "Entity", "degree": "Links"}).set_index("Entity"))
 
-columns = st.columns(len(chosen))
-for col, ns in zip(columns, chosen):
-    s = stats[ns]
-    with col:
-        st.subheader(ui.md_escape(ns), anchor=False)
-        m = st.columns(3)
-        m[0].metric("Nodes", ui.fmt_int(s["total_nodes"]), border=True)
-        m[1].metric("Current", ui.fmt_int(s["current"]), border=True)
-        m[2].metric("Superseded", ui.fmt_int(s["superseded"]), border=True)
-        m = st.columns(3)
-        m[0].metric("Decisions", ui.fmt_int(s["nodes"].get("decision", 0)), border=True)
-        m[1].metric("Sessions", ui.fmt_int(s["sessions"]), border=True)
-        m[2].metric("Recalls", ui.fmt_int(s["recalls"]), border=True)
-        if s["top_entities"]:
-            st.caption("Most connected entities")
-            st.dataframe(pd.DataFrame(s["top_entities"])[["name", "degree"]], hide_index=True,
-                         column_config={"name": "Entity", "degree": "Links"})
-        sess = cache.sessions(src, ns)
-        if sess:
-            st.caption(f"Sessions ({len(sess):,})")
-            st.dataframe(pd.DataFrame(sess)[["name", "started_at", "ended_at", "nodes", "summary"]].head(50),
-                         hide_index=True, column_config={"name": "Session", "started_at": "Started",
-                                                         "ended_at": "Ended", "nodes": "Memories",
-                                                         "summary": "Summary"})
-        st.caption("Memories (newest first, by when they took effect)")
-        f = st.columns(2)
-        text = f[0].text_input("Filter", key=f"text_{ns}", placeholder="words in the content")
-        kinds = f[1].multiselect("Kinds", KINDS, key=f"kinds_{ns}", help="None picked: every kind but entities.")
-        current_only = st.checkbox("Current only", key=f"current_{ns}")
-        first = cache.namespace_page(src, ns, kinds=kinds, text=text, current_only=current_only, page=0,
-                                     page_size=PAGE_SIZE)
-        page = ui.page_controls(first["total"], PAGE_SIZE, key=f"page_{ns}")
-        data = first if page == 0 else cache.namespace_page(src, ns, kinds=kinds, text=text,
-                                                            current_only=current_only, page=page,
-                                                            page_size=PAGE_SIZE)
-        st.caption(f"{data['total']:,} match(es); page {data['page'] + 1} of {data['pages']:,}")
-        table = pd.DataFrame(data["rows"], columns=["id", "kind", "content", "confidence", "valid_from", "valid_until",
-                                                    "superseded_by", "session_id", "tombstoned", "recorded_at",
-                                                    "cause_superseded"])
-        # an outcome still in effect whose deciding cause was replaced since: say so
-        table["note"] = ["caused by a superseded decision" if k == "outcome" and c else ""
-                         for k, c in zip(table["kind"], table["cause_superseded"].fillna(0))]
-        flagged = int((table["note"] != "").sum())
-        if flagged:
-            st.warning(f"{flagged} outcome(s) on this page were caused by a decision that has since been superseded; "
-                       "check they still hold.", icon=":material/history:")
-        st.dataframe(table[["kind", "content", "note", "valid_from", "valid_until", "superseded_by", "id"]],
-                     hide_index=True,
-                     column_config={"kind": "Kind", "content": st.column_config.TextColumn("Content", width="large"),
-                                    "note": "Note", "valid_from": "Valid from", "valid_until": "Until",
-                                    "superseded_by": "Replaced by", "id": "Id"})
+
+def activity_section() -> None:
+    """Memories over time, cumulative, one line per namespace."""
+    fig = go.Figure()
+    tops = []
+    for i, ns in enumerate(chosen):
+        act = pd.DataFrame(cache.namespace_activity(src, ns), columns=["day", "kind", "nodes"])
+        if act.empty:
+            continue
+        daily = act.groupby("day")["nodes"].sum()
+        # the ISO day strings as they are: plotly.js reads any year 1-9999 on a date axis, while
+        # pandas timestamps (nanoseconds) stop at 1677
+        tops.append(int(daily.sum()))
+        fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines", name=ns,
+                        line=dict(color=COLORS[i % len(COLORS)], width=2))
+    fig.update_layout(title="Memories over time (cumulative, by the day they took effect; log scale)",
+                      yaxis=ui.log_axis(tops, "memories"), xaxis=dict(type="date"),
+                      legend=dict(orientation="h"))
+    ui.chart(fig, key="activity", height=300)
+
+
+def memories_section() -> None:
+    """Each namespace's sessions and memories, filtered and paged."""
+    columns = st.columns(len(chosen))
+    for col, ns in zip(columns, chosen):
+        with col:
+            st.subheader(ui.md_escape(ns), anchor=False)
+            sess = cache.sessions(src, ns)
+            if sess:
+                st.caption(f"Sessions ({len(sess):,})")
+                st.dataframe(pd.DataFrame(sess)[["name", "started_at", "ended_at", "nodes", "summary"]].head(50),
+                             hide_index=True, column_config={"name": "Session", "started_at": "Started",
+                                                             "ended_at": "Ended", "nodes": "Memories",
+                                                             "summary": "Summary"})
+            st.caption("Memories (newest first, by when they took effect)")
+            f = st.columns(2)
+            text = f[0].text_input("Filter", key=f"text_{ns}", placeholder="words in the content")
+            kinds = f[1].multiselect("Kinds", KINDS, key=f"kinds_{ns}", help="None picked: every kind but entities.")
+            current_only = st.checkbox("Current only", key=f"current_{ns}")
+            first = cache.namespace_page(src, ns, kinds=kinds, text=text, current_only=current_only, page=0,
+                                         page_size=PAGE_SIZE)
+            page = ui.page_controls(first["total"], PAGE_SIZE, key=f"page_{ns}")
+            data = first if page == 0 else cache.namespace_page(src, ns, kinds=kinds, text=text,
+                                                                current_only=current_only, page=page,
+                                                                page_size=PAGE_SIZE)
+            st.caption(f"{data['total']:,} match(es); page {data['page'] + 1} of {data['pages']:,}")
+            table = pd.DataFrame(data["rows"], columns=["id", "kind", "content", "confidence", "valid_from",
+                                                        "valid_until", "superseded_by", "session_id", "tombstoned",
+                                                        "recorded_at", "cause_superseded"])
+            # an outcome still in effect whose deciding cause was replaced since: say so
+            table["note"] = ["caused by a superseded decision" if k == "outcome" and c else ""
+                             for k, c in zip(table["kind"], table["cause_superseded"].fillna(0))]
+            flagged = int((table["note"] != "").sum())
+            if flagged:
+                st.warning(f"{flagged} outcome(s) on this page were caused by a decision that has since been "
+                           "superseded; check they still hold.", icon=":material/history:")
+            st.dataframe(table[["kind", "content", "note", "valid_from", "valid_until", "superseded_by", "id"]],
+                         hide_index=True,
+                         column_config={"kind": "Kind",
+                                        "content": st.column_config.TextColumn("Content", width="large"),
+                                        "note": "Note", "valid_from": "Valid from", "valid_until": "Until",
+                                        "superseded_by": "Replaced by", "id": "Id"})
+
+
+# one part at a time (lazy tabs, ?view=)
+ui.sections({"Kinds and counts": kinds_section, "Activity": activity_section,
+             "Sessions and memories": memories_section})

@@ -20,7 +20,7 @@ from .languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
            "import_graph", "changed_since_ingest", "refresh_snapshots", "communities", "most_connected",
-           "degree_histogram"]
+           "degree_histogram", "health_from_snapshot"]
 
 LOUVAIN_SEED = 42
 
@@ -221,19 +221,42 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
     if changes is None and root is not None:
         changes = changed_since_ingest(conn, root)
     if changes is not None:
-        stale = changes["total"]
-        components.append(Component(
-            "Freshness", max(0.0, 1 - stale / files) if files else 0.0, 20,
-            f"{stale:,} file(s) changed since ingest",
-            "Share of indexed files unchanged in the working tree since the last ingest."))
+        components.append(_freshness(changes, files))
     if importing:  # with no resolved imports at all the component would be a free 15 points
         components.append(Component(
             "Acyclic imports", 1 - in_cycles / importing, 15,
             f"{len(cycles)} cycle(s), {in_cycles} file(s) involved",
             "Share of files taking part in imports that are not caught in an import cycle."))
+    return _report(components, cov)
+
+
+def _freshness(changes: dict, files: int) -> Component:
+    stale = changes["total"]
+    return Component("Freshness", max(0.0, 1 - stale / files) if files else 0.0, 20,
+                     f"{stale:,} file(s) changed since ingest",
+                     "Share of indexed files unchanged in the working tree since the last ingest.")
+
+
+def _report(components: list[Component], cov: dict | None) -> HealthReport:
     total_weight = sum(c.weight for c in components)
     score = round(100 * sum(c.score * c.weight for c in components) / total_weight) if total_weight else 0
     return HealthReport(score, components, doc_coverage=cov)
+
+
+HEALTH_ORDER = ["Documentation coverage", "Connectivity", "Parse success", "Freshness", "Acyclic imports"]
+
+
+def health_from_snapshot(stored: dict, changes: dict | None, files: int) -> HealthReport:
+    """:func:`health` from the snapshot ``refresh_snapshots`` stored with the graph (its
+    components measured without a working tree) plus freshness measured now (``changes``,
+    :func:`changed_since_ingest`): the same score without reading every definition and
+    edge again (1.3 s of 1.6 on Django)."""
+    components = [Component(c["name"], c["score"], c["weight"], c["detail"], c["explanation"])
+                  for c in stored["components"] if c["name"] != "Freshness"]
+    if changes is not None:
+        components.append(_freshness(changes, files))
+    components.sort(key=lambda c: HEALTH_ORDER.index(c.name) if c.name in HEALTH_ORDER else len(HEALTH_ORDER))
+    return _report(components, stored.get("doc_coverage"))
 
 
 def communities(conn) -> dict[str, int]:

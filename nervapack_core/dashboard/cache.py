@@ -37,6 +37,7 @@ __all__ = [
     "decisions_by_commit",
     "decisions",
     "decisions_touching",
+    "degrees",
     "evolution",
     "explore_html",
     "graph_html",
@@ -72,6 +73,7 @@ __all__ = [
     "sources",
     "stale_decisions",
     "timeline",
+    "top_files",
     "why",
 ]
 
@@ -155,13 +157,20 @@ def memory_marker(src: data.Sources) -> str:
 
 # ---------------------------------------------------------------------------- code graph
 @cached_on(graph_marker, max_entries=16)
-def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True) -> dict:
-    return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored)
+def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True,
+                      max_communities: int = 80, files_per_community: int = 12) -> dict:
+    return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored,
+                                         max_communities=max_communities, files_per_community=files_per_community)
 
 
 @cached_on(graph_marker, max_entries=8)
 def overview(src: data.Sources):
     return data.overview(_graph_db(src))
+
+
+@cached_on(graph_marker, max_entries=8)
+def top_files(src: data.Sources, limit: int = 15):
+    return data.top_files(_graph_db(src), limit)
 
 
 @cached_on(graph_marker, max_entries=8, ttl=60)
@@ -195,10 +204,16 @@ def analytics(src: data.Sources):
     return data.analytics(_graph_db(src))
 
 
+@cached_on(graph_marker, max_entries=8)
+def degrees(src: data.Sources):
+    return data.degrees(_graph_db(src))
+
+
 @cached_on(graph_marker, shared=True, max_entries=8)  # shared, not copied: thousands of files, read-only
-def hotspot_map(src: data.Sources, limit: int | None = data.TREEMAP_FILES):
-    """Every file's hotspot numbers and the treemap's folder tree (the ``limit`` hottest files)."""
-    return data.hotspot_map(_graph_db(src), limit, src.root.name if src.root else "repository")
+def hotspot_map(src: data.Sources, limit: int | None = data.TREEMAP_FILES, since: str | None = None):
+    """Every file's hotspot numbers and the treemap's folder tree (the ``limit`` hottest files),
+    counting the commits from ``since`` on (all of them: ``None``)."""
+    return data.hotspot_map(_graph_db(src), limit, src.root.name if src.root else "repository", since)
 
 
 @cached_on(graph_marker, shared=True, max_entries=16)  # shared, not copied: every pair, read-only
@@ -247,8 +262,8 @@ def neighbours(src: data.Sources, node_id: str, limit: int = 200):
 
 
 @cached_on(graph_marker, max_entries=8)
-def communities_overview(src: data.Sources, max_shown: int = 40):
-    return communities.communities_overview(_graph_db(src), max_shown)
+def communities_overview(src: data.Sources, max_shown: int = 40, links: bool = True):
+    return communities.communities_overview(_graph_db(src), max_shown, links)
 
 
 @cached_on(graph_marker, max_entries=64)

@@ -39,26 +39,27 @@ def _community_labels(conn) -> dict[int, dict]:
     return out
 
 
-def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
+def communities_overview(graph_db: Path, max_shown: int = 40, links: bool = True) -> dict:
     """A community-level map: one bubble per community (the largest ``max_shown``, the rest
-    folded into one "other" bubble), links weighted by the edges between communities."""
-    import networkx as nx
-
+    folded into one "other" bubble), links weighted by the edges between communities.
+    ``links=False``: the communities and their sizes only, without the links and the bubbles'
+    layout (a join over every edge and a spring layout: 0.8 s of 1.1 on Django), for a page
+    that lists them."""
     with graph(graph_db) as conn:
         info = _community_labels(conn)
         if not info:
             return {"communities": [], "links": [], "total": 0, "assigned": 0, "shown": 0}
         order = sorted(info, key=lambda c: (-info[c]["size"], c))
         shown = set(order[:max_shown])
-        links: Counter[tuple[int, ...]] = Counter()
-        for a, b, k in conn.execute(
+        between: Counter[tuple[int, ...]] = Counter()
+        for a, b, k in [] if not links else conn.execute(
                 "SELECT ca.community, cb.community, count(*) FROM edges e "
                 "JOIN communities ca ON ca.node_id = e.source JOIN communities cb ON cb.node_id = e.target "
                 "WHERE ca.community != cb.community GROUP BY 1, 2"):
             a = a if a in shown else -1
             b = b if b in shown else -1
             if a != b:
-                links[tuple(sorted((a, b)))] += k
+                between[tuple(sorted((a, b)))] += k
         total_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('file','class','function')").fetchone()[0]
     rows = [dict(info[c], other=False) for c in order[:max_shown]]
     rest = order[max_shown:]
@@ -66,16 +67,19 @@ def communities_overview(graph_db: Path, max_shown: int = 40) -> dict:
         rows.append({"community": -1, "size": sum(info[c]["size"] for c in rest), "n_files": None,
                      "label": f"{len(rest)} smaller communities", "top_file": "", "folder": "", "kinds": {},
                      "files": [], "other": True})
-    g = nx.Graph()
-    g.add_nodes_from(r["community"] for r in rows)
-    for (a, b), k in links.items():
-        g.add_edge(a, b, weight=math.log1p(k))
-    pos = nx.spring_layout(g, seed=42, weight="weight", k=1.5 / math.sqrt(max(1, len(rows))))
-    for r in rows:
-        r["x"], r["y"] = (float(v) for v in pos[r["community"]])
+    if links:
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(r["community"] for r in rows)
+        for (a, b), k in between.items():
+            g.add_edge(a, b, weight=math.log1p(k))
+        pos = nx.spring_layout(g, seed=42, weight="weight", k=1.5 / math.sqrt(max(1, len(rows))))
+        for r in rows:
+            r["x"], r["y"] = (float(v) for v in pos[r["community"]])
     return {
         "communities": rows,
-        "links": [{"a": a, "b": b, "edges": k} for (a, b), k in sorted(links.items(), key=lambda kv: -kv[1])],
+        "links": [{"a": a, "b": b, "edges": k} for (a, b), k in sorted(between.items(), key=lambda kv: -kv[1])],
         "total": len(order), "assigned": sum(info[c]["size"] for c in order), "shown": min(len(order), max_shown),
         "graph_nodes": total_nodes,
         "all_sizes": [info[c]["size"] for c in order],

@@ -169,9 +169,19 @@ def as_dicts(cur: sqlite3.Cursor) -> list[dict]:
     return [dict(r) for r in cur.fetchall()]
 
 
+def top_files(graph_db: Path, limit: int = 15) -> list[dict]:
+    """The most connected files (``code.analytics.top_files``): apart from :func:`overview`, whose
+    counts show first, as it reads every edge (0.5 s on Django)."""
+    from ..code.analytics import top_files as most_connected_files
+
+    with graph(graph_db) as conn:
+        return most_connected_files(conn, limit)
+
+
 def overview(graph_db: Path) -> dict:
-    """Counts, languages, most connected files, ingest history and the stored health snapshot."""
-    from ..code.analytics import language_stats, top_files
+    """Counts, languages, ingest history and the stored health snapshot (the most connected
+    files: :func:`top_files`)."""
+    from ..code.analytics import language_stats
 
     with graph_reader(graph_db) as reader:
         conn = reader.conn
@@ -188,13 +198,13 @@ def overview(graph_db: Path) -> dict:
             "nodes": sum(node_kinds.values()), "edges": sum(edge_kinds.values()), "files": files,
             "lines": lines, "skipped": skipped, "node_kinds": node_kinds, "edge_kinds": edge_kinds,
             "runs": runs, "snapshot": meta.get("health_snapshot"), "indexed_root": meta.get("root"),
-            "is_git": meta.get("is_git"), "languages": language_stats(conn), "top_files": top_files(conn, 15),
+            "is_git": meta.get("is_git"), "languages": language_stats(conn),
         }
 
 
 def health_now(graph_db: Path, root: Path | None) -> dict:
     """The health score with freshness measured against the working tree now."""
-    from ..code.analytics import health
+    from ..code.analytics import health, health_from_snapshot
 
     with graph_reader(graph_db, root) as reader:
         changes = None
@@ -203,7 +213,19 @@ def health_now(graph_db: Path, root: Path | None) -> dict:
                 changes = reader.file_states()
             except OSError:
                 changes = None
-        report = health(reader.conn, root=None, changes=changes)
+        conn = reader.conn
+        # the graph's part of the score as the last ingest or sync stored it (it moves the graph marker
+        # this is cached on), when it is not older than that ingest; else measured again
+        stored, current = conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'health_snapshot' AND json_valid(value)),"
+            " coalesce((SELECT json_extract(value, '$.at') FROM meta WHERE key = 'health_snapshot'"
+            "           AND json_valid(value)) >= (SELECT max(started_at) FROM ingest_runs), 0)").fetchone()
+        snapshot = json.loads(stored) if stored else None
+        if snapshot and current and snapshot.get("components"):
+            files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+            report = health_from_snapshot(snapshot, changes, files)
+        else:
+            report = health(conn, root=None, changes=changes)
         out = report.as_dict()
         out["changes"] = changes
         return out
@@ -255,7 +277,21 @@ def changed_since(graph_db: Path, since: int | str | None = None, *, days: float
 
 
 # ---------------------------------------------------------------------------- analytics
+def degrees(graph_db: Path, top: int = 20) -> dict:
+    """Classes and functions by their relations: ``{definitions, degree_histogram, most_connected}``.
+    The relations cross definitions (not DEFINES); calls guessed from a bare name are left out: the
+    CLI's and the MCP's numbers (``code.analytics``). Apart from :func:`analytics`: two passes over
+    every edge (0.6 s on Django), for the Degree distribution tab and the Graph Explorer's starters."""
+    from ..code.analytics import degree_histogram, most_connected
+
+    with graph(graph_db) as conn:
+        definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
+        return {"definitions": definitions, "degree_histogram": degree_histogram(conn),
+                "most_connected": most_connected(conn, top)}
+
+
 def analytics(graph_db: Path, top: int = 20) -> dict:
+    """Node and edge kinds, the file import graph (fan-in, fan-out, cycles) and the files left out."""
     from ..code.analytics import import_graph
     from ..code.dependencies import import_cycles
 
@@ -265,23 +301,6 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
         edge_kinds = as_dicts(conn.execute(
             "SELECT kind, count(*) AS count, round(avg(confidence), 3) AS mean_confidence FROM edges "
             "GROUP BY kind ORDER BY count DESC"))
-        # degree of classes and functions over the relations that cross definitions (not DEFINES)
-        conn.execute("""CREATE TEMP TABLE IF NOT EXISTS deg AS
-            SELECT node, count(*) AS degree FROM (
-                SELECT source AS node FROM edges WHERE kind != 'DEFINES'
-                UNION ALL SELECT target FROM edges WHERE kind != 'DEFINES') GROUP BY node""")
-        definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
-        hist = as_dicts(conn.execute(
-            "SELECT d.degree AS degree, count(*) AS nodes FROM deg d JOIN nodes n ON n.id = d.node "
-            "WHERE n.kind IN ('class', 'function') GROUP BY d.degree ORDER BY d.degree"))
-        connected = sum(h["nodes"] for h in hist)
-        if definitions - connected > 0:
-            hist.insert(0, {"degree": 0, "nodes": definitions - connected})
-        most = as_dicts(conn.execute(
-            "SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line, d.degree FROM deg d "
-            "JOIN nodes n ON n.id = d.node WHERE n.kind IN ('class', 'function') "
-            "ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?", (top,)))
-        conn.execute("DROP TABLE deg")
         g = import_graph(conn)
         cycles = import_cycles(g)  # the one cycle function
         fan_in = sorted(((f, g.in_degree(f)) for f in g.nodes if g.in_degree(f)), key=lambda kv: (-kv[1], kv[0]))
@@ -293,8 +312,7 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
         skipped = as_dicts(conn.execute(
             "SELECT reason, count(*) AS files FROM skipped GROUP BY reason ORDER BY files DESC"))
         return {
-            "node_kinds": node_kinds, "edge_kinds": edge_kinds, "degree_histogram": hist,
-            "definitions": definitions, "most_connected": most,
+            "node_kinds": node_kinds, "edge_kinds": edge_kinds,
             "import_edges": g.number_of_edges(), "import_statements": import_nodes,
             "files_in_imports": sum(1 for f in g.nodes if g.degree(f)), "code_files": code_files,
             "fan_in": [{"file": f, "imported_by": n} for f, n in fan_in[:top]],
@@ -315,7 +333,8 @@ TREEMAP_FILES = 2000
 TREEMAP_NODES = 700  # about how many rectangles are visible at once (deeper levels: click a folder)
 
 
-def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: str = "repository") -> dict:
+def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: str = "repository",
+                since: str | None = None) -> dict:
     """Every file of the graph with its hotspot numbers, hottest first, and the folder tree
     the treemap draws: ``{history, files_total, with_commits, empty_files, shown, lines_total,
     lines_shown, files: [...], tree}``.
@@ -324,13 +343,14 @@ def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: s
     the list with ``commits`` 0 and ``score`` 0: the map covers the whole code base, cold
     parts included. ``limit`` keeps the ``limit`` hottest files (score, then commits, then
     lines, then path); every count is over all files, so the page can say how many it
-    shows of how many. ``tree`` is :func:`hotspot_tree` of the files kept.
+    shows of how many. ``tree`` is :func:`hotspot_tree` of the files kept. ``since`` (an ISO
+    date or date-time, as ``nervapack hotspots --since``): only the commits from then on count.
     """
     with graph_reader(graph_db) as reader:
         state = reader.history_state()
         if not state["available"]:
             return {"history": state, "files_total": 0, "with_commits": 0, "files": [], "tree": None}
-        hot = {r["file"]: r for r in reader.hotspots()}
+        hot = {r["file"]: r for r in reader.hotspots(since=since or None)}
         node_ids = dict(reader.conn.execute("SELECT file, id FROM nodes WHERE kind = 'file'").fetchall())
         files = []
         for path, lines, complexity in reader.conn.execute(
@@ -343,7 +363,7 @@ def hotspot_map(graph_db: Path, limit: int | None = TREEMAP_FILES, root_label: s
                           "score": h.get("score", 0), "last": h.get("last"), "node_id": node_ids.get(path)})
     files.sort(key=lambda f: (-f["score"], -f["commits"], -f["lines"], f["file"]))
     shown = files if limit is None else files[:max(0, int(limit))]
-    return {"history": state, "files_total": len(files), "with_commits": len(hot),
+    return {"history": state, "since": since or None, "files_total": len(files), "with_commits": len(hot),
             "empty_files": sum(1 for f in shown if not f["lines"]), "shown": len(shown),
             "lines_total": sum(f["lines"] for f in files), "lines_shown": sum(f["lines"] for f in shown),
             "files": shown, "tree": hotspot_tree(shown, root_label)}
@@ -451,17 +471,22 @@ def page_rows(rows: list[dict], page: int = 0, page_size: int = 25, *, file: str
 
 def knowledge_islands(graph_db: Path) -> dict:
     """Files whose main author wrote at least 95% of their lines (by commits when no lines were
-    added), largest contribution first: ``{history, threshold, with_history, islands: [{file,
-    main_author, share, basis, commits, lines_added, authors}]}``."""
+    added), largest contribution first, and who knows each community (``nervapack knowledge``):
+    ``{history, threshold, with_history, islands: [{file, main_author, share, basis, commits,
+    lines_added, authors}], communities: [{community, files, main_author, share, basis, commits,
+    lines_added, authors}]}`` (communities by number, 0 = the largest)."""
     with graph_reader(graph_db) as reader:
         state = reader.history_state()
         if not state["available"]:
-            return {"history": state, "threshold": None, "with_history": 0, "islands": []}
+            return {"history": state, "threshold": None, "with_history": 0, "islands": [], "communities": []}
         k = reader.knowledge()
-    islands = [{key: f[key] for key in ("file", "main_author", "share", "basis", "commits", "lines_added", "authors")}
-               for f in k["files"] if f["island"]]
+    fields = ("main_author", "share", "basis", "commits", "lines_added", "authors")
+    islands = [{"file": f["file"], **{key: f[key] for key in fields}} for f in k["files"] if f["island"]]
     islands.sort(key=lambda f: (-f["lines_added"], -f["commits"], f["file"]))
-    return {"history": state, "threshold": k["threshold"], "with_history": len(k["files"]), "islands": islands}
+    communities = sorted(({"community": c["community"], "files": c["files"], **{key: c[key] for key in fields}}
+                          for c in k["communities"]), key=lambda c: c["community"])
+    return {"history": state, "threshold": k["threshold"], "with_history": len(k["files"]), "islands": islands,
+            "communities": communities}
 
 
 # ---------------------------------------------------------------------------- explorer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import streamlit as st
 
@@ -10,8 +11,8 @@ from . import data
 from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int",
-           "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel", "status_badge", "pager"]
+           "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
+           "status_badge", "pager", "sections"]
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
@@ -102,6 +103,29 @@ def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "names
     if st.query_params.get("namespace") != ns:
         st.query_params["namespace"] = ns
     return ns
+
+
+def sections(parts: dict, key: str = "view", default: str | None = None) -> str:
+    """Lazy tabs: ``parts`` maps each tab's label to a function drawing it; only the open tab's
+    function runs (its queries, its charts), so a fresh tab draws one part, not the page's
+    every chart. The open tab is in the URL (``?view=Languages``: deep links, reloads); an
+    unknown one falls back to ``default`` (else the first). Returns the open tab's label."""
+    labels = list(parts)
+    if key in st.session_state and st.session_state[key] not in labels:
+        del st.session_state[key]  # another page's tab (the pages share the ``view`` key and parameter)
+    wanted = st.query_params.get(key)
+    if wanted is not None and wanted not in labels and key not in st.session_state:
+        st.warning(f"There is no “{md_escape(wanted)}” view on this page; showing “{md_escape(default or labels[0])}”.",
+                   icon=":material/warning:")
+    tabs = st.tabs(labels, key=key, bind="query-params", default=default)
+    for label, tab in zip(labels, tabs):
+        if tab.open:
+            # in a container named after the part (CSS class ``st-key-part_graph_evolution``): what a test or a
+            # benchmark waits for once the tab is clicked
+            with tab, st.container(key="part_" + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")):
+                parts[label]()
+            return label
+    return labels[0]
 
 
 def log_axis(values, title: str = "") -> dict:

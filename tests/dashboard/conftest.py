@@ -156,15 +156,37 @@ def app():
     def run(page: str | None = None, params: dict | None = None, timeout: float = 60):
         at = AppTest.from_file(str(APP), default_timeout=timeout)
         at.run()
-        if page:
-            at.switch_page(f"pages/{page}.py")
-            if params:
-                for k, v in params.items():
-                    at.query_params[k] = v
+        params = dict(params or {})
+        view = params.pop("view", None)  # a tab (ui.sections): opened once the page has run, as a link opens it
+        if page or params:
+            if page:
+                at.switch_page(f"pages/{page}.py")
+            for k, v in params.items():
+                at.query_params[k] = v
             at.run()
         assert not at.exception, [e.value for e in at.exception]
+        if view:
+            open_view(at, view)
         return at
     return run
+
+
+def open_details(at, prefix: str = "dec_open_"):
+    """Open every lazy expander whose key starts with ``prefix`` (the Decisions list's), and rerun."""
+    for k in [k for k in at.session_state.keys() if str(k).startswith(prefix)]:
+        at.session_state[k] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def open_view(at, label: str, key: str = "view"):
+    """Open one of a page's lazy tabs (``ui.sections``) as a click on it would, and rerun."""
+    at.session_state[key] = label
+    at.query_params[key] = label  # the URL the browser shows then
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 # ---------------------------------------------------------------------------- git history

@@ -22,20 +22,24 @@ REPO = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync"]
 
-# url path, title, subheadings that must be present, minimum number of Plotly charts
+# url path, title, subheadings or tabs that must be present, minimum number of Plotly charts (of the first view:
+# the parts behind the other tabs are drawn when opened)
 PAGES = [
     ("", "overview", "Overview", ["Health score", "Languages", "Most connected files", "Graph evolution",
-                                  "Changed since"], 4),
+                                  "Changed since"], 1),
+    ("?view=Graph+evolution", "overview_evolution", "Overview", ["Graph evolution"], 1),
     ("analytics", "analytics", "Analytics", ["Node and edge kinds", "Degree distribution", "Dependencies",
-                                             "Import cycles", "Hotspots", "Change coupling", "Knowledge islands"], 6),
+                                             "Hotspots", "Change coupling", "Knowledge islands"], 2),
     ("queries", "query_history", "Query History", ["Trends", "Recent queries", "Memory recalls"], 4),
     ("explorer?q=refresh_snapshots", "graph_explorer", "Graph Explorer", ["Neighbourhood", "Decisions touching it",
                                                                          "Recent commits and authors"], 1),
-    ("communities", "communities", "Communities", ["Community map", "Drill down"], 3),
-    ("decisions", "decisions", "Decisions", ["Review queue (2)", "Supersession and causation graph",
-                                             "Open contradictions (1)", "Decisions"], 2),
+    ("communities", "communities", "Communities", ["Community map", "All communities", "Drill down"], 1),
+    ("communities?community=0", "communities_drill_down", "Communities", ["Drill down"], 1),
+    ("decisions", "decisions", "Decisions", ["Decisions", "Review queue", "Graph", "Contradictions", "Changes"], 1),
+    ("decisions?view=Review+queue", "decisions_queue", "Decisions", ["Review queue (2)"], 1),
+    ("decisions?view=Contradictions", "decisions_contradictions", "Decisions", ["Open contradictions (1)"], 1),
     ("timeline?topic=Embeddings", "memory_timeline", "Memory Timeline", ["Compare two versions", "All versions"], 1),
-    ("namespaces", "namespaces", "Namespaces", ["default", "memory-team"], 2),
+    ("namespaces", "namespaces", "Namespaces", ["default", "memory-team", "Activity", "Sessions and memories"], 1),
 ]
 
 READY = """([title, want]) => {
@@ -122,7 +126,7 @@ def test_dashboard_every_page_in_chromium(demo_server):
                 timings[name] = time.perf_counter() - start
                 assert page.locator('[data-testid="stException"]').count() == 0, name
                 assert page.get_by_text("Page not found").count() == 0, name
-                headings = [h.strip() for h in page.locator("h2, h3").all_inner_texts()]
+                headings = [h.strip() for h in page.locator('h2, h3, [role="tab"]').all_inner_texts()]
                 for sub in subheads:
                     assert any(h.startswith(sub) for h in headings), (name, sub, headings)
                 assert page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').count() >= charts, name
@@ -132,8 +136,8 @@ def test_dashboard_every_page_in_chromium(demo_server):
                 page.screenshot(path=str(shots / f"{name}.png"))
             # the demo is a git repository of three commits: its hotspots are drawn as a treemap, and
             # change coupling says why it has no pair (every file changed in a single commit)
-            page.goto(f"{base}/analytics#hotspots")
-            page.wait_for_function(READY, arg=["Analytics", 6], timeout=60_000, polling=50)
+            page.goto(f"{base}/analytics?view=Hotspots")  # a link to one tab opens it
+            page.wait_for_function(READY, arg=["Analytics", 1], timeout=60_000, polling=50)
             treemap = page.locator(".st-key-hotspot_map")
             assert treemap.locator(".treemaplayer .slice").count() > 50  # the package's folders and files
             treemap.scroll_into_view_if_needed()
@@ -151,8 +155,10 @@ def test_dashboard_every_page_in_chromium(demo_server):
             page.wait_for_function("() => document.querySelectorAll('.st-key-hotspot_map g.pathbar').length > 0",
                                    timeout=10_000)
             assert treemap.locator(".treemaplayer text", has_text="ingest.py").count() >= 1
-            assert page.get_by_text("No coupled pairs:").count() == 1
+            page.get_by_role("tab", name="Change coupling").click()  # another tab: drawn when opened
+            page.get_by_text("No coupled pairs:").wait_for(timeout=30_000)
             assert page.get_by_text("no pair of files shares ≥ 3 commit(s)").count() == 1
+            assert "view=Change+coupling" in page.url or "view=Change%20coupling" in page.url, page.url
             assert page.get_by_text("Knowledge islands").count() >= 1
             # a deep link into the decision log opens that decision
             page.goto(f"{base}/decisions?namespace=memory-team")
@@ -172,8 +178,11 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     from nervapack_core.memory import MemoryStore
 
     page.goto(f"{base}/decisions")
-    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
-    assert page.get_by_text("PROPOSED · not agreed").count() >= 2  # badges: queue and list
+    page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
+    assert page.get_by_text("PROPOSED · not agreed").count() >= 1  # the list's badge
+    page.get_by_role("tab", name="Review queue").click()
+    page.get_by_placeholder("why (kept with the review)").first.wait_for(timeout=30_000)
+    assert page.get_by_text("PROPOSED · not agreed").count() >= 1  # the queue's badge
     queue = page.locator('[data-testid="stVerticalBlockBorderWrapper"]', has_text="Cache embeddings by file sha")
     page.get_by_placeholder("why (kept with the review)").first.fill("Benchmarked on Django")
     page.keyboard.press("Tab")  # commit the text input
@@ -184,17 +193,23 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     page.screenshot(path=str(shots / "decisions_review_confirm.png"))
     page.get_by_role("button", name="Yes, accept").click()
     page.get_by_text("Accepted:").first.wait_for(timeout=30_000)
-    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
+    page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
     assert [h for h in page.locator("h3").all_inner_texts() if h.startswith("Review queue")] == ["Review queue (1)"]
     assert queue.count() == 0 or "Cache embeddings by file sha" not in queue.first.inner_text()
     page.wait_for_timeout(400)
     page.screenshot(path=str(shots / "decisions_after_review.png"))
+    page.get_by_role("tab", name="Graph").click()
     graph = page.locator(".st-key-decision_graph")
+    graph.wait_for(timeout=30_000)
+    page.wait_for_function(READY, arg=["Decisions", 2], timeout=60_000, polling=50)
     graph.scroll_into_view_if_needed()
     assert graph.locator(".annotation").count() >= 3  # arrowheads on the edges
     graph.screenshot(path=str(shots / "decisions_graph.png"))
+    page.get_by_role("tab", name="Decisions").click()
+    page.locator("#list").wait_for(timeout=30_000)
     page.locator("#list").scroll_into_view_if_needed()
-    page.locator('[data-testid="stExpander"] summary').first.click()
+    page.locator('[data-testid="stExpander"] summary').first.click()  # its details: drawn when opened
+    page.get_by_text("Rationale").first.wait_for(timeout=30_000)
     page.wait_for_timeout(500)
     page.screenshot(path=str(shots / "decisions_list.png"))
     db = demo.demo_root({"XDG_DATA_HOME": str(tmp / "xdg")}) / ".nervapack" / "memory.db"

@@ -290,3 +290,60 @@ def test_dashboard_pages_do_not_import_chromadb_or_tree_sitter(seeded):
     assert r.returncode == 0, r.stderr[-3000:]
     loaded = json.loads(r.stdout.strip().splitlines()[-1])
     assert loaded == {page: [] for page in loaded}, loaded
+
+
+def test_dashboard_analytics_most_connected_leaves_guessed_calls_out(tmp_path):
+    """A call guessed from a bare name (confidence 0.3) is no relation on the Analytics page and the
+    Graph Explorer's starters: the same degrees as ``code.analytics`` (the CLI and the MCP)."""
+    import sqlite3
+
+    from nervapack_core.code.analytics import degree_histogram, most_connected
+    from nervapack_core.code.ingest import ingest
+
+    (tmp_path / "a.py").write_text("def hub():\n    return 1\n\n\ndef user():\n    return hub()\n")
+    (tmp_path / "b.py").write_text("".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(30)))
+    ingest(tmp_path, embed=False, workers=1)
+    db = tmp_path / ".nervapack" / "graph.db"
+    before = data.degrees(db)
+    with sqlite3.connect(db) as conn:
+        ids = dict(conn.execute("SELECT qualified_name, id FROM nodes WHERE kind = 'function'").fetchall())
+        # thirty bare-name guesses pointing at f0: with them it would be the most connected definition
+        conn.executemany("INSERT INTO edges (source, target, kind, confidence, evidence) "
+                         "VALUES (?, ?, 'CALLS', 0.3, ?)",
+                         [(ids[f"f{i}"], ids["f0"], "bare name guess") for i in range(1, 30)])
+    after = data.degrees(db)
+    assert after["most_connected"] == before["most_connected"]
+    assert after["degree_histogram"] == before["degree_histogram"]
+    assert all(r["qualified_name"] != "f0" for r in after["most_connected"][:1])
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        assert after["most_connected"] == most_connected(conn, 20)
+        assert after["degree_histogram"] == degree_histogram(conn)
+        # a resolved call counts
+        conn.execute("UPDATE edges SET confidence = 1.0 WHERE source = ? AND target = ?", (ids["f1"], ids["f0"]))
+    degrees = {r["qualified_name"]: r["degree"] for r in data.degrees(db)["most_connected"]}
+    assert degrees["f0"] == 1
+
+
+def test_dashboard_health_now_reuses_the_stored_snapshot(seeded, tmp_path):
+    """The Overview's score: the graph's components as the last ingest stored them plus freshness
+    measured now, the same report as measuring everything again; an edit shows in freshness."""
+    import sqlite3
+
+    from nervapack_core.code.analytics import changed_since_ingest, health
+
+    root = tmp_path / "ws"
+    shutil.copytree(seeded[0], root)
+    db = root / ".nervapack" / "graph.db"
+    (root / "pkg" / "extra.py").write_text("def extra():\n    return 2\n")  # one file changed since ingest
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    full = health(conn, changes=changed_since_ingest(conn, root)).as_dict()
+    now = data.health_now(db, root)
+    assert now["score"] == full["score"] and now["components"] == full["components"]
+    assert "1 file(s) changed since ingest" in [c["detail"] for c in now["components"]]
+    # a snapshot older than the last ingest is not trusted: measured again, same answer
+    conn.execute("UPDATE meta SET value = json_set(value, '$.at', '2000-01-01T00:00:00Z') "
+                 "WHERE key = 'health_snapshot'")
+    conn.commit()
+    assert data.health_now(db, root)["components"] == full["components"]

@@ -19,6 +19,8 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
+from .conftest import open_details, open_view
+
 LEAD = ("Lea Lead", "lea@example.org")
 
 
@@ -73,12 +75,13 @@ def team(tmp_path, use_root):
 def test_an_agents_proposed_decision_is_accepted_through_the_review_queue(team, app):
     root, db, agreed, proposed = team
     at = app("decisions")
-    subheads = [s.value for s in at.subheader]
-    assert "Review queue (1)" in subheads
     m = metrics(at)
     assert (m["Decisions"], m["Accepted"], m["Proposed"]) == ("2", "1", "1")
     # marked as proposed wherever it is listed: never passed off as agreed
     assert "2026-02-01 · :orange-badge[PROPOSED · not agreed] · Cache query results in Redis" in labels(at)
+    open_view(at, "Review queue")
+    subheads = [s.value for s in at.subheader]
+    assert "Review queue (1)" in subheads
     body = texts(at)
     assert "by claude-code · via mcp" in body
     assert f"Reviews are recorded as **{LEAD[0]} <{LEAD[1]}>**" in body
@@ -103,6 +106,7 @@ def test_an_agents_proposed_decision_is_accepted_through_the_review_queue(team, 
     assert "Review queue (0)" in [s.value for s in at.subheader]
     m = metrics(at)
     assert (m["Accepted"], m["Proposed"]) == ("2", "0")
+    open_details(open_view(at, "Decisions"))
     assert "2026-02-01 · :green-badge[accepted] · Cache query results in Redis" in labels(at)
     history = [df.value for df in at.dataframe if "reviewer" in df.value.columns]
     assert any(list(h["note"]) == ["Measured: worth it"] for h in history)
@@ -110,7 +114,7 @@ def test_an_agents_proposed_decision_is_accepted_through_the_review_queue(team, 
 
 def test_deprecating_an_accepted_decision_and_cancelling(team, app):
     root, db, agreed, proposed = team
-    at = app("decisions")
+    at = open_details(app("decisions"))
     at.button(key=f"list_{agreed}_deprecated").click().run()
     at.button(key=f"list_{agreed}_cancel").click().run()  # changed my mind
     assert "Confirm" not in texts(at)
@@ -143,7 +147,7 @@ def test_a_read_only_memory_folder_is_said_so(team, app, monkeypatch):
     assert "is read-only" in (data.review_blocker(db) or "")
     with pytest.raises(NervapackError, match="read-only"):
         data.review_decision(db, None, "default", proposed, "accepted")
-    at = app("decisions")
+    at = app("decisions", {"view": "Review queue"})
     assert "is read-only, so the dashboard cannot record reviews there" in texts(at)
     at.button(key=f"queue_{proposed}_accepted").click().run()
     assert at.button(key=f"queue_{proposed}_confirm").disabled
@@ -196,7 +200,6 @@ def test_ten_thousand_decisions_counted_and_paged_exactly(big, use_root, app):
         c.proto.spec)["layout"]["title"]["text"])
     assert spec["layout"]["title"]["text"] == "10,000 decisions by the month they took effect"
     assert min(x for t in spec["data"] for x in t["x"]) == f"{first_month}-01"  # the chart starts at the start
-    assert f"Review queue ({live['proposed']:,})" in [s.value for s in at.subheader]
     # the last page
     at.number_input(key="dec_page").set_value(500).run()
     assert "Showing 9,981–10,000 of 10,000" in texts(at) and len(at.expander) == 20
@@ -214,7 +217,10 @@ def test_ten_thousand_decisions_counted_and_paged_exactly(big, use_root, app):
     at.text_input(key="dec_q").set_value("revised").run()
     assert metrics(at)["Decisions"] == "300" and metrics(at)["Accepted"] == "300"
     # the graph of the matching decisions is bounded and says so
+    open_view(at, "Graph")
     assert re.search(r"Showing \d\d of 605 memories linked to the matching decisions", texts(at))
+    at.text_input(key="dec_q").set_value("").run()
+    assert f"Review queue ({live['proposed']:,})" in [s.value for s in open_view(at, "Review queue").subheader]
 
 
 def test_filters_from_the_url_and_unknown_values_said_so(big, use_root, app):
@@ -252,7 +258,7 @@ def test_graph_explorer_shows_status_and_links_to_decisions(tmp_path, use_root, 
     conn = sqlite3.connect(tmp_path / ".nervapack" / "graph.db")
     invoice = conn.execute("SELECT id FROM nodes WHERE qualified_name = 'Invoice'").fetchone()[0]
     conn.close()
-    at = app("graph_explorer", {"node": invoice})
+    at = app("graph_explorer", {"node": invoice, "view": "Decisions touching it"})
     assert labels(at) == ["2026-03-01 · :orange-badge[PROPOSED · not agreed] · Round invoice totals to cents"]
     assert "Proposed, not agreed yet" in texts(at)
     found = {label: query for label, _, query in links(at)}
@@ -291,7 +297,7 @@ def test_stale_decisions_reasons_after_a_code_edit(tmp_path, use_root, app):
     assert metrics(at)["May be stale"] == "1"
     assert labels(at) == [
         "2026-03-01 · :orange-badge[PROPOSED · not agreed] · :orange[may be stale] · Round invoice totals to cents"]
-    assert f"**May be stale:** {why}" in texts(at)
+    assert f"**May be stale:** {why}" in texts(open_details(at))
     at.toggle(key="dec_stale_only").set_value(True).run()
     assert metrics(at)["Decisions"] == "1" and at.query_params["stale"] == "1"
 
@@ -362,7 +368,7 @@ def test_changes_view_lists_commits_with_the_decisions_each_touched(tmp_path, us
     (root / "pkg" / "billing.py").write_text(src.replace("a * 100", "round(a * 100)").replace("-a", "-a * 2"))
     git(root, "commit", "-qam", "double refunds")
     use_root(root)
-    at = app("decisions")
+    at = app("decisions", {"view": "Changes"})
     commits = [label for label in labels(at) if "decision(s)" in label]
     assert len(commits) == 3 and "double refunds · 0 decision(s)" in commits[0]
     assert "round the charge · 1 decision(s)" in commits[1]

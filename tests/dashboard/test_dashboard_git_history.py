@@ -187,8 +187,8 @@ def table_with(at, column: str):
 
 def test_page_treemap_is_the_hotspots(on_history, app):
     root = on_history
-    at = app("analytics")
-    assert [s.value for s in at.subheader][-3:] == ["Hotspots", "Change coupling", "Knowledge islands"]
+    at = app("analytics", {"view": "Hotspots"})
+    assert [t.label for t in at.tabs][-3:] == ["Hotspots", "Change coupling", "Knowledge islands"]
     trace, title = treemap(at)
     assert title == "Hotspot map: all 7 files; size = lines, colour = score (log scale)"
     with GraphReader(root) as g:
@@ -222,7 +222,7 @@ def test_page_treemap_is_the_hotspots(on_history, app):
 
 
 def test_page_treemap_top_n_says_how_many_of_how_many(on_history, app):
-    at = app("analytics", {"files": "2"})
+    at = app("analytics", {"files": "2", "view": "Hotspots"})
     trace, title = treemap(at)
     assert title.startswith("Hotspot map: the 2 hottest of 7 files (11 of ")
     assert [i for i in trace["ids"] if i not in trace["parents"]] == ["app/core.py", "app/config.py"]
@@ -232,7 +232,7 @@ def test_page_treemap_top_n_says_how_many_of_how_many(on_history, app):
 
 
 def test_page_coupling_table_and_its_deep_link(on_history, app):
-    at = app("analytics")
+    at = app("analytics", {"view": "Change coupling"})
     m = metrics(at)
     assert (m["Coupled pairs"], m["With no static link"], m["Commits counted"]) == ("1", "1", "5/5")
     pairs = table_with(at, "link")
@@ -247,12 +247,12 @@ def test_page_coupling_table_and_its_deep_link(on_history, app):
     at.toggle(key="unlinked").set_value(True).run()
     assert list(table_with(at, "link")["link"]) == ["⚠ no static link"] * 2 and at.query_params["unlinked"] == "1"
     # the same state from a link
-    at = app("analytics", {"min_shared": "2", "coupled": "UTIL"})
+    at = app("analytics", {"min_shared": "2", "coupled": "UTIL", "view": "Change coupling"})
     assert list(table_with(at, "link")["file_b"]) == ["app/util.py", "app/util.py"]
     assert "2 pair(s) match, 1 with no static link" in texts(at)
-    at = app("analytics", {"min_shared": "9"})
+    at = app("analytics", {"min_shared": "9", "view": "Change coupling"})
     assert "No coupled pairs:** no pair of files shares ≥ 9 commit\\(s\\)" in texts(at)
-    at = app("analytics", {"min_shared": "not a number"})
+    at = app("analytics", {"min_shared": "not a number", "view": "Change coupling"})
     assert at.number_input(key="min_shared").value == 3
 
 
@@ -265,7 +265,7 @@ def test_page_coupling_pages_many_pairs(tmp_path, use_root, app):
         commit(root, {f"m/f{i}.py": f"X = {n}\n" for i in range(9)}, ANN, f"2024-01-0{n + 1}T10:00:00Z")
     ingest(root, embed=False, workers=1)
     use_root(root)
-    at = app("analytics")
+    at = app("analytics", {"view": "Change coupling"})
     assert metrics(at)["Coupled pairs"] == "36"
     assert len(table_with(at, "link")) == 25 and "page 1 of 2" in texts(at)
     at.number_input(key="pairs_page").set_value(2).run()
@@ -275,8 +275,8 @@ def test_page_coupling_pages_many_pairs(tmp_path, use_root, app):
 
 
 def test_page_knowledge_islands(on_history, app):
-    at = app("analytics")
-    islands = table_with(at, "main_author")
+    at = app("analytics", {"view": "Knowledge islands"})
+    islands = table_with(at, "file")  # (the other table, by community, has no file column)
     assert list(islands["file"]) == ["app/util.py", "docs/notes.md", ODD, "app/__init__.py"]
     assert list(islands["share"]) == [100.0] * 4
     assert "4 of the 6 files with commits" in texts(at)
@@ -286,8 +286,46 @@ def test_page_without_git_says_so_in_every_section(tmp_path, use_root, app):
     (tmp_path / "a.py").write_text("def a():\n    return 1\n")
     ingest(tmp_path, embed=False, workers=1)
     use_root(tmp_path)
-    at = app("analytics")
-    said = [i.body for i in at.info if i.body.startswith("**No git history:**")]
-    assert len(said) == 3 and all("not in a git repository" in s for s in said)
-    assert not [c for c in at.get("plotly_chart") if '"treemap"' in c.proto.spec]
-    assert metrics(at)["Import cycles"] == "0"  # the rest of the page is there
+    for view in ("Hotspots", "Change coupling", "Knowledge islands"):
+        at = app("analytics", {"view": view})
+        said = [i.body for i in at.info if i.body.startswith("**No git history:**")]
+        assert len(said) == 1 and "not in a git repository" in said[0], view
+        assert not [c for c in at.get("plotly_chart") if '"treemap"' in c.proto.spec]
+        assert metrics(at)["Import cycles"] == "0"  # the rest of the page is there
+
+
+def test_page_hotspots_since_a_date(on_history, app):
+    """The hotspot map counts the commits since a day when asked (as `nervapack hotspots --since`),
+    kept in the URL; a date that is not one is said so and every commit counts."""
+    root = on_history
+    at = app("analytics", {"view": "Hotspots", "since": "2024-01-04"})
+    with GraphReader(root) as g:
+        recent = {r["file"]: r["commits"] for r in g.hotspots(since="2024-01-04")}
+    hottest = table_with(at, "complexity")
+    assert dict(zip(hottest["file"], hottest["commits"])) == recent == {"app/core.py": 2, "app/config.py": 1,
+                                                                       "app/util.py": 1}
+    assert "Commits since 2024\\-01\\-04 only: 3 file(s) changed since then." in texts(at)
+    at.text_input(key="hot_since").set_value("").run()
+    assert "since" not in at.query_params
+    assert dict(zip(*(table_with(at, "complexity")[c] for c in ("file", "commits"))))["app/core.py"] == 5
+    at = app("analytics", {"view": "Hotspots", "since": "last week"})
+    assert "--since must be a date like 2024-01-31" in texts(at).replace("\\", "")
+    assert dict(zip(*(table_with(at, "complexity")[c] for c in ("file", "commits"))))["app/core.py"] == 5
+
+
+def test_page_who_knows_each_community(on_history, app):
+    """Per-community knowledge (`nervapack knowledge`): a table on the Analytics page, and the
+    main author of the community drilled into on the Communities page."""
+    root = on_history
+    with GraphReader(root) as g:
+        expected = {c["community"]: c for c in g.knowledge()["communities"]}
+    assert expected
+    at = app("analytics", {"view": "Knowledge islands"})
+    table = table_with(at, "community")
+    assert list(table["community"]) == sorted(expected)
+    assert list(table["main_author"]) == [expected[c]["main_author"] for c in sorted(expected)]
+    assert table["open"].iloc[0] == f"./communities?community={sorted(expected)[0]}"
+    first = sorted(expected)[0]
+    at = app("communities", {"community": str(first)})
+    who = expected[first]
+    assert f"Who knows it: **{who['main_author']}** wrote {who['share']:.0%}" in texts(at).replace("\\", "")

@@ -10,6 +10,8 @@ import pytest
 
 from nervapack_core.code.analytics import changed_since_ingest, health
 
+from .conftest import open_details, open_view
+
 
 def metrics(at) -> dict:
     out = {}
@@ -58,14 +60,21 @@ def test_dashboard_overview_numbers(on_seeded, app):
     # each snapshot stores the health score, so the score has a delta too
     assert runs[-1]["health"] is not None and runs[-2]["health"] is not None
     assert d["Health score"] == f"{runs[-1]['health'] - runs[-2]['health']}"
-    health_table, langs, top = (df.value for df in at.dataframe[:3])
-    assert list(health_table["name"]) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
+    # one part drawn at a time (lazy tabs): the health score first
+    assert [t.label for t in at.tabs] == ["Health score", "Languages", "Most connected files", "Graph evolution",
+                                          "Changed since"]
+    assert len(at.get("plotly_chart")) == 1
+    health_table = at.table[0].value
+    assert list(health_table.index) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
                                           "Acyclic imports"]
+    langs = open_view(at, "Languages").dataframe[0].value
     assert dict(zip(langs["language"], langs["files"])) == {"python": 5, "markdown": 1}
+    top = open_view(at, "Most connected files").dataframe[0].value
     assert top["file"].iloc[0] == "pkg/auth.py"  # a path relative to the root, not a basename
     assert all("/" in f or f == "README.md" for f in top["file"])
-    assert [s.value for s in at.subheader] == ["Health score", "Languages", "Most connected files", "Graph evolution",
-                                               "Changed since"]
+    # a deep link opens a part
+    assert len(app(params={"view": "Languages"}).get("plotly_chart")) == 1
+    assert "Share of files" in app(params={"view": "Languages"}).get("plotly_chart")[0].proto.spec
 
 
 def plotly_traces(at, title_part: str) -> dict[str, dict]:
@@ -91,20 +100,21 @@ def test_dashboard_overview_evolution_trend_and_changed_since(on_seeded, app):
     conn = sqlite3.connect(root / ".nervapack" / "graph.db")
     snaps = conn.execute("SELECT id, nodes, edges, health FROM graph_snapshots ORDER BY id").fetchall()
     assert len(snaps) == 2  # two ingests, each changing the graph
-    at = app()
+    at = open_view(app(), "Graph evolution")
     traces = plotly_traces(at, "Nodes, edges and health over 2 snapshot(s)")
     assert traces["nodes"]["x"] == ["#1", "#2"]
     assert traces["nodes"]["y"] == [s[1] for s in snaps] and traces["edges"]["y"] == [s[2] for s in snaps]
     assert traces["health score"]["y"] == [s[3] for s in snaps] and traces["health score"]["yaxis"] == "y2"
+    snapshots_table = at.dataframe[-1].value
+    assert list(snapshots_table["id"]) == [2, 1]  # newest first
     # changed since the previous snapshot: the second ingest added pkg/extra.py
+    open_view(at, "Changed since")
     m = metrics(at)
     assert (m["Added"], m["Modified"], m["Removed"], m["Renamed"]) == ("1", "0", "0", "0")
     changed = at.dataframe[-1].value
     assert list(changed["path"]) == ["pkg/extra.py"] and list(changed["change"]) == ["added"]
     assert changed["open"].iloc[0].startswith("./explorer?node=")
     assert "from snapshot #1" in texts(at)
-    snapshots_table = at.dataframe[-2].value
-    assert list(snapshots_table["id"]) == [2, 1]  # newest first
     # since a window of days: here every snapshot is recent, so from the first one
     at.selectbox(key="since").set_value("30 days ago").run()
     assert "from the first snapshot" in texts(at) and metrics(at)["Added"] == "1"
@@ -128,21 +138,47 @@ def test_dashboard_overview_trend_labels_commits(tmp_path, use_root, app):
                                     check=True).stdout.strip())
         ingest(tmp_path, embed=False, workers=1)
     use_root(tmp_path)
-    at = app()
+    at = app(params={"view": "Graph evolution"})
     health_trace = plotly_traces(at, "Nodes, edges and health")["health score"]
     assert health_trace["text"] == [h[:7] for h in heads]
     assert [row[2] for row in health_trace["customdata"]] == [h[:7] for h in heads]  # the commit in the hover
-    assert f"commit {heads[0][:7]}" in texts(at)  # "changed since snapshot #1 (…, commit …)"
+    assert f"commit {heads[0][:7]}" in texts(open_view(at, "Changed since"))  # "… snapshot #1 (…, commit …)"
+
+
+def test_dashboard_overview_first_snapshot_outside_git(tmp_path, use_root, app):
+    """A graph first ingested outside git, then in a git repository: the trend has a point without
+    a commit next to one with (a crash on Django's graph: pandas read the missing commit as NaN)."""
+    import os
+    import subprocess
+
+    from nervapack_core.code.ingest import ingest
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x"}
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n")
+    ingest(tmp_path, embed=False, workers=1)
+    (tmp_path / "b.py").write_text("def b():\n    return a()\n")
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "b"]):
+        subprocess.run(cmd, cwd=tmp_path, env=env, check=True, capture_output=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    ingest(tmp_path, embed=False, workers=1)
+    use_root(tmp_path)
+    at = app(params={"view": "Graph evolution"})
+    assert plotly_traces(at, "Nodes, edges and health")["health score"]["text"] == ["", head[:7]]
 
 
 def test_dashboard_analytics_numbers(on_seeded, app):
     at = app("analytics")
     m = metrics(at)
     assert m["Import cycles"] == "1"
-    assert m["File imports resolved"] == "2"
-    assert m["Files in the import graph"] == "2/5"
+    assert m["Imports"] == "2"
+    assert m["Files in imports"] == "2/5"
+    assert len(at.get("plotly_chart")) == 2  # the first tab: nodes and edges by kind
+    open_view(at, "Dependencies")
     cycles = [df.value for df in at.dataframe if "members" in df.value.columns][0]
     assert list(cycles["members"]) == ["pkg/auth.py → pkg/session.py → pkg/auth.py"]
+    open_view(at, "Degree distribution")
     most = [df.value for df in at.dataframe if "degree" in df.value.columns and "open" in df.value.columns][0]
     assert most["open"].iloc[0].startswith("./explorer?node=")
 
@@ -166,6 +202,9 @@ def test_dashboard_graph_explorer_search_and_code(on_seeded, app):
     assert m["Kind"].startswith("function")
     code = [c.value for c in at.code]
     assert any("return session.open_session(user)" in c for c in code)
+    assert not at.dataframe  # the relations' table: drawn when opened
+    at.session_state["nb_table"] = True
+    at.run()
     neighbours = at.dataframe[0].value
     assert "AuthService" in set(neighbours["qualified_name"])  # the class DEFINES the method
 
@@ -192,8 +231,8 @@ def _node_id(root, qualified_name: str) -> str:
 
 def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
     root, ids = on_seeded
-    at = app("graph_explorer", {"node": _node_id(root, "AuthService")})
-    assert "Decisions touching it" in [s.value for s in at.subheader]
+    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "view": "Decisions touching it"})
+    assert "Decisions touching it" in [t.label for t in at.tabs]
     # the live decision about AuthService; its superseded predecessor only on request
     assert [e.label.replace("\\", "") for e in at.expander] == [
         "2026-06-01 · :green-badge[accepted] · Chose JWT for auth"]
@@ -209,21 +248,22 @@ def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
         "2026-06-01 · :green-badge[accepted] · Chose JWT for auth",
         "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     # the file node gathers the decisions on everything in the file
-    at = app("graph_explorer", {"node": _node_id(root, "pkg/auth.py")})
+    at = app("graph_explorer", {"node": _node_id(root, "pkg/auth.py"), "view": "Decisions touching it"})
     assert "touch code in this file" in texts(at) and len(at.expander) == 1
     # another namespace has its own decisions (none on this code)
-    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing"})
+    at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing",
+                                "view": "Decisions touching it"})
     assert at.selectbox(key="namespace").value == "billing"
     assert "0 current decision(s) in namespace billing" in texts(at) and not at.expander
     # a function no decision touches
-    at = app("graph_explorer", {"node": _node_id(root, "retry")})
+    at = app("graph_explorer", {"node": _node_id(root, "retry"), "view": "Decisions touching it"})
     assert "0 current decision(s)" in texts(at)
 
 
 def test_dashboard_graph_explorer_history_panel_says_when_there_is_none(on_seeded, app):
     root, _ = on_seeded
-    at = app("graph_explorer", {"node": _node_id(root, "check_token")})
-    assert "Recent commits and authors" in [s.value for s in at.subheader]
+    at = app("graph_explorer", {"node": _node_id(root, "check_token"), "view": "Recent commits and authors"})
+    assert "Recent commits and authors" in [t.label for t in at.tabs]
     assert "No git history for pkg/auth\\.py" in texts(at)
 
 
@@ -263,7 +303,7 @@ def test_dashboard_communities_numbers(on_seeded, app):
     m = metrics(at)
     assert m["Communities"] == str(len(sizes))
     assert m["Largest"] == str(sizes[0])
-    table = at.dataframe[0].value
+    table = open_view(at, "All communities").dataframe[0].value
     assert list(table["size"]) == sizes
     # drill-down into community 0 (deep link)
     at = app("communities", {"community": "0"})
@@ -280,7 +320,8 @@ def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
                       "2026-02-01 · :green-badge[accepted] · Use PostgreSQL for storage",
                       "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     assert "Showing 1–3 of 3 decisions, newest first" in texts(at)
-    body = texts(at)
+    assert "Simple and server-side revocable" not in texts(at)  # a decision's details: drawn when opened
+    body = texts(open_details(at))
     assert "Simple and server-side revocable" in body
     assert "- JWT\n- Basic auth" in body  # rejected alternatives
     assert "- Cookie auth broke the mobile client (2026-03-01)" in body  # the outcome it CAUSED
@@ -319,9 +360,9 @@ def test_dashboard_memory_timeline(on_seeded, app):
     at = app("memory_timeline", {"topic": "AuthService"})
     m = metrics(at)
     assert (m["Versions"], m["Current"], m["Superseded"], m["Since"]) == ("3", "2", "1", "2026-01-01")
-    diff = at.code[0].value  # the latest supersession, not the last two (unrelated) versions
+    diff = open_view(at, "Compare two versions").code[0].value  # the latest supersession, not the last two
     assert "-content: Chose session cookies for auth" in diff and "+content: Chose JWT for auth" in diff
-    versions = at.dataframe[-1].value
+    versions = open_view(at, "All versions").dataframe[-1].value
     assert list(versions["status"]) == ["superseded", "current", "current"]
     assert versions["superseded_by"].iloc[0] == "v3 · 2026-06-01"  # a version, not a raw id
     # move the as-of cursor into the first version's validity
@@ -337,12 +378,11 @@ def test_dashboard_namespaces_side_by_side(on_seeded, app):
     m = [(x.label, x.value) for x in at.metric]
     assert ("Namespaces", "2") in m
     assert [s.value for s in at.subheader] == ["billing", "default"]
-    overview = at.dataframe[0].value
-    assert dict(zip(overview["namespace"], overview["decisions"])) == {"billing": 1, "default": 3}
+    overview = at.table[0].value
+    assert dict(zip(overview.index, overview["Decisions"])) == {"billing": 1, "default": 3}
     # per-namespace columns: billing first, then default
     nodes = [v for k, v in m if k == "Nodes"]
-    assert nodes == [str(int(overview.loc[overview.namespace == "billing", "nodes"].iloc[0])),
-                     str(int(overview.loc[overview.namespace == "default", "nodes"].iloc[0]))]
+    assert nodes == [str(int(overview.loc["billing", "Nodes"])), str(int(overview.loc["default", "Nodes"]))]
 
 
 def test_dashboard_namespace_pagination(tmp_path, use_root, app):
@@ -354,7 +394,7 @@ def test_dashboard_namespace_pagination(tmp_path, use_root, app):
         mem.import_nodes([{"content": f"fact number {i}", "kind": "fact", "valid_from": "2026-01-01"}
                           for i in range(130)])
     use_root(tmp_path)
-    at = app("namespaces")
+    at = app("namespaces", {"view": "Sessions and memories"})
     assert "130 match(es); page 1 of 6" in texts(at)
     assert len(at.dataframe[-1].value) == 25
     at.number_input(key="page_default").set_value(6).run()
@@ -408,7 +448,7 @@ def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app)
     assert drawn == 60  # a window, not 300 bars
     assert "versions" in intervals["layout"]["title"]["text"] and "of 300" in intervals["layout"]["title"]["text"]
     assert len(charts) == 2  # plus the per-month aggregate of all versions
-    assert len(at.dataframe[-1].value) == 50
+    assert len(open_view(at, "All versions").dataframe[-1].value) == 50
     assert at.number_input(key="page").max == 6
 
 

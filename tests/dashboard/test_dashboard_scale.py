@@ -12,6 +12,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
+from .conftest import open_view
 from .test_dashboard_decisions import metrics, texts
 
 KINDS = ("decision", "fact", "outcome", "action", "procedure", "preference")
@@ -83,9 +84,9 @@ def test_namespaces_counts_order_and_a_small_namespace_next_to_a_big_one(team, u
     assert axis["type"] == "log" and axis["ticktext"][:4] == ["1", "10", "100", "1k"]
     small = next(t for t in spec["data"] if t["name"] == "small")
     assert small["y"][list(small["x"]).index("fact")] == 17
-    assert chart(at, "Memories over time")["layout"]["yaxis"]["type"] == "log"
+    assert chart(open_view(at, "Activity"), "Memories over time")["layout"]["yaxis"]["type"] == "log"
     # newest first by the time they took effect, not by insertion
-    table = at.dataframe[-2].value  # big's memories (the last table is small's)
+    table = open_view(at, "Sessions and memories").dataframe[-2].value  # big's memories (the last table is small's)
     froms = list(table["valid_from"])
     assert "entity" not in set(table["kind"])  # entities (the topics) only when that kind is picked
     assert table["content"].iloc[0] == "The newest memory of all"
@@ -212,7 +213,7 @@ def chain_ws(tmp_path_factory):
 def test_timeline_lineage_clickable_and_the_diff_in_the_url(chain_ws, use_root, app):
     root, ids, others = chain_ws
     use_root(root)
-    at = app("memory_timeline", {"topic": "Cache"})
+    at = app("memory_timeline", {"topic": "Cache", "view": "Compare two versions"})
     diff = at.code[0].value
     assert "-content: Cache: redis cluster" in diff and "+content: Cache: valkey" in diff  # the latest supersession
     lineage = [b.label.replace("&#58;", ":") for b in at.button if b.key and b.key.startswith("lineage_")]
@@ -280,7 +281,10 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     assert ui.count_axis([3])["dtick"] == 1 and ui.count_axis([3_000])["tickformat"] == ",d"
     use_root(flasklike)
     at = app("overview")
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # the health score
+    health = at.table[0].value  # a plain table: the "Measured" column (the why) never cut off
+    for view in ("Languages", "Most connected files", "Graph evolution"):
+        specs += [json.loads(c.proto.spec) for c in open_view(at, view).get("plotly_chart")]
     evolution = next(s for s in specs if "Nodes, edges and health" in s["layout"]["title"]["text"])
     assert all(t["mode"] == "markers+text" for t in evolution["data"])  # one run: a point, said so
     assert any("One snapshot so far" in a["text"] for a in evolution["layout"]["annotations"])
@@ -288,9 +292,8 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
         legend = s["layout"].get("legend", {})
         if legend.get("orientation") == "h":
             assert legend["y"] > 1 and legend["yanchor"] == "bottom", s["layout"]["title"]["text"]
-    health = next(d for d in at.dataframe if "detail" in d.value.columns)
-    config = json.loads(health.proto.columns)
-    assert config["detail"]["width"] == "large"
+    assert list(health.columns) == ["Points", "Out of", "Ratio", "Measured"]
+    assert all(m and not m.endswith("…") for m in health["Measured"])  # each "why" in full
 
 
 # ---------------------------------------------------------------------------- Communities map
@@ -344,12 +347,20 @@ def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root,
     at = app("graph_explorer", {"q": "url_for"})
     spec = next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
                 if "relation(s)" in s["layout"]["title"]["text"])
-    arrows = [a for a in spec["layout"]["annotations"] if a.get("showarrow")]
-    points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(arrows))
-    assert len(arrows) >= 16  # sixteen callers and more
+    # each edge a line (start, end, gap) ending in an arrowhead marker that points along it
+    edges = [t for t in spec["data"] if (t.get("marker") or {}).get("symbol") == "arrow"]
+    assert all(t["marker"]["angleref"] == "previous" for t in edges)
+    segments = [((t["x"][k], t["y"][k]), (t["x"][k + 1], t["y"][k + 1]), t["marker"]["size"][k + 1])
+                for t in edges for k in range(0, len(t["x"]), 3)]
+    points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(segments))
+    assert len(segments) >= 16  # sixteen callers and more
     for (direction, *_), x in zip(points["customdata"], points["x"]):
         assert (x > 0) == (direction == "out")  # callers (in) on the left, what it uses on the right
-    ins = [a for a, (d, *_) in zip(arrows, points["customdata"]) if d == "in"]
-    assert all(abs(a["x"]) < abs(a["ax"]) for a in ins)  # an arrow from the caller towards the node
+    for (x0, y0), (x1, _y1), head in segments:
+        assert head > 0  # an arrowhead at the end
+        if (x0, y0) == (0.0, 0.0):  # from the node: to what it uses, on the right
+            assert x1 > 0
+        else:  # from a caller, on the left, towards the node
+            assert x0 < 0 and abs(x1) < abs(x0)
     assert 0 < len([t for t in points["text"] if t]) <= 12 < len(points["text"])
     assert "hover for the rest" in spec["layout"]["title"]["text"]

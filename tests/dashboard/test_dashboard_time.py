@@ -13,6 +13,8 @@ import pytest
 from nervapack_core.memory import MemoryStore
 from nervapack_core.memory.timeutil import to_iso
 
+from .conftest import open_view
+
 
 def metrics(at) -> dict:
     return {m.label: m.value for m in reversed(list(at.metric))}
@@ -35,9 +37,9 @@ def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_roo
         first = m.store("Rome was founded", kind="fact", entities=["Rome"], valid_from=founded)
         m.store("Rome is a capital city", kind="fact", entities=["Rome"], valid_from="1871-01-01", supersedes=first)
         m.store("Rome has a metro", kind="fact", entities=["Metro"], valid_from="1955-02-10", namespace="transport")
-    at = app("namespaces")
+    at = app("namespaces", {"view": "Activity"})
     assert not at.error
-    activity = json.loads(at.get("plotly_chart")[1].proto.spec)
+    activity = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert founded in [x[:10] for t in activity["data"] for x in t.get("x", [])]
     at = app("memory_timeline", {"topic": "Rome"})
     assert not at.error and not at.warning, [w.body for w in at.warning]
@@ -51,7 +53,7 @@ def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_roo
     intervals = json.loads(at.get("plotly_chart")[0].proto.spec)
     bases = [b for t in intervals["data"] for b in t.get("base", [])]
     assert f"{founded} 00:00:00.000000" in bases
-    assert at.dataframe[-1].value["valid_from"].iloc[0].startswith(founded)
+    assert open_view(at, "All versions").dataframe[-1].value["valid_from"].iloc[0].startswith(founded)
 
 
 def test_timeline_known_at_shows_the_memory_as_recorded_then_and_keeps_it_in_the_url(tmp_path, use_root, app):
@@ -70,7 +72,7 @@ def test_timeline_known_at_shows_the_memory_as_recorded_then_and_keeps_it_in_the
     assert at.text_input(key="known_at").value == t1
     assert (metrics(at)["Versions"], metrics(at)["Current"], metrics(at)["Superseded"]) == ("1", "1", "0")
     assert "as recorded by" in captions(at)
-    assert list(at.dataframe[-1].value["status"]) == ["current"]
+    assert list(open_view(at, "All versions").dataframe[-1].value["status"]) == ["current"]
     # cleared: back to now, and out of the URL
     at.text_input(key="known_at").set_value("").run()
     assert metrics(at)["Versions"] == "2" and "known_at" not in at.query_params
@@ -88,7 +90,7 @@ def test_timeline_table_pages_through_every_version_with_the_range_shown(tmp_pat
                          "valid_from": f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}Z"} for i in range(120)])
         m.import_nodes([{"content": f"Config mentioned in passing {i}", "kind": "fact", "entities": ["Other"]}
                         for i in range(30)])
-    at = app("memory_timeline", {"topic": "Config"})
+    at = app("memory_timeline", {"topic": "Config", "view": "All versions"})
     assert metrics(at)["Versions"] == "120"  # the entity's memories, not every mention of the word
     assert "Showing 1–50 of 120, oldest first." in captions(at)
     at.number_input(key="page").set_value(3).run()
