@@ -112,9 +112,12 @@ def test_query_on_a_damaged_graph_is_an_error_not_an_empty_answer(shop_repo, tmp
 
 
 def test_corrupt_index_pages_and_corrupt_file(shop_repo, tmp_path):
-    corrupt_fts = _broken_copy(
-        shop_repo, tmp_path,
-        lambda c: c.execute("UPDATE nodes_fts_data SET block = randomblob(length(block)) WHERE id > 10"))
+    def scramble(c):  # the same damage every run (random bytes now and then read as something else)
+        rows = c.execute("SELECT id, block FROM nodes_fts_data WHERE id > 10").fetchall()
+        c.executemany("UPDATE nodes_fts_data SET block = ? WHERE id = ?",
+                      [(bytes(b ^ 0xA5 for b in block), i) for i, block in rows])
+
+    corrupt_fts = _broken_copy(shop_repo, tmp_path, scramble)
     res = CliRunner().invoke(cli, ["query", "tax", "--no-vectors", "--path", str(corrupt_fts)])
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit)
     assert "cannot be read (database disk image is malformed)" in res.output
