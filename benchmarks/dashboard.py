@@ -178,6 +178,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_health(base: str, proc: subprocess.Popen, limit_s: float = 120) -> None:
+    """Until the Streamlit server at ``base`` answers its health check; stop if it died or took too long."""
+    import urllib.request
+
+    t_start = time.perf_counter()
+    while True:
+        try:
+            urllib.request.urlopen(base + "/_stcore/health", timeout=1)
+            return
+        except OSError as exc:
+            if proc.poll() is not None or time.perf_counter() - t_start > limit_s:
+                raise SystemExit(f"the server at {base} did not start") from exc
+            time.sleep(0.2)
+
+
 def browser_side(root: Path, memory_db: Path, pages, workdir: Path) -> dict:
     import urllib.request
 
@@ -275,7 +290,6 @@ def stop(proc: subprocess.Popen, log) -> None:
 def floor(workdir: Path, runs: int = 3) -> dict:
     """The same measurement on a minimal Streamlit app (a title and one two-bar Plotly chart):
     what any Streamlit + Plotly page costs on this machine before showing any data."""
-    import urllib.request
 
     from playwright.sync_api import sync_playwright
 
@@ -290,12 +304,7 @@ def floor(workdir: Path, runs: int = 3) -> dict:
     base = f"http://127.0.0.1:{port}"
     walls, cpus = [], []
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+        wait_for_health(base, proc)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             for i in range(runs + 1):

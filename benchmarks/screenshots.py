@@ -17,14 +17,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dashboard import CHROMIUM, CHROMIUM_ARGS, READY, free_port, stop  # noqa: E402
+from dashboard import CHROMIUM, CHROMIUM_ARGS, READY, free_port, stop, wait_for_health  # noqa: E402
 
 # file name, url path, title, charts in the first view
 SHOTS = [
@@ -80,12 +78,7 @@ def main(argv=None) -> int:
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+        wait_for_health(base, proc)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1100})
