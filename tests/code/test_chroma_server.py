@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import free_port, wait_until_serving
 
 from nervapack_core.code.vectors import CHROMA_URL_ENV, VectorStore, server_collection, vector_store
 from nervapack_core.errors import NervapackError
@@ -26,19 +24,13 @@ PROMPTS = ["how is the cart total computed with a discount", "apply a coupon to 
            "what breaks if I change apply_discount"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class ChromaServer:
     """``chroma run`` (the executable beside this Python) on a free port of 127.0.0.1."""
 
     def __init__(self, data: Path):
         exe = Path(sys.executable).parent / "chroma"
         assert exe.exists(), f"chromadb's `chroma` command is missing beside {sys.executable}"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         data.mkdir(parents=True, exist_ok=True)
         self.log = data / "server.log"
@@ -47,18 +39,11 @@ class ChromaServer:
                 [str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(self.port)],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                 env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"chroma run did not come up:\n{self.log.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.2)
+        try:
+            wait_until_serving(f"{self.url}/api/v2/heartbeat", self.proc, self.log, timeout=60, what="chroma run")
+        except AssertionError as failed:
+            self.stop()
+            pytest.fail(str(failed))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -230,7 +215,7 @@ def test_sync_against_the_server(chroma_server, fixture_repo, kit):
 
 def test_a_server_that_cannot_be_reached_is_a_clear_error(fixture_repo, tmp_path, kit):
     repo = fixture_repo("python")
-    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     done = kit.run_cli("ingest", str(repo), **{CHROMA_URL_ENV: url})
     assert done.returncode == 1
     assert f"Cannot reach the Chroma server at {url} (set by ${CHROMA_URL_ENV})" in done.stderr

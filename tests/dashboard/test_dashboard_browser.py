@@ -7,15 +7,13 @@ Deploy button. Screenshots go to a temporary folder, or to $NERVAPACK_SCREENSHOT
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import free_port, stop_process_group, wait_until_serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
@@ -53,30 +51,9 @@ READY = """([title, want]) => {
 }"""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def nervapack_command() -> list[str]:
     script = Path(sys.executable).with_name("nervapack")
     return [str(script)] if script.exists() else [sys.executable, "-m", "nervapack_core.cli"]
-
-
-def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"serve exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"serve did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture()
@@ -90,15 +67,10 @@ def demo_server(tmp_path):
         proc = subprocess.Popen([*nervapack_command(), "serve", "--demo", "--no-browser", "--port", str(port)],
                                 cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
+        wait_until_serving(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
         yield f"http://127.0.0.1:{port}", log, tmp_path
     finally:
-        proc.terminate()  # serve forwards SIGTERM to Streamlit
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the process group this test started
-            proc.wait()
+        stop_process_group(proc)
 
 
 @pytest.mark.browser
@@ -194,7 +166,11 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     page.get_by_role("button", name="Yes, accept").click()
     page.get_by_text("Accepted:").first.wait_for(timeout=30_000)
     page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
-    assert [h for h in page.locator("h3").all_inner_texts() if h.startswith("Review queue")] == ["Review queue (1)"]
+    # the rerun after the click may still be replacing the old queue heading on a loaded machine: wait for it
+    queue_heads = """() => [...document.querySelectorAll('h3')].map(h => h.innerText.trim())
+        .filter(t => t.startsWith('Review queue'))"""
+    page.wait_for_function(f"() => JSON.stringify(({queue_heads})()) === JSON.stringify(['Review queue (1)'])",
+                           timeout=30_000, polling=100)
     assert queue.count() == 0 or "Cache embeddings by file sha" not in queue.first.inner_text()
     page.wait_for_timeout(400)
     page.screenshot(path=str(shots / "decisions_after_review.png"))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # tests/: servers.py, shared by the test modules
 
 CLI = [sys.executable, "-m", "nervapack_core.cli"]
 PAGES = [("", "Overview"), ("analytics", "Analytics"), ("queries", "Query History"),

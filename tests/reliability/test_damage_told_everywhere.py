@@ -86,18 +86,28 @@ def _said(rel, args, *names: str, fix: tuple[str, ...]) -> str:
 DAMAGES = ["truncated", "garbage-middle", "garbage"]
 
 
+def _damage_and_read(rel, db: Path, how: str, commands: list[tuple[str, ...]], fix: tuple[str, ...],
+                     also: tuple[str, ...] = ()) -> None:
+    """Damage ``db`` as ``how`` says, run each command: each names the file, the damage and the fix
+    (and every text of ``also``); the damaged file is left byte for byte as it was."""
+    _damage(db, how)
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    for args in commands:
+        out = _said(rel, args, str(db), fix=fix)
+        assert all(text in out for text in also), (args, out)
+        if how == "truncated":
+            assert "truncated" in out, (args, out)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+
+
 @pytest.mark.parametrize("how", DAMAGES)
 def test_damaged_graph_is_said_with_the_fix(workspace, tmp_path, rel, how):
     root = _copy(workspace, tmp_path)
     graph = root / ".nervapack" / "graph.db"
-    _damage(graph, how)
-    digest = hashlib.sha256(graph.read_bytes()).hexdigest()
-    for args in (("status", "--path", str(root)), ("query", "compute tax", "--no-vectors", "--path", str(root)),
-                 ("explore", "compute_tax", "--path", str(root))):
-        out = _said(rel, args, str(graph), fix=("ingest --rebuild",))
-        if how == "truncated":
-            assert "truncated" in out
-    assert hashlib.sha256(graph.read_bytes()).hexdigest() == digest  # a reader never touches it
+    _damage_and_read(rel, graph, how, [("status", "--path", str(root)),
+                                       ("query", "compute tax", "--no-vectors", "--path", str(root)),
+                                       ("explore", "compute_tax", "--path", str(root))],
+                     fix=("ingest --rebuild",))  # a reader never touches it
     doctor = rel.invoke("doctor", "--path", str(root))
     assert doctor.exit_code != 0 and "graph.db" in doctor.output, doctor.output
     # a plain ingest keeps the damaged file aside, says so, and builds the graph again
@@ -111,15 +121,10 @@ def test_damaged_graph_is_said_with_the_fix(workspace, tmp_path, rel, how):
 def test_damaged_memory_is_said_with_the_fix_and_left_as_it_is(workspace, tmp_path, rel, how):
     root = _copy(workspace, tmp_path)
     memory = root / ".nervapack" / "memory.db"
-    _damage(memory, how)
-    digest = hashlib.sha256(memory.read_bytes()).hexdigest()
-    for args in (("recall", "ledger fact"), ("stats",), ("store", "one more"), ("decisions",),
-                 ("search", "ledger")):
-        out = _said(rel, ("memory", "--db", str(memory), *args), str(memory), fix=("backup",))
-        assert "memory init" in out and "doctor" in out
-        if how == "truncated":
-            assert "truncated" in out
-    assert hashlib.sha256(memory.read_bytes()).hexdigest() == digest  # kept for the user to restore
+    _damage_and_read(rel, memory, how, [("memory", "--db", str(memory), *args) for args in
+                                         (("recall", "ledger fact"), ("stats",), ("store", "one more"),
+                                          ("decisions",), ("search", "ledger"))],
+                     fix=("backup",), also=("memory init", "doctor"))  # kept for the user to restore
     assert not list(memory.parent.glob("memory.db.*"))
     doctor = rel.invoke("doctor", "--path", str(root))
     assert doctor.exit_code != 0 and "memory.db" in doctor.output, doctor.output

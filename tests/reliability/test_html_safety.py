@@ -15,18 +15,16 @@ the GraphML export is parsed as XML."""
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from hostile import HOSTILE_NAMES, IMG, JS_LINK, MD_IMG, PAYLOADS, XSS, hostile_repo
 from html_checks import CHROMIUM, Watch, assert_inert_html, browser
+from servers import free_port, stop_process_group, wait_until_serving
 
 EVIL = " ".join(PAYLOADS)
 PAGES = [  # url path (deep links filled in by the test), title
@@ -93,12 +91,6 @@ def build_evil_workspace(root: Path) -> dict:
     return {"decision": d2, "entity": entity, "outcome": o1, "other": ns, "img_file": HOSTILE_NAMES["img"]}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def listening(port: int) -> set[str]:
     """The local addresses a socket listens on at ``port`` (from /proc/net/tcp and tcp6)."""
     found = set()
@@ -117,7 +109,7 @@ def listening(port: int) -> set[str]:
 
 def start_serve(root: Path, tmp: Path, *extra: str, wrap: list[str] | None = None):
     """``nervapack serve`` on a free port (optionally inside ``wrap``, e.g. ``unshare -n``): (proc, port, log)."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NERVAPACK_", "STREAMLIT_"))}
     env.update(HOME=str(tmp / "home"), PYTHONPATH=os.environ.get("PYTHONPATH", ""))
     (tmp / "home").mkdir(exist_ok=True)
@@ -130,27 +122,10 @@ def start_serve(root: Path, tmp: Path, *extra: str, wrap: list[str] | None = Non
 
 
 def wait_health(port: int, proc, log: Path, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"serve exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"serve did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
+    wait_until_serving(f"http://127.0.0.1:{port}/_stcore/health", proc, log, timeout)
 
 
-def stop(proc) -> None:
-    proc.terminate()  # serve forwards SIGTERM to Streamlit
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the process group this test started
-        proc.wait()
+stop = stop_process_group
 
 
 def check_pages(page_watch: Watch, base: str, deep: dict, pages=PAGES) -> dict:

@@ -68,18 +68,26 @@ def _graph_rows(conn: sqlite3.Connection, version: int) -> None:
                      "VALUES (?, 'ingest', 1, 2, 2, 1)", (T0,))
 
 
-def _graph_kept(db: Path) -> dict:
+def _kept(db: Path, queries: dict[str, str]) -> dict:
+    """The rows each query returns, read-only: compared before and after an upgrade."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {
-            "nodes": conn.execute("SELECT id, kind, name, file, start_line FROM nodes ORDER BY id").fetchall(),
-            "edges": conn.execute("SELECT source, target, kind, confidence FROM edges ORDER BY 1").fetchall(),
-            "files": conn.execute("SELECT path, sha FROM files ORDER BY path").fetchall(),
-            "runs": conn.execute("SELECT id, finished_at FROM ingest_runs").fetchall(),
-            "fts": conn.execute("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH 'checkout'").fetchall(),
-        }
+        return {name: conn.execute(sql).fetchall() for name, sql in queries.items()}
     finally:
         conn.close()
+
+
+GRAPH_KEPT = {
+    "nodes": "SELECT id, kind, name, file, start_line FROM nodes ORDER BY id",
+    "edges": "SELECT source, target, kind, confidence FROM edges ORDER BY 1",
+    "files": "SELECT path, sha FROM files ORDER BY path",
+    "runs": "SELECT id, finished_at FROM ingest_runs",
+    "fts": "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH 'checkout'",
+}
+
+
+def _graph_kept(db: Path) -> dict:
+    return _kept(db, GRAPH_KEPT)
 
 
 @pytest.mark.parametrize("version", range(1, len(GRAPH_MIGRATIONS) + 1))
@@ -146,15 +154,11 @@ def _memory_rows(conn: sqlite3.Connection, version: int) -> None:
 
 
 def _memory_kept(db: Path) -> dict:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return {
-            "nodes": conn.execute("SELECT id, kind, content, valid_from FROM mem_nodes ORDER BY id").fetchall(),
-            "edges": conn.execute("SELECT src, dst, kind FROM mem_edges ORDER BY 1").fetchall(),
-            "aliases": conn.execute("SELECT alias, entity_id FROM mem_aliases").fetchall(),
-        }
-    finally:
-        conn.close()
+    return _kept(db, {
+        "nodes": "SELECT id, kind, content, valid_from FROM mem_nodes ORDER BY id",
+        "edges": "SELECT src, dst, kind FROM mem_edges ORDER BY 1",
+        "aliases": "SELECT alias, entity_id FROM mem_aliases",
+    })
 
 
 @pytest.mark.parametrize("version", range(1, len(MEMORY_MIGRATIONS) + 1))
