@@ -17,6 +17,7 @@ from ..text import is_build_path, is_test_path
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
     "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K", "file_signal", "FILE_BOOST",
+    "FILE_BM25_SHARE", "CODE_SEEDS", "CODE_LIST_WEIGHT",
 ]
 
 DEFAULT_HOPS = 2
@@ -37,6 +38,9 @@ HOP_DECAY = 0.6
 BEAM = 40  # nodes expanded per hop
 SEEDS = 30  # fused seeds kept
 FILE_BOOST = 0.3  # a node's score grows by up to this share with its file's signal (file_signal)
+FILE_BM25_SHARE = 0.5  # share of the file signal taken from BM25 over whole files (the rest: best seed)
+CODE_SEEDS = 60  # definitions taken from the index of the words their code uses (code_fts)
+CODE_LIST_WEIGHT = 0.7  # its weight in the fusion (names and vectors: 1)
 
 
 @dataclass
@@ -156,7 +160,8 @@ def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP
     return out
 
 
-def file_signal(seeds: dict[str, float], file_of: dict[str, str]) -> dict[str, float]:
+def file_signal(seeds: dict[str, float], file_of: dict[str, str],
+                ranked_files: list[tuple[str, float]] | None = None) -> dict[str, float]:
     """File-level evidence: each file's best seed score relative to the best file's (0..1].
 
     The file that holds the strongest direct match usually answers the question, so every node of
@@ -171,4 +176,12 @@ def file_signal(seeds: dict[str, float], file_of: dict[str, str]) -> dict[str, f
         if f is not None and score > best.get(f, 0.0):
             best[f] = score
     top = max(best.values(), default=0.0)
-    return {f: s / top for f, s in best.items()} if top > 0 else {}
+    signal = {f: s / top for f, s in best.items()} if top > 0 else {}
+    if not ranked_files:
+        return signal
+    top_bm = max(s for _, s in ranked_files)
+    if top_bm <= 0:
+        return signal
+    bm = {f: max(s, 0.0) / top_bm for f, s in ranked_files}
+    return {f: (1.0 - FILE_BM25_SHARE) * signal.get(f, 0.0) + FILE_BM25_SHARE * bm.get(f, 0.0)
+            for f in set(signal) | set(bm)}

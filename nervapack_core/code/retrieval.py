@@ -50,6 +50,8 @@ from .confidence import is_guess
 from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
+    CODE_LIST_WEIGHT,
+    CODE_SEEDS,
     DEFAULT_HOPS,
     FILE_BOOST,
     HOP_DECAY,
@@ -210,6 +212,27 @@ class Retriever:
             " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2))
         return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
 
+    def code_fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
+        """Definitions whose own code uses the prompt's words (``code_fts``, :mod:`.terms`), best first;
+        empty on a graph built before schema v8 or not parsed again since."""
+        expr = fts_query(prompt)
+        if not expr or not self.graph.has_table("code_fts"):
+            return []
+        rows = self.graph.rows(
+            "SELECT n.id, bm25(code_fts) AS s FROM code_fts JOIN nodes n ON n.rowid = code_fts.rowid"
+            " WHERE code_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit))
+        return [(r["id"], -r["s"]) for r in rows]
+
+    def file_fts(self, prompt: str, limit: int = 20) -> list[tuple[str, float]]:
+        """Files ranked by BM25 over their whole text (``files_fts``), best first: the file-level prior."""
+        expr = fts_query(prompt)
+        if not expr or not self.graph.has_table("files_fts"):
+            return []
+        rows = self.graph.rows(
+            "SELECT n.file, bm25(files_fts) AS s FROM files_fts JOIN nodes n ON n.rowid = files_fts.rowid"
+            " WHERE files_fts MATCH ? ORDER BY s, n.file LIMIT ?", (expr, limit))
+        return [(r["file"], -r["s"]) for r in rows]
+
     def exact(self, names: list[str]) -> list[str]:
         """Definitions named exactly (qualified name first, then simple name), in a stable order."""
         return self.graph.exact(names)
@@ -263,10 +286,15 @@ class Retriever:
         fts_hits = self.fts(prompt, limit=150)
         timings["fts_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
+        code_hits = self.code_fts(prompt, limit=CODE_SEEDS)
+        file_hits = self.file_fts(prompt)
+        timings["code_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
         vec_hits = self._vector_ids(prompt)
         timings["vector_ms"] = (time.perf_counter() - t) * 1000
         words = set(query_words(prompt))
-        rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + exact_ids)
+        rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
+                                + exact_ids)
 
         def prior(nid: str) -> float:
             r = rows.get(nid)
@@ -276,7 +304,9 @@ class Retriever:
         # words cannot crowd the library code out of the seeds
         fts_ranked = sorted(((i, s * prior(i)) for i, s in fts_hits), key=lambda kv: (-kv[1], kv[0]))
         vec_ranked = sorted(((i, (1.0 - d) * prior(i)) for i, d in vec_hits), key=lambda kv: (-kv[1], kv[0]))
-        lists = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0)]
+        code_ranked = sorted(((i, s * prior(i)) for i, s in code_hits), key=lambda kv: (-kv[1], kv[0]))
+        lists = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0),
+                 ([i for i, s in code_ranked if s > 0], CODE_LIST_WEIGHT)]
         if exact_ids:
             lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
         fused = rrf_fuse(lists)[:SEEDS]
@@ -288,7 +318,7 @@ class Retriever:
         t = time.perf_counter()
         expanded = expand(seeds, self.neighbours, hops)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
-        files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()})
+        files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
                             answers_only=True, files=files)
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
