@@ -16,8 +16,9 @@ from ..text import is_build_path, is_test_path
 
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
-    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K", "file_signal", "FILE_BOOST",
-    "FILE_BM25_SHARE", "CODE_SEEDS", "CODE_LIST_WEIGHT",
+    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K", "file_signal", "file_prior", "FILE_BOOST",
+    "FILE_BM25_SHARE", "FILE_SEEDS", "SEED_FILE_BOOST",
+    "SEED_DEPTH", "EVIDENCE_DEPTH", "RERANK_BOOST", "direct_evidence", "CODE_LIST_WEIGHT",
 ]
 
 DEFAULT_HOPS = 2
@@ -39,8 +40,12 @@ BEAM = 40  # nodes expanded per hop
 SEEDS = 30  # fused seeds kept
 FILE_BOOST = 0.3  # a node's score grows by up to this share with its file's signal (file_signal)
 FILE_BM25_SHARE = 0.5  # share of the file signal taken from BM25 over whole files (the rest: best seed)
-CODE_SEEDS = 60  # definitions taken from the index of the words their code uses (code_fts)
-CODE_LIST_WEIGHT = 0.7  # its weight in the fusion (names and vectors: 1)
+FILE_SEEDS = 20  # files taken from BM25 over whole files (files_fts) for the file signal
+SEED_FILE_BOOST = 0.5  # seeds grow by up to this share with their file's BM25 rank before expansion
+SEED_DEPTH = 60  # hits of the vector and code-words lists fused into seeds (names: all 150)
+EVIDENCE_DEPTH = 150  # hits of each list read as direct evidence for the rerank (direct_evidence)
+RERANK_BOOST = 0.5  # a candidate's score grows by up to this share with its direct evidence
+CODE_LIST_WEIGHT = 1.0  # its weight in the fusion (names and vectors: 1)
 
 
 @dataclass
@@ -179,9 +184,22 @@ def file_signal(seeds: dict[str, float], file_of: dict[str, str],
     signal = {f: s / top for f, s in best.items()} if top > 0 else {}
     if not ranked_files:
         return signal
-    top_bm = max(s for _, s in ranked_files)
-    if top_bm <= 0:
-        return signal
-    bm = {f: max(s, 0.0) / top_bm for f, s in ranked_files}
+    bm = file_prior(ranked_files)
     return {f: (1.0 - FILE_BM25_SHARE) * signal.get(f, 0.0) + FILE_BM25_SHARE * bm.get(f, 0.0)
             for f in set(signal) | set(bm)}
+
+
+def file_prior(ranked_files: list[tuple[str, float]]) -> dict[str, float]:
+    """BM25 scores of whole files relative to the best one (0..1]: the file-level prior."""
+    top = max((s for _, s in ranked_files), default=0.0)
+    return {f: max(s, 0.0) / top for f, s in ranked_files} if top > 0 else {}
+
+
+def direct_evidence(lists: list[tuple[list[str], float]], k: int = RRF_K) -> dict[str, float]:
+    """How directly each node matches the prompt, 0..1: its reciprocal-rank fusion over the full depth
+    of the hit lists, relative to the best node's. A node reached only through the graph has none; one
+    that is also a middling direct hit (the 80th vector neighbour, the 40th code-words match) has some,
+    which tells it from the many neighbours of a strong seed when the final order is decided."""
+    fused = rrf_fuse(lists, k)
+    top = fused[0][1] if fused else 0.0
+    return {nid: s / top for nid, s in fused} if top > 0 else {}

@@ -51,14 +51,20 @@ from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
     CODE_LIST_WEIGHT,
-    CODE_SEEDS,
     DEFAULT_HOPS,
+    EVIDENCE_DEPTH,
     FILE_BOOST,
+    FILE_SEEDS,
     HOP_DECAY,
     OUTPUT_KINDS,
+    RERANK_BOOST,
+    SEED_DEPTH,
+    SEED_FILE_BOOST,
     SEEDS,
     ScoredNode,
+    direct_evidence,
     expand,
+    file_prior,
     file_signal,
     node_prior,
     rrf_fuse,
@@ -286,11 +292,11 @@ class Retriever:
         fts_hits = self.fts(prompt, limit=150)
         timings["fts_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        code_hits = self.code_fts(prompt, limit=CODE_SEEDS)
-        file_hits = self.file_fts(prompt)
+        code_hits = self.code_fts(prompt, limit=EVIDENCE_DEPTH)
+        file_hits = self.file_fts(prompt, limit=FILE_SEEDS * 2)
         timings["code_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        vec_hits = self._vector_ids(prompt)
+        vec_hits = self._vector_ids(prompt, EVIDENCE_DEPTH)
         timings["vector_ms"] = (time.perf_counter() - t) * 1000
         words = set(query_words(prompt))
         rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
@@ -305,14 +311,23 @@ class Retriever:
         fts_ranked = sorted(((i, s * prior(i)) for i, s in fts_hits), key=lambda kv: (-kv[1], kv[0]))
         vec_ranked = sorted(((i, (1.0 - d) * prior(i)) for i, d in vec_hits), key=lambda kv: (-kv[1], kv[0]))
         code_ranked = sorted(((i, s * prior(i)) for i, s in code_hits), key=lambda kv: (-kv[1], kv[0]))
-        lists = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0),
-                 ([i for i, s in code_ranked if s > 0], CODE_LIST_WEIGHT)]
+        full = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0),
+                ([i for i, s in code_ranked if s > 0], CODE_LIST_WEIGHT)]
+        # seeds from the head of each list (names: all of it); every list to its full depth tells how
+        # directly each candidate matches, for the final rerank
+        lists = [full[0], (full[1][0][:SEED_DEPTH], full[1][1]), (full[2][0][:SEED_DEPTH], full[2][1])]
+        direct = direct_evidence(full)
         if exact_ids:
             lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
         fused = rrf_fuse(lists)[:SEEDS]
         if not fused:
             return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self._vector_warning)
-        weighted = [(nid, s * prior(nid)) for nid, s in fused if nid in rows]
+        # the file prior: tests and build output answer few questions unless asked (as for nodes)
+        file_hits = sorted(((f, sc * node_prior("file", f, words)) for f, sc in file_hits),
+                           key=lambda kv: (-kv[1], kv[0]))[:FILE_SEEDS]
+        bm_files = file_prior(file_hits)
+        weighted = [(nid, s * prior(nid) * (1.0 + SEED_FILE_BOOST * bm_files.get(rows[nid]["file"], 0.0)))
+                    for nid, s in fused if nid in rows]
         top = max(s for _, s in weighted) if weighted else 1.0
         seeds = {nid: s / top for nid, s in weighted}
         t = time.perf_counter()
@@ -320,13 +335,14 @@ class Retriever:
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
         files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
-                            answers_only=True, files=files)
+                            answers_only=True, files=files, named=set(exact_ids), direct=direct)
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
     def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
               words: set[str] | None = None, answers_only: bool = False,
-              files: dict[str, float] | None = None) -> list[ScoredNode]:
+              files: dict[str, float] | None = None, named: set[str] | None = None,
+              direct: dict[str, float] | None = None) -> list[ScoredNode]:
         """Ranked output nodes. ``answers_only`` (a search): tests and docs stay evidence only unless asked
         about, and copies of one definition collapse to one entry (:mod:`.selection`); ``files``: the
         file-level signal (``ranking.file_signal``) that lifts the nodes of the files that answer."""
@@ -338,12 +354,15 @@ class Retriever:
             r = rows.get(nid)
             if r is None or r["kind"] not in OUTPUT_KINDS:
                 continue
-            if answers_only and nid not in boost and evidence_only(r["kind"], r["file"], words or set()):
-                continue
+            if (answers_only and nid not in boost and not (named and nid in named)
+                    and evidence_only(r["kind"], r["file"], words or set())):
+                continue  # a definition the prompt names is an answer wherever it lives
             if words is not None and hop > 0:  # seeds already carry their prior
                 score *= node_prior(r["kind"], r["file"], words)
             if files:
                 score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
+            if direct:
+                score *= 1.0 + RERANK_BOOST * direct.get(nid, 0.0)
             if nid in boost:
                 score = score + 10.0 + boost[nid]
             out.append(_scored(r, score, why, hop))
