@@ -212,11 +212,8 @@ class Retriever:
         if not expr:
             return []
         # quoted terms cannot be FTS5 syntax errors; a locked or damaged graph raises (never "no results")
-        rows = self.graph.rows(
-            "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s"
-            " FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
-            " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2))
-        return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
+        hits = self._matches("nodes_fts", "bm25(nodes_fts, 4.0, 1.0)", expr, limit * 2)
+        return [(nid, s) for nid, s, kind in hits if kind != "import"][:limit]
 
     def code_fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
         """Definitions whose own code uses the prompt's words (``code_fts``, :mod:`.terms`), best first;
@@ -224,20 +221,30 @@ class Retriever:
         expr = fts_query(prompt)
         if not expr or not self.graph.has_table("code_fts"):
             return []
-        rows = self.graph.rows(
-            "SELECT n.id, bm25(code_fts) AS s FROM code_fts JOIN nodes n ON n.rowid = code_fts.rowid"
-            " WHERE code_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit))
-        return [(r["id"], -r["s"]) for r in rows]
+        return [(nid, s) for nid, s, _ in self._matches("code_fts", "bm25(code_fts)", expr, limit)]
 
     def file_fts(self, prompt: str, limit: int = 20) -> list[tuple[str, float]]:
         """Files ranked by BM25 over their whole text (``files_fts``), best first: the file-level prior."""
         expr = fts_query(prompt)
         if not expr or not self.graph.has_table("files_fts"):
             return []
-        rows = self.graph.rows(
-            "SELECT n.file, bm25(files_fts) AS s FROM files_fts JOIN nodes n ON n.rowid = files_fts.rowid"
-            " WHERE files_fts MATCH ? ORDER BY s, n.file LIMIT ?", (expr, limit))
-        return [(r["file"], -r["s"]) for r in rows]
+        rows = self.graph.rows("SELECT rowid, bm25(files_fts) AS s FROM files_fts WHERE files_fts MATCH ?"
+                               " ORDER BY s LIMIT ?", (expr, limit))
+        file_of = {r[0]: r[1] for r in self.graph.rows_in("SELECT rowid, file FROM nodes WHERE rowid IN ({marks})",
+                                                           [r[0] for r in rows])}
+        out = [(file_of[r[0]], -r[1]) for r in rows if r[0] in file_of]
+        return sorted(out, key=lambda fs: (-fs[1], fs[0]))
+
+    def _matches(self, table: str, score: str, expr: str, limit: int) -> list[tuple[str, float, str]]:
+        """``(id, score, kind)`` of the best ``limit`` rows of FTS ``table`` for ``expr`` (higher score is
+        better; ties by id). The match is ranked on the FTS table alone, then its rowids are looked up:
+        joining ``nodes`` inside the ranked query costs a third more on a large graph."""
+        rows = self.graph.rows(f"SELECT rowid, {score} AS s FROM {table} WHERE {table} MATCH ? ORDER BY s LIMIT ?",
+                               (expr, limit))
+        found = {r[0]: (r[1], r[2]) for r in self.graph.rows_in(
+            "SELECT rowid, id, kind FROM nodes WHERE rowid IN ({marks})", [r[0] for r in rows])}
+        out = [(found[r[0]][0], -r[1], found[r[0]][1]) for r in rows if r[0] in found]
+        return sorted(out, key=lambda h: (-h[1], h[0]))
 
     def exact(self, names: list[str]) -> list[str]:
         """Definitions named exactly (qualified name first, then simple name), in a stable order."""
