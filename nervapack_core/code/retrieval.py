@@ -129,7 +129,7 @@ class Retriever:
 
         if (self.use_vectors and self._prefetch is None and available() and prompt.strip()
                 and detect_route(prompt) != "impact" and self.graph.meta("embedder")):
-            started = VectorPrefetch(self.root, prompt)
+            started = VectorPrefetch(self.root, prompt, EVIDENCE_DEPTH)  # the depth _search asks for
             self._prefetch = started
             return started.pid is not None
         return False
