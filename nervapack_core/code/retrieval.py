@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NervapackError
+from ..text import identifier_terms
 from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .confidence import is_guess
@@ -51,6 +52,7 @@ from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
     CODE_LIST_WEIGHT,
+    COVERAGE_BOOST,
     DEFAULT_HOPS,
     EVIDENCE_DEPTH,
     FILE_BOOST,
@@ -62,6 +64,7 @@ from .ranking import (
     SEED_FILE_BOOST,
     SEEDS,
     ScoredNode,
+    coverage,
     direct_evidence,
     expand,
     file_prior,
@@ -343,6 +346,10 @@ class Retriever:
         files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
                             answers_only=True, files=files, named=set(exact_ids), direct=direct)
+        if COVERAGE_BOOST and ranked:
+            t = time.perf_counter()
+            ranked = self._by_coverage(ranked, query_words(prompt))
+            timings["coverage_ms"] = (time.perf_counter() - t) * 1000
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
@@ -387,6 +394,22 @@ class Retriever:
             seen[key] = k + 1
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
         return out[:limit]
+
+    def _by_coverage(self, ranked: list[ScoredNode], words: list[str]) -> list[ScoredNode]:
+        """``ranked`` with each node's score grown by the share of the prompt's words its name, signature,
+        docstring and code use (``ranking.coverage``): of two nodes that match as well by BM25, the one
+        that covers more of the question is more often the answer."""
+        if not words:
+            return ranked
+        code: dict[str, str] = {}
+        if self.graph.has_table("code_fts"):
+            code = {r[0]: r[1] for r in self.graph.rows_in(
+                "SELECT n.id, c.terms FROM nodes n JOIN code_fts c ON c.rowid = n.rowid WHERE n.id IN ({marks})",
+                [n.id for n in ranked])}
+        for n in ranked:
+            text = " ".join((identifier_terms(n.qualified_name), n.signature, n.docstring)).lower()
+            n.score *= 1.0 + COVERAGE_BOOST * coverage(words, text.split() + code.get(n.id, "").split())
+        return sorted(ranked, key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
 
     def _impact(self, prompt: str, hops: int, limit: int) -> Retrieval:
         """Reverse traversal from the named target: who calls, subclasses, imports or explains it."""
