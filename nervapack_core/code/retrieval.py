@@ -38,7 +38,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,6 +80,8 @@ from .selection import collapse_copies, evidence_only
 from .source import SourceReader
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from .prefetch import VectorPrefetch
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
@@ -112,6 +114,7 @@ class Retriever:
         self._vector_warning: str | None = None
         self._vectors_tried = False
         self._prefetch: VectorPrefetch | None = None  # started by prefetch_vectors
+        self._pool: ThreadPoolExecutor | None = None  # the vector search's helper thread (_vector_search)
         # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
         self.graph = GraphReader(self.db_path, root=self.root)
         self.conn = self.graph.conn
@@ -122,6 +125,9 @@ class Retriever:
     def close(self) -> None:
         if self._prefetch is not None:
             self._prefetch.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         self.graph.close()
 
     def prefetch_vectors(self, prompt: str) -> bool:
@@ -275,21 +281,42 @@ class Retriever:
             return self._impact(text, hops, limit)
 
     def _vector_ids(self, prompt: str, n: int = 60) -> list[tuple[str, float]]:
+        return self._vector_search(prompt, n)()
+
+    def _vector_search(self, prompt: str, n: int = 60) -> Callable[[], list[tuple[str, float]]]:
+        """Start the vector search for ``prompt``; the returned function waits for its hits.
+
+        On the numpy snapshot the search (the prompt's embedding, then a matrix product: both release the
+        GIL) runs in a helper thread while the caller queries the FTS indexes (SQLite releases it too), so
+        a warm query waits for the slower of the two instead of their sum. The prefetched result of the
+        helper process and a Chroma collection are read in the calling thread."""
         ahead = self._prefetch
         if ahead is not None and ahead.prompt == prompt and ahead.n == n:
             self._prefetch = None
             found = ahead.result()
             if found is not None:
                 self._vector_warning = found["warning"]
-                return found["hits"]
-        index = self.vectors()
+                hits = found["hits"]
+                return lambda: hits
+        index = self.vectors()  # in this thread: it reads the graph's meta on first use
         if index is None or not prompt.strip():
-            return []
-        try:
-            return index.query(prompt, n)
-        except Exception as exc:
-            self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
-            return []
+            return lambda: []
+
+        def run() -> list[tuple[str, float]]:
+            try:
+                return index.query(prompt, n)
+            except Exception as exc:
+                self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
+                return []
+
+        if not isinstance(index, VectorSnapshot):
+            hits = run()
+            return lambda: hits
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # imported when first needed
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nervapack-vectors")
+        return self._pool.submit(run).result
 
     def _search(self, prompt: str, hops: int, limit: int, route: str) -> Retrieval:
         t0 = time.perf_counter()
@@ -299,6 +326,9 @@ class Retriever:
         if route == "exact" and not exact_ids:
             route = "search"
         t = time.perf_counter()
+        vec_wait = self._vector_search(prompt, EVIDENCE_DEPTH)  # runs while the FTS indexes are read
+        timings["vector_start_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
         fts_hits = self.fts(prompt, limit=150)
         timings["fts_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
@@ -306,8 +336,8 @@ class Retriever:
         file_hits = self.file_fts(prompt, limit=FILE_SEEDS * 2)
         timings["code_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        vec_hits = self._vector_ids(prompt, EVIDENCE_DEPTH)
-        timings["vector_ms"] = (time.perf_counter() - t) * 1000
+        vec_hits = vec_wait()
+        timings["vector_ms"] = (time.perf_counter() - t) * 1000  # the wait left after the FTS reads
         words = set(query_words(prompt))
         rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
                                 + exact_ids)
