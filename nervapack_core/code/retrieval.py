@@ -2,25 +2,32 @@
 
 Pipeline (every step deterministic for a given graph and question):
 
-1. **Seeds.** Two ranked lists of nodes:
+1. **Seeds.** Ranked lists of nodes:
    - FTS5 BM25 over ``nodes_fts`` (identifiers split on case and ``_`` in ``names``,
      signatures / docstrings / doc text in ``body``). The prompt is never passed to
      FTS5 as syntax: it is cut into words, each word becomes a double-quoted string
      (plus a quoted prefix of its stem and a few common developer abbreviations), and
      the strings are joined with ``OR``. No prompt can raise an FTS5 error.
+   - FTS5 BM25 over ``code_fts``: the words each definition's own code uses (calls, attributes,
+     comments, strings; :mod:`.terms`, graph schema v8), with the same expression.
    - Chroma vector search with the embedder the graph was ingested with, in the store the
      settings name (``vectors.vector_store``: embedded, or a Chroma server); skipped when
-     the workspace has no vectors.
+     the workspace has no vectors. On the numpy snapshot it runs in a helper thread while the
+     FTS indexes are read.
    - Identifiers written in the prompt (``Session.send``, ``merge_setting``, ``QueryCache``)
-     that name definitions exactly form a third list.
-   The lists are fused by reciprocal rank (``sum w / (k + rank)``).
+     that name definitions exactly form a fourth list.
+   The lists are fused by reciprocal rank (``sum w / (k + rank)``), and each seed grows with its
+   file's BM25 over whole files (``files_fts``; tests and build output damped): the file prior.
 2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
    and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
    an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
 3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
-   file-level signal (the node's file's best seed, relative: ``ranking.file_signal``); a search
-   keeps tests and docs as evidence only (unless asked) and collapses copies of a definition
-   (``selection``); ties broken by file, line and id.
+   file-level signal (whole-file BM25 fused with the file's best seed: ``ranking.file_signal``),
+   times ``1 + 0.5 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
+   the three lists: ``ranking.direct_evidence``); a search keeps tests and docs as evidence only
+   (unless asked, or named in the prompt) and collapses copies of a definition (``selection``);
+   then ``1 + 0.5 x`` the share of the question's words the node's name, signature, docstring and
+   code cover (``ranking.coverage``); ties broken by file, line and id.
 4. **Routing.** A prompt that is just a name returns that definition and its
    neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
    reverse traversal (callers, subclasses, importing files, explaining docs).
