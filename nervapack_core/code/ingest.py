@@ -62,6 +62,7 @@ from .ingest_lock import ingest_lock
 from .languages import DOC_LANGUAGES, PARSED
 from .parser import parse_source
 from .store import CorruptGraphError, GraphStore
+from .terms import definition_terms, file_terms
 from .vectors import vector_store
 
 __all__ = ["ingest", "IngestReport", "node_id", "EMBEDDED_WHERE", "INGEST_LOCK_WAIT", "embedding_text",
@@ -136,6 +137,8 @@ class ParsedFile:
     refs: list = field(default_factory=list)
     sections: list = field(default_factory=list)
     shas: list[str] = field(default_factory=list)  # content hash of each entity, in order
+    terms: list[str] = field(default_factory=list)  # words of each entity's own lines (terms.py), in order
+    file_terms: str = ""  # the whole file's words, for the file-level index (code files only)
 
 
 def span_sha(lines: list[bytes], start: int, end: int) -> str:
@@ -163,6 +166,11 @@ def parse_file(root: str, cand: Candidate) -> ParsedFile:
             result.entities, result.refs = parsed.entities, parsed.refs
             lines = data.split(b"\n")
             result.shas = [span_sha(lines, e.start_line, e.end_line) for e in parsed.entities]
+            text = data.decode("utf-8", errors="replace")
+            text_lines = text.split("\n")
+            result.terms = definition_terms(
+                text_lines, [(e.start_line, e.end_line, e.parent, e.qualified_name) for e in parsed.entities])
+            result.file_terms = file_terms(cand.path, text)
             if parsed.has_errors:
                 result.status = "partial"
                 result.message = (result.message + "; " if result.message else "") + "syntax errors (partial parse)"
@@ -172,6 +180,7 @@ def parse_file(root: str, cand: Candidate) -> ParsedFile:
     except Exception as exc:  # a grammar crash must not stop the ingest
         result.status, result.message = "error", f"parser failed: {type(exc).__name__}: {exc}"
         result.entities, result.refs, result.sections, result.shas = [], [], [], []
+        result.terms, result.file_terms = [], ""
     return result
 
 
@@ -352,7 +361,7 @@ def update(
     return report
 
 
-PARSER_VERSION = 3  # bump when extraction changes in code (query files are hashed below)
+PARSER_VERSION = 4  # bump when extraction changes in code (query files are hashed below)
 
 
 def parser_fingerprint() -> str:
@@ -594,7 +603,7 @@ def _die_with_parent(parent: int) -> None:
 def _delete_all(conn) -> list[str]:
     """Empty the graph (inside the caller's transaction); returns the ids that were in it."""
     ids = [r[0] for r in conn.execute("SELECT id FROM nodes")]
-    for table in ("nodes_fts", "edges", "nodes", "refs", "files", "communities"):
+    for table in ("nodes_fts", "code_fts", "files_fts", "edges", "nodes", "refs", "files", "communities"):
         conn.execute(f"DELETE FROM {table}")
     return ids
 
@@ -602,6 +611,8 @@ def _delete_all(conn) -> list[str]:
 def _delete_file(conn, path: str) -> list[str]:
     ids = [r[0] for r in conn.execute("SELECT id FROM nodes WHERE file=?", (path,))]
     conn.execute("DELETE FROM nodes_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE file=?)", (path,))
+    conn.execute("DELETE FROM code_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE file=?)", (path,))
+    conn.execute("DELETE FROM files_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE file=?)", (path,))
     conn.execute("DELETE FROM edges WHERE source IN (SELECT id FROM nodes WHERE file=?)", (path,))
     conn.execute("DELETE FROM edges WHERE target IN (SELECT id FROM nodes WHERE file=?)", (path,))
     conn.execute("DELETE FROM nodes WHERE file=?", (path,))
@@ -676,4 +687,15 @@ def _insert_file(conn, pf: ParsedFile) -> list[str]:
         body = " ".join(x for x in (r["signature"], r["docstring"], r["text"]) if x)
         fts.append((r["rowid"], names, body))
     conn.executemany("INSERT INTO nodes_fts (rowid, names, body) VALUES (?, ?, ?)", fts)
+    # the words of each definition's code, and of the whole file (terms.py)
+    terms = {node_id(pf.path, e.kind, e.qualified_name): t for e, t in zip(pf.entities, pf.terms) if t}
+    if terms or pf.file_terms:
+        code, whole = [], []
+        for rowid, nid in conn.execute("SELECT rowid, id FROM nodes WHERE file=?", (pf.path,)):
+            if nid in terms:
+                code.append((rowid, terms[nid]))
+            elif nid == file_id and pf.file_terms:
+                whole.append((rowid, pf.file_terms))
+        conn.executemany("INSERT INTO code_fts (rowid, terms) VALUES (?, ?)", code)
+        conn.executemany("INSERT INTO files_fts (rowid, terms) VALUES (?, ?)", whole)
     return [r[0] for r in rows]

@@ -13,8 +13,9 @@ and each way of showing it an *expected value* and a *cost* in tokens:
 - a stub (signature line) is worth ``p`` (a compact one, without docstring, a little less); code is
   worth ``p * (1 + CODE_WEIGHT * q)`` where ``q`` is 1 for the whole body and less for a head cut
   to fit; a class outline also lists its members' signatures, so it is worth their listing too.
-  ``CODE_WEIGHT`` sets the trade between listing more places and showing more code: at 0.6 no
-  question set lists fewer answers than the position-based packer did, and all show more code.
+  ``CODE_WEIGHT`` sets the trade between listing more places and showing more code: at 0.8 no
+  question set lists fewer answers than at 0.6 and query-core shows more code; at 1.0 requests and
+  Django list fewer.
 
 :func:`plan` then fills the budget greedily by value per token (a knapsack with upgrades: a stub
 can later become a body, a short head a longer one), counting a file's ``## path`` heading the
@@ -35,7 +36,7 @@ from .ranking import ScoredNode
 
 __all__ = ["Option", "Step", "relevance", "plan", "CODE_WEIGHT"]
 
-CODE_WEIGHT = 0.6  # code of a node is worth this much more than its signature line
+CODE_WEIGHT = 0.8  # code of a node is worth this much more than its signature line
 # how often a node of another kind answers a question compared with a function: on the question sets
 # 91 of 3,053 ranked functions were answers but 6 of 1,107 classes, types, variables and doc sections;
 # those stay useful as evidence (they lift what they are linked to) and as listings

@@ -8,6 +8,7 @@ and exact-name hits and a ``neighbours`` callback; the packer consumes the resul
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -16,7 +17,10 @@ from ..text import is_build_path, is_test_path
 
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
-    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K", "file_signal", "FILE_BOOST",
+    "NODE_COLUMNS", "EDGE_WEIGHTS", "HOP_DECAY", "BEAM", "SEEDS", "RRF_K", "file_signal", "file_prior", "FILE_BOOST",
+    "FILE_BM25_SHARE", "FILE_SEEDS", "SEED_FILE_BOOST",
+    "SEED_DEPTH", "EVIDENCE_DEPTH", "RERANK_BOOST", "direct_evidence",
+    "COVERAGE_BOOST", "coverage", "CODE_LIST_WEIGHT",
 ]
 
 DEFAULT_HOPS = 2
@@ -37,6 +41,14 @@ HOP_DECAY = 0.6
 BEAM = 40  # nodes expanded per hop
 SEEDS = 30  # fused seeds kept
 FILE_BOOST = 0.3  # a node's score grows by up to this share with its file's signal (file_signal)
+FILE_BM25_SHARE = 0.7  # share of the file signal taken from BM25 over whole files (the rest: best seed)
+FILE_SEEDS = 20  # files taken from BM25 over whole files (files_fts) for the file signal
+SEED_FILE_BOOST = 0.5  # seeds grow by up to this share with their file's BM25 rank before expansion
+SEED_DEPTH = 60  # hits of the vector and code-words lists fused into seeds (names: all 150)
+EVIDENCE_DEPTH = 150  # hits of each list read as direct evidence for the rerank (direct_evidence)
+COVERAGE_BOOST = 0.5  # a candidate's score grows by up to this share with the prompt words it covers
+RERANK_BOOST = 0.5  # a candidate's score grows by up to this share with its direct evidence
+CODE_LIST_WEIGHT = 1.0  # its weight in the fusion (names and vectors: 1)
 
 
 @dataclass
@@ -150,13 +162,17 @@ def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP
         frontier = nxt
     out: dict[str, tuple[float, int, str]] = {}
     for nid, values in contributions.items():
-        values = sorted(values, reverse=True)
         hop, why = best_hop[nid]
+        if len(values) == 1:  # most nodes are reached once: no sort
+            out[nid] = (values[0], hop, why)
+            continue
+        values = sorted(values, reverse=True)
         out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
     return out
 
 
-def file_signal(seeds: dict[str, float], file_of: dict[str, str]) -> dict[str, float]:
+def file_signal(seeds: dict[str, float], file_of: dict[str, str],
+                ranked_files: list[tuple[str, float]] | None = None) -> dict[str, float]:
     """File-level evidence: each file's best seed score relative to the best file's (0..1].
 
     The file that holds the strongest direct match usually answers the question, so every node of
@@ -171,4 +187,47 @@ def file_signal(seeds: dict[str, float], file_of: dict[str, str]) -> dict[str, f
         if f is not None and score > best.get(f, 0.0):
             best[f] = score
     top = max(best.values(), default=0.0)
-    return {f: s / top for f, s in best.items()} if top > 0 else {}
+    signal = {f: s / top for f, s in best.items()} if top > 0 else {}
+    if not ranked_files:
+        return signal
+    bm = file_prior(ranked_files)
+    return {f: (1.0 - FILE_BM25_SHARE) * signal.get(f, 0.0) + FILE_BM25_SHARE * bm.get(f, 0.0)
+            for f in set(signal) | set(bm)}
+
+
+def file_prior(ranked_files: list[tuple[str, float]]) -> dict[str, float]:
+    """BM25 scores of whole files relative to the best one (0..1]: the file-level prior."""
+    top = max((s for _, s in ranked_files), default=0.0)
+    return {f: max(s, 0.0) / top for f, s in ranked_files} if top > 0 else {}
+
+
+def direct_evidence(lists: list[tuple[list[str], float]], k: int = RRF_K) -> dict[str, float]:
+    """How directly each node matches the prompt, 0..1: its reciprocal-rank fusion over the full depth
+    of the hit lists, relative to the best node's. A node reached only through the graph has none; one
+    that is also a middling direct hit (the 80th vector neighbour, the 40th code-words match) has some,
+    which tells it from the many neighbours of a strong seed when the final order is decided."""
+    fused = rrf_fuse(lists, k)
+    top = fused[0][1] if fused else 0.0
+    return {nid: s / top for nid, s in fused} if top > 0 else {}
+
+
+def coverage(words: list[str], tokens: list[str]) -> float:
+    """The share of ``words`` (the prompt's, lowercase) found in ``tokens``: as they are, or as a token
+    starting with their stem (``redirects`` -> ``redirect*``, as the FTS query matches them)."""
+    from .prompt import stem
+
+    if not words:
+        return 0.0
+    present = set(tokens)
+    have = sorted(present)
+    hit = 0
+    for w in words:
+        if w in present:
+            hit += 1
+            continue
+        st = stem(w)
+        probe = st if len(st) >= 4 else w
+        i = bisect.bisect_left(have, probe)
+        if i < len(have) and have[i].startswith(probe):
+            hit += 1
+    return hit / len(words)

@@ -232,6 +232,10 @@ class GraphReader:
         with self.guard():
             return in_chunks(self.conn, sql, values, params, size)
 
+    def has_table(self, name: str) -> bool:
+        """Whether the graph has table ``name`` (an older schema, read as it is, may lack it)."""
+        return self.one("SELECT 1 FROM sqlite_master WHERE name=?", (name,)) is not None
+
     def meta(self, key: str, default: Any = None) -> Any:
         row = self.one("SELECT value FROM meta WHERE key=?", (key,))
         return json.loads(row[0]) if row else default

@@ -2,25 +2,32 @@
 
 Pipeline (every step deterministic for a given graph and question):
 
-1. **Seeds.** Two ranked lists of nodes:
+1. **Seeds.** Ranked lists of nodes:
    - FTS5 BM25 over ``nodes_fts`` (identifiers split on case and ``_`` in ``names``,
      signatures / docstrings / doc text in ``body``). The prompt is never passed to
      FTS5 as syntax: it is cut into words, each word becomes a double-quoted string
      (plus a quoted prefix of its stem and a few common developer abbreviations), and
      the strings are joined with ``OR``. No prompt can raise an FTS5 error.
+   - FTS5 BM25 over ``code_fts``: the words each definition's own code uses (calls, attributes,
+     comments, strings; :mod:`.terms`, graph schema v8), with the same expression.
    - Chroma vector search with the embedder the graph was ingested with, in the store the
      settings name (``vectors.vector_store``: embedded, or a Chroma server); skipped when
-     the workspace has no vectors.
+     the workspace has no vectors. On the numpy snapshot it runs in a helper thread while the
+     FTS indexes are read.
    - Identifiers written in the prompt (``Session.send``, ``merge_setting``, ``QueryCache``)
-     that name definitions exactly form a third list.
-   The lists are fused by reciprocal rank (``sum w / (k + rank)``).
+     that name definitions exactly form a fourth list.
+   The lists are fused by reciprocal rank (``sum w / (k + rank)``), and each seed grows with its
+   file's BM25 over whole files (``files_fts``; tests and build output damped): the file prior.
 2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
    and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
    an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
 3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
-   file-level signal (the node's file's best seed, relative: ``ranking.file_signal``); a search
-   keeps tests and docs as evidence only (unless asked) and collapses copies of a definition
-   (``selection``); ties broken by file, line and id.
+   file-level signal (whole-file BM25 fused with the file's best seed: ``ranking.file_signal``),
+   times ``1 + 0.5 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
+   the three lists: ``ranking.direct_evidence``); a search keeps tests and docs as evidence only
+   (unless asked, or named in the prompt) and collapses copies of a definition (``selection``);
+   then ``1 + 0.5 x`` the share of the question's words the node's name, signature, docstring and
+   code cover (``ranking.coverage``); ties broken by file, line and id.
 4. **Routing.** A prompt that is just a name returns that definition and its
    neighbourhood; "what breaks if I change X", "who calls X", "impact of X" run a
    reverse traversal (callers, subclasses, importing files, explaining docs).
@@ -38,25 +45,36 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NervapackError
+from ..text import identifier_terms
 from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .confidence import is_guess
 from .prompt import detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
+    CODE_LIST_WEIGHT,
+    COVERAGE_BOOST,
     DEFAULT_HOPS,
+    EVIDENCE_DEPTH,
     FILE_BOOST,
+    FILE_SEEDS,
     HOP_DECAY,
     OUTPUT_KINDS,
+    RERANK_BOOST,
+    SEED_DEPTH,
+    SEED_FILE_BOOST,
     SEEDS,
     ScoredNode,
+    coverage,
+    direct_evidence,
     expand,
+    file_prior,
     file_signal,
     node_prior,
     rrf_fuse,
@@ -69,6 +87,8 @@ from .selection import collapse_copies, evidence_only
 from .source import SourceReader
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from .prefetch import VectorPrefetch
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
@@ -101,6 +121,7 @@ class Retriever:
         self._vector_warning: str | None = None
         self._vectors_tried = False
         self._prefetch: VectorPrefetch | None = None  # started by prefetch_vectors
+        self._pool: ThreadPoolExecutor | None = None  # the vector search's helper thread (_vector_search)
         # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
         self.graph = GraphReader(self.db_path, root=self.root)
         self.conn = self.graph.conn
@@ -111,6 +132,9 @@ class Retriever:
     def close(self) -> None:
         if self._prefetch is not None:
             self._prefetch.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         self.graph.close()
 
     def prefetch_vectors(self, prompt: str) -> bool:
@@ -121,7 +145,7 @@ class Retriever:
 
         if (self.use_vectors and self._prefetch is None and available() and prompt.strip()
                 and detect_route(prompt) != "impact" and self.graph.meta("embedder")):
-            started = VectorPrefetch(self.root, prompt)
+            started = VectorPrefetch(self.root, prompt, EVIDENCE_DEPTH)  # the depth _search asks for
             self._prefetch = started
             return started.pid is not None
         return False
@@ -204,11 +228,39 @@ class Retriever:
         if not expr:
             return []
         # quoted terms cannot be FTS5 syntax errors; a locked or damaged graph raises (never "no results")
-        rows = self.graph.rows(
-            "SELECT n.id, n.kind, bm25(nodes_fts, 4.0, 1.0) AS s"
-            " FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
-            " WHERE nodes_fts MATCH ? ORDER BY s, n.id LIMIT ?", (expr, limit * 2))
-        return [(r["id"], -r["s"]) for r in rows if r["kind"] != "import"][:limit]
+        hits = self._matches("nodes_fts", "bm25(nodes_fts, 4.0, 1.0)", expr, limit * 2)
+        return [(nid, s) for nid, s, kind in hits if kind != "import"][:limit]
+
+    def code_fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
+        """Definitions whose own code uses the prompt's words (``code_fts``, :mod:`.terms`), best first;
+        empty on a graph built before schema v8 or not parsed again since."""
+        expr = fts_query(prompt)
+        if not expr or not self.graph.has_table("code_fts"):
+            return []
+        return [(nid, s) for nid, s, _ in self._matches("code_fts", "bm25(code_fts)", expr, limit)]
+
+    def file_fts(self, prompt: str, limit: int = 20) -> list[tuple[str, float]]:
+        """Files ranked by BM25 over their whole text (``files_fts``), best first: the file-level prior."""
+        expr = fts_query(prompt)
+        if not expr or not self.graph.has_table("files_fts"):
+            return []
+        rows = self.graph.rows("SELECT rowid, bm25(files_fts) AS s FROM files_fts WHERE files_fts MATCH ?"
+                               " ORDER BY s LIMIT ?", (expr, limit))
+        file_of = {r[0]: r[1] for r in self.graph.rows_in("SELECT rowid, file FROM nodes WHERE rowid IN ({marks})",
+                                                           [r[0] for r in rows])}
+        out = [(file_of[r[0]], -r[1]) for r in rows if r[0] in file_of]
+        return sorted(out, key=lambda fs: (-fs[1], fs[0]))
+
+    def _matches(self, table: str, score: str, expr: str, limit: int) -> list[tuple[str, float, str]]:
+        """``(id, score, kind)`` of the best ``limit`` rows of FTS ``table`` for ``expr`` (higher score is
+        better; ties by id). The match is ranked on the FTS table alone, then its rowids are looked up:
+        joining ``nodes`` inside the ranked query costs a third more on a large graph."""
+        rows = self.graph.rows(f"SELECT rowid, {score} AS s FROM {table} WHERE {table} MATCH ? ORDER BY s LIMIT ?",
+                               (expr, limit))
+        found = {r[0]: (r[1], r[2]) for r in self.graph.rows_in(
+            "SELECT rowid, id, kind FROM nodes WHERE rowid IN ({marks})", [r[0] for r in rows])}
+        out = [(found[r[0]][0], -r[1], found[r[0]][1]) for r in rows if r[0] in found]
+        return sorted(out, key=lambda h: (-h[1], h[0]))
 
     def exact(self, names: list[str]) -> list[str]:
         """Definitions named exactly (qualified name first, then simple name), in a stable order."""
@@ -236,21 +288,42 @@ class Retriever:
             return self._impact(text, hops, limit)
 
     def _vector_ids(self, prompt: str, n: int = 60) -> list[tuple[str, float]]:
+        return self._vector_search(prompt, n)()
+
+    def _vector_search(self, prompt: str, n: int = 60) -> Callable[[], list[tuple[str, float]]]:
+        """Start the vector search for ``prompt``; the returned function waits for its hits.
+
+        On the numpy snapshot the search (the prompt's embedding, then a matrix product: both release the
+        GIL) runs in a helper thread while the caller queries the FTS indexes (SQLite releases it too), so
+        a warm query waits for the slower of the two instead of their sum. The prefetched result of the
+        helper process and a Chroma collection are read in the calling thread."""
         ahead = self._prefetch
         if ahead is not None and ahead.prompt == prompt and ahead.n == n:
             self._prefetch = None
             found = ahead.result()
             if found is not None:
                 self._vector_warning = found["warning"]
-                return found["hits"]
-        index = self.vectors()
+                hits = found["hits"]
+                return lambda: hits
+        index = self.vectors()  # in this thread: it reads the graph's meta on first use
         if index is None or not prompt.strip():
-            return []
-        try:
-            return index.query(prompt, n)
-        except Exception as exc:
-            self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
-            return []
+            return lambda: []
+
+        def run() -> list[tuple[str, float]]:
+            try:
+                return index.query(prompt, n)
+            except Exception as exc:
+                self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
+                return []
+
+        if not isinstance(index, VectorSnapshot):
+            hits = run()
+            return lambda: hits
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # imported when first needed
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nervapack-vectors")
+        return self._pool.submit(run).result
 
     def _search(self, prompt: str, hops: int, limit: int, route: str) -> Retrieval:
         t0 = time.perf_counter()
@@ -260,13 +333,21 @@ class Retriever:
         if route == "exact" and not exact_ids:
             route = "search"
         t = time.perf_counter()
+        vec_wait = self._vector_search(prompt, EVIDENCE_DEPTH)  # runs while the FTS indexes are read
+        timings["vector_start_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
         fts_hits = self.fts(prompt, limit=150)
         timings["fts_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        vec_hits = self._vector_ids(prompt)
-        timings["vector_ms"] = (time.perf_counter() - t) * 1000
+        code_hits = self.code_fts(prompt, limit=EVIDENCE_DEPTH)
+        file_hits = self.file_fts(prompt, limit=FILE_SEEDS * 2)
+        timings["code_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        vec_hits = vec_wait()
+        timings["vector_ms"] = (time.perf_counter() - t) * 1000  # the wait left after the FTS reads
         words = set(query_words(prompt))
-        rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + exact_ids)
+        rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
+                                + exact_ids)
 
         def prior(nid: str) -> float:
             r = rows.get(nid)
@@ -276,27 +357,43 @@ class Retriever:
         # words cannot crowd the library code out of the seeds
         fts_ranked = sorted(((i, s * prior(i)) for i, s in fts_hits), key=lambda kv: (-kv[1], kv[0]))
         vec_ranked = sorted(((i, (1.0 - d) * prior(i)) for i, d in vec_hits), key=lambda kv: (-kv[1], kv[0]))
-        lists = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0)]
+        code_ranked = sorted(((i, s * prior(i)) for i, s in code_hits), key=lambda kv: (-kv[1], kv[0]))
+        full = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0),
+                ([i for i, s in code_ranked if s > 0], CODE_LIST_WEIGHT)]
+        # seeds from the head of each list (names: all of it); every list to its full depth tells how
+        # directly each candidate matches, for the final rerank
+        lists = [full[0], (full[1][0][:SEED_DEPTH], full[1][1]), (full[2][0][:SEED_DEPTH], full[2][1])]
+        direct = direct_evidence(full)
         if exact_ids:
             lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
         fused = rrf_fuse(lists)[:SEEDS]
         if not fused:
             return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self._vector_warning)
-        weighted = [(nid, s * prior(nid)) for nid, s in fused if nid in rows]
+        # the file prior: tests and build output answer few questions unless asked (as for nodes)
+        file_hits = sorted(((f, sc * node_prior("file", f, words)) for f, sc in file_hits),
+                           key=lambda kv: (-kv[1], kv[0]))[:FILE_SEEDS]
+        bm_files = file_prior(file_hits)
+        weighted = [(nid, s * prior(nid) * (1.0 + SEED_FILE_BOOST * bm_files.get(rows[nid]["file"], 0.0)))
+                    for nid, s in fused if nid in rows]
         top = max(s for _, s in weighted) if weighted else 1.0
         seeds = {nid: s / top for nid, s in weighted}
         t = time.perf_counter()
         expanded = expand(seeds, self.neighbours, hops)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
-        files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()})
+        files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
-                            answers_only=True, files=files)
+                            answers_only=True, files=files, named=set(exact_ids), direct=direct)
+        if COVERAGE_BOOST and ranked:
+            t = time.perf_counter()
+            ranked = self._by_coverage(ranked, query_words(prompt))
+            timings["coverage_ms"] = (time.perf_counter() - t) * 1000
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
 
     def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
               words: set[str] | None = None, answers_only: bool = False,
-              files: dict[str, float] | None = None) -> list[ScoredNode]:
+              files: dict[str, float] | None = None, named: set[str] | None = None,
+              direct: dict[str, float] | None = None) -> list[ScoredNode]:
         """Ranked output nodes. ``answers_only`` (a search): tests and docs stay evidence only unless asked
         about, and copies of one definition collapse to one entry (:mod:`.selection`); ``files``: the
         file-level signal (``ranking.file_signal``) that lifts the nodes of the files that answer."""
@@ -308,12 +405,15 @@ class Retriever:
             r = rows.get(nid)
             if r is None or r["kind"] not in OUTPUT_KINDS:
                 continue
-            if answers_only and nid not in boost and evidence_only(r["kind"], r["file"], words or set()):
-                continue
+            if (answers_only and nid not in boost and not (named and nid in named)
+                    and evidence_only(r["kind"], r["file"], words or set())):
+                continue  # a definition the prompt names is an answer wherever it lives
             if words is not None and hop > 0:  # seeds already carry their prior
                 score *= node_prior(r["kind"], r["file"], words)
             if files:
                 score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
+            if direct:
+                score *= 1.0 + RERANK_BOOST * direct.get(nid, 0.0)
             if nid in boost:
                 score = score + 10.0 + boost[nid]
             out.append(_scored(r, score, why, hop))
@@ -331,6 +431,22 @@ class Retriever:
             seen[key] = k + 1
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
         return out[:limit]
+
+    def _by_coverage(self, ranked: list[ScoredNode], words: list[str]) -> list[ScoredNode]:
+        """``ranked`` with each node's score grown by the share of the prompt's words its name, signature,
+        docstring and code use (``ranking.coverage``): of two nodes that match as well by BM25, the one
+        that covers more of the question is more often the answer."""
+        if not words:
+            return ranked
+        code: dict[str, str] = {}
+        if self.graph.has_table("code_fts"):
+            code = {r[0]: r[1] for r in self.graph.rows_in(
+                "SELECT n.id, c.terms FROM nodes n JOIN code_fts c ON c.rowid = n.rowid WHERE n.id IN ({marks})",
+                [n.id for n in ranked])}
+        for n in ranked:
+            text = " ".join((identifier_terms(n.qualified_name), n.signature, n.docstring)).lower()
+            n.score *= 1.0 + COVERAGE_BOOST * coverage(words, text.split() + code.get(n.id, "").split())
+        return sorted(ranked, key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
 
     def _impact(self, prompt: str, hops: int, limit: int) -> Retrieval:
         """Reverse traversal from the named target: who calls, subclasses, imports or explains it."""

@@ -7,7 +7,8 @@ unresolved names each file mentions, kept so cross-file edges can be re-resolved
 without re-parsing), ``skipped`` (files left out and why), ``ingest_runs`` (one row
 per ingest, with per-phase timings), ``communities`` and ``meta``, plus ``nodes_fts``
 (FTS5 over identifiers split on case and underscores, signatures, docstrings and doc
-text), and ``pending_embeddings`` (nodes whose vectors must still be written to or
+text), ``code_fts`` and ``files_fts`` (FTS5 over the words each definition's code and each
+whole code file use, see :mod:`.terms`), and ``pending_embeddings`` (nodes whose vectors must still be written to or
 deleted from Chroma, recorded in the same transaction as the graph change so a crash
 between the two is caught up by the next ingest), the git history read by
 :mod:`.history` (``git_commits``, ``git_changes``, ``file_complexity``), and
@@ -183,6 +184,14 @@ MIGRATIONS: tuple[storage.Migration, ...] = (
     # Existing rows keep NULL until the new parser fingerprint has every file parsed again.
     storage.Migration(7, "reference hints", _statements("""
     ALTER TABLE refs ADD COLUMN hint TEXT
+    """)),
+    # Lexical search over code (code/terms.py): the words of each definition's own lines (rowid =
+    # nodes.rowid) and of each whole code file (rowid = its file node's rowid). Both start empty:
+    # the parser fingerprint changed with them, so the next ingest or sync parses every file again
+    # and fills them; until then the query works as before on the name index.
+    storage.Migration(8, "code terms", _statements("""
+    CREATE VIRTUAL TABLE code_fts USING fts5(terms, tokenize='unicode61 remove_diacritics 2');
+    CREATE VIRTUAL TABLE files_fts USING fts5(terms, tokenize='unicode61 remove_diacritics 2')
     """)),
 )
 

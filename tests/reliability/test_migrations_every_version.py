@@ -4,8 +4,8 @@ one from a newer version is refused with a clear message and left byte for byte 
 Each old database is built the way that release built it: the migration registry applied up to
 version N (:func:`nervapack_core.storage.migrate` with ``MIGRATIONS[:N]``), then rows valid at
 that version inserted with plain SQL. The databases release 0.1 really wrote
-(``tests/code/fixtures``, ``tests/memory/fixtures``) are opened too. Graph v1..v7 and memory
-v1..v7: 14 versions, each upgraded by the writer and read by the CLI afterwards.
+(``tests/code/fixtures``, ``tests/memory/fixtures``) are opened too. Graph v1..v8 and memory
+v1..v7: 15 versions, each upgraded by the writer and read by the CLI afterwards.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def _graph_rows(conn: sqlite3.Connection, version: int) -> None:
     if version >= 5:
         conn.execute("INSERT INTO graph_snapshots(taken_at, trigger, run_id, files, nodes, edges) "
                      "VALUES (?, 'ingest', 1, 2, 2, 1)", (T0,))
+    if version >= 8:
+        conn.execute("INSERT INTO code_fts(rowid, terms) VALUES (2, 'compute tax total')")
 
 
 def _kept(db: Path, queries: dict[str, str]) -> dict:
@@ -112,6 +114,10 @@ def test_graph_of_every_earlier_version_upgrades_with_its_data(tmp_path, rel, ve
         assert "hint" in cols
         snapshots = conn.execute("SELECT count(*) FROM graph_snapshots").fetchone()[0]
         assert snapshots == 1  # backfilled from the finished run (v1-v4), or the one it had (v5+)
+        # v8: the code-words indexes exist (empty until the next ingest parses every file again)
+        code_rows = conn.execute("SELECT rowid FROM code_fts WHERE code_fts MATCH 'tax'").fetchall()
+        assert code_rows == ([(2,)] if version >= 8 else [])
+        assert conn.execute("SELECT count(*) FROM files_fts").fetchone()[0] == 0
     finally:
         conn.close()
     assert _graph_kept(db) == before

@@ -34,9 +34,11 @@ def test_expansion_reaches_callers_callees_and_docs(shop_retriever):
     without = shop_retriever.retrieve("coupon percentage reduction", hops=0)
     got = {n.qualified_name: n for n in with_hops.nodes}
     assert "apply_discount" in got
-    # Cart.total calls apply_discount: reached through the CALLS edge in reverse, one hop from the seeds
-    assert "Cart.total" not in {n.qualified_name for n in without.nodes}
-    assert (got["Cart.total"].hop, got["Cart.total"].why) == (1, "CALLS<-")
+    # Cart.total calls apply_discount and its code reads the coupon: a seed of the code-words index now;
+    # render_invoice calls Cart.total: reached through the CALLS edge in reverse, one hop from the seeds
+    assert (got["Cart.total"].hop, got["Cart.total"].why) == (0, "seed")
+    assert "render_invoice" not in {n.qualified_name for n in without.nodes}
+    assert (got["render_invoice"].hop, got["render_invoice"].why) == (1, "CALLS<-")
     assert got["apply_discount"].hop == 0 and got["apply_discount"].why == "seed"
     assert len(with_hops.nodes) > len(without.nodes)
     assert {n.qualified_name for n in without.nodes} <= set(got)
