@@ -88,15 +88,18 @@ st.caption("File")
 st.text(node["file"])
 if node.get("signature"):
     st.caption("Signature")
-    st.code(node["signature"], language=node.get("language") or None, wrap_lines=True)
+    st.text(node["signature"])  # monospace, no highlighter: its 1.5 MB script is loaded with the Code tab
 if node.get("docstring"):
     st.caption("Docstring")
     st.text(node["docstring"])
 
-if node["kind"] == "doc":
-    st.caption("Section text")
-    st.text(node.get("text") or "")
-else:
+
+def code_section() -> None:
+    """The node's code (a file: the whole file), highlighted; a doc section: its text."""
+    if node["kind"] == "doc":
+        st.caption("Section text")
+        st.text(node.get("text") or "")
+        return
     whole_file = node["kind"] == "file"
     code, note = read_code(src.root, node["file"], 1 if whole_file else node["start_line"],
                            None if whole_file else node["end_line"])
@@ -271,6 +274,7 @@ def history_section() -> None:
     ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])
 
 
-# one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood
-ui.sections({"Neighbourhood": neighbourhood_section, "Decisions touching it": decisions_section,
-             "Recent commits and authors": history_section})
+# one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood; its code (the
+# highlighter's script is the largest after Plotly's) is one click away
+ui.sections({"Neighbourhood": neighbourhood_section, "Code": code_section,
+             "Decisions touching it": decisions_section, "Recent commits and authors": history_section})
