@@ -73,6 +73,8 @@ __all__ = [
     "sources",
     "stale_decisions",
     "timeline",
+    "timeline_as_of",
+    "timeline_summary",
     "top_files",
     "why",
 ]
@@ -399,6 +401,22 @@ def timeline(src: data.Sources, namespace: str, topic: str, *, known_at: str | N
     """One page of ``MemoryStore.timeline``: ``{mode, entity, total, offset, limit, items, ...}``."""
     return memory(src).timeline(topic, namespace=namespace, known_at=known_at or None, kinds=list(kinds) or None,
                                 limit=limit, offset=offset)
+
+
+@cached_on(memory_marker, max_entries=32)
+def timeline_summary(src: data.Sources, namespace: str, topic: str, *, known_at: str | None = None,
+                     kinds=()) -> dict:
+    """``MemoryStore.timeline_summary``: counts, dates and months over every version, in SQL."""
+    return memory(src).timeline_summary(topic, namespace=namespace, known_at=known_at or None,
+                                        kinds=list(kinds) or None)
+
+
+@cached_on(memory_marker, max_entries=64)
+def timeline_as_of(src: data.Sources, namespace: str, topic: str, at: str, *, known_at: str | None = None, kinds=(),
+                   newest: int = 200) -> dict:
+    """``MemoryStore.timeline_as_of``: the versions valid at ``at``, counted in SQL, the newest listed."""
+    return memory(src).timeline_as_of(topic, at, namespace=namespace, known_at=known_at or None,
+                                      kinds=list(kinds) or None, newest=newest)
 
 
 def memory_and_graph_marker(src: data.Sources):

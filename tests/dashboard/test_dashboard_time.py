@@ -100,3 +100,41 @@ def test_timeline_table_pages_through_every_version_with_the_range_shown(tmp_pat
     assert list(table["content"]) == [f"Config value is {i}" for i in range(100, 120)]
     at = app("memory_timeline", {"topic": "passing"})  # no entity of that name: a labelled text search
     assert metrics(at)["Versions"] == "30" and "no entity of that name" in captions(at)
+
+
+def test_timeline_summary_and_as_of_count_every_version_as_the_full_timeline_does(tmp_path):
+    """The Timeline's first view is counted in SQL (``timeline_summary``, ``timeline_as_of``):
+    the same numbers as the versions themselves give — kinds, supersessions, a forgotten one,
+    and the memory as recorded at an earlier instant."""
+    from nervapack_core.dashboard.data import as_of_version
+
+    db = tmp_path / "memory.db"
+    with MemoryStore(db) as m:
+        ids = m.import_nodes([{"content": f"Config value is {i}", "kind": "decision" if i % 3 else "fact",
+                               "entities": ["Config"],
+                               "valid_from": f"2024-{1 + i % 12:02d}-{1 + i % 27:02d}T10:00:00Z"}
+                              for i in range(90)])["ids"]
+        for i in range(1, 60, 2):
+            m.supersede(ids[i], ids[i - 1])
+        half = to_iso("now")
+        time.sleep(0.01)
+        for i in range(61, 90, 4):
+            m.supersede(ids[i], ids[i - 1])
+        m.forget(ids[89])
+        for known_at in (None, half):
+            for kinds in (None, ["fact"]):
+                every = m.timeline("Config", limit=10_000, known_at=known_at, kinds=kinds)["items"]
+                s = m.timeline_summary("Config", known_at=known_at, kinds=kinds)
+                assert s["total"] == len(every) and s["mode"] == "entity"
+                assert s["current"] == sum(v["current"] for v in every)
+                assert s["superseded"] == sum(1 for v in every if v.get("superseded_by"))
+                assert (s["first"], s["last"]) == (every[0]["valid_from"], max(v["valid_from"] for v in every))
+                assert sum(r["versions"] for r in s["by_month"]) == len(every)
+                assert s["by_kind"] == {k: sum(v["kind"] == k for v in every) for k in {v["kind"] for v in every}}
+                for day in ("2024-01-15", "2024-06-03", "2024-12-31", "2023-01-01"):
+                    instant = to_iso(day)
+                    held = m.timeline_as_of("Config", day, known_at=known_at, kinds=kinds, newest=5)
+                    valid = as_of_version(every, instant)
+                    assert held["count"] == len(valid)
+                    assert [v["id"] for v in held["newest"]] == [v["id"] for v in reversed(valid[-5:])]
+                    assert held["position"] == (every.index(valid[-1]) if valid else None)
