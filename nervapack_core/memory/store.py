@@ -487,6 +487,8 @@ class MemoryStore:
         if not topic:
             raise NervapackError("timeline needs a topic or an entity name")
         instant = to_iso(at, field="at")
+        if instant is None:
+            raise NervapackError("timeline_as_of needs an instant (at)")
         known = to_iso(known_at, field="known_at")
         newest, _ = validate.page(newest, 0)
         return self._read(lambda conn: views.timeline_as_of(conn, ns, topic, instant, known_at=known, kinds=kinds,
