@@ -85,7 +85,6 @@ def with_unknown(options: list, wanted, what: str) -> list:
 top = st.columns([2, 4])
 with top[0]:
     ns = ui.namespace_picker(src, spaces)
-facets = cache.decision_facets(src, ns)
 init("dec_q", ui.param("q", ""))
 text = top[1].text_input("Search decisions", placeholder="words in the decision or its rationale", key="dec_q")
 
@@ -124,6 +123,9 @@ if panel.open:  # (re)opened, or back from another page: its widgets as last cho
         if not drawn or key not in st.session_state:
             st.session_state[key] = st.session_state["_" + key]
 st.session_state["_dec_filters_drawn"] = panel.open
+# the values each filter can take (and the namespace's total): read when the panel is open or something is applied
+facets = cache.decision_facets(src, ns) if panel.open or active or text.strip() else \
+    {"total": None, "authors": [], "entities": [], "files": [], "tags": []}
 
 
 def facet(col, label: str, param: str, counts: dict, anything: str, what: str, describe=None):
@@ -185,7 +187,7 @@ signature = repr(sorted(filters.items())) + ns
 first = cache.decision_page(src, ns, page=max(0, int(st.session_state.get("dec_page", 1) or 1) - 1),
                             page_size=PAGE_SIZE, **filters)
 counts = first["by_status"]
-filtered = first["total"] != facets["total"]
+filtered = facets["total"] is not None and first["total"] != facets["total"]
 stale_matching = cache.decision_page(src, ns, page_size=1, **{**filters, "ids": tuple(sorted(reasons))})["total"] \
     if reasons and not stale_only else (first["total"] if stale_only else 0)
 cols = st.columns(4)

@@ -159,7 +159,8 @@ if as_of_day != hi and st.query_params.get("as_of") != as_of_day.isoformat():
 elif as_of_day == hi and "as_of" in st.query_params:
     del st.query_params["as_of"]
 as_of = datetime.combine(as_of_day, datetime.max.time(), tzinfo=UTC)
-as_of = min(as_of, now)
+# today: now, to the minute (a cache key that holds for a minute, not one per rerun)
+as_of = min(as_of, now.replace(second=0, microsecond=0))
 HELD_SHOWN = 200
 held = cache.timeline_as_of(src, ns, topic, to_iso(as_of), known_at=known_at, kinds=kinds, newest=HELD_SHOWN)
 if held["count"]:

@@ -27,6 +27,7 @@ __all__ = [
     "analytics",
     "cached_on",
     "communities_overview",
+    "community_member_counts",
     "community_detail",
     "community_treemap",
     "changed_since",
@@ -158,11 +159,18 @@ def memory_marker(src: data.Sources) -> str:
 
 
 # ---------------------------------------------------------------------------- code graph
+@cached_on(graph_marker, shared=True, max_entries=2)  # shared, not copied: read-only
+def community_member_counts(src: data.Sources) -> list:
+    """One pass over the communities (per community, file and kind), read by the two loaders below."""
+    return communities.member_counts(_graph_db(src))
+
+
 @cached_on(graph_marker, max_entries=16)
 def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True,
                       max_communities: int = 80, files_per_community: int = 12) -> dict:
     return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored,
-                                         max_communities=max_communities, files_per_community=files_per_community)
+                                         max_communities=max_communities, files_per_community=files_per_community,
+                                         counts=community_member_counts(src))
 
 
 @cached_on(graph_marker, max_entries=8)
@@ -265,7 +273,7 @@ def neighbours(src: data.Sources, node_id: str, limit: int = 200):
 
 @cached_on(graph_marker, max_entries=8)
 def communities_overview(src: data.Sources, max_shown: int = 40, links: bool = True):
-    return communities.communities_overview(_graph_db(src), max_shown, links)
+    return communities.communities_overview(_graph_db(src), max_shown, links, counts=community_member_counts(src))
 
 
 @cached_on(graph_marker, max_entries=64)
