@@ -51,7 +51,7 @@ if st.query_params.get("compare") != ",".join(chosen[1:2]) and len(chosen) > 1:
     st.query_params["namespace"] = chosen[0]
     st.query_params["compare"] = chosen[1]
 
-stats = {ns: cache.namespace_stats(src, ns) for ns in chosen}
+stats = {ns: cache.namespace_counts(src, ns) for ns in chosen}
 def kinds_section() -> None:
     """Memories by kind, each namespace's counts and its most connected entities."""
     # a log axis with 1, 10, 100, 1k ticks: a 17-node namespace stays visible next to a 9,837-node one

@@ -56,6 +56,7 @@ __all__ = [
     "memory_and_graph_marker",
     "memory_marker",
     "namespace_activity",
+    "namespace_counts",
     "namespace_page",
     "namespace_stats",
     "namespaces",
@@ -329,6 +330,12 @@ def namespaces(src: data.Sources) -> list[dict]:
 @cached_on(memory_marker, max_entries=32)
 def namespace_stats(src: data.Sources, namespace: str) -> dict:
     return memory(src).stats(namespace=namespace)
+
+
+@cached_on(memory_marker, max_entries=32)
+def namespace_counts(src: data.Sources, namespace: str) -> dict:
+    """The Namespaces page's numbers for one namespace, one pass over its nodes (``data.namespace_counts``)."""
+    return data.namespace_counts(_memory_db(src), namespace)
 
 
 @cached_on(memory_marker, max_entries=32)
