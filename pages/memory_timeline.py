@@ -13,7 +13,6 @@ from nervapack_core.dashboard.data import (
     latest_supersession,
     supersession_chain,
     version_diff,
-    version_window,
 )
 from nervapack_core.errors import NervapackError
 from nervapack_core.memory.timeutil import parse_time, to_iso
@@ -162,7 +161,8 @@ as_of = datetime.combine(as_of_day, datetime.max.time(), tzinfo=UTC)
 # today: now, to the minute (a cache key that holds for a minute, not one per rerun)
 as_of = min(as_of, now.replace(second=0, microsecond=0))
 HELD_SHOWN = 200
-held = cache.timeline_as_of(src, ns, topic, to_iso(as_of), known_at=known_at, kinds=kinds, newest=HELD_SHOWN)
+held = cache.timeline_as_of(src, ns, topic, to_iso(as_of), known_at=known_at, kinds=kinds, newest=HELD_SHOWN,
+                            window=WINDOW)  # and the intervals around the cursor, in the same reading
 if held["count"]:
     latest = held["newest"][0]
     st.success(f"**As of {as_of_day.isoformat()}**, {held['count']:,} of the {n:,} versions held; the latest to take "
@@ -195,8 +195,8 @@ def all_versions() -> tuple[list[dict], dict[str, int]]:
 
 def intervals_section() -> None:
     """The validity intervals around the cursor and every version by month."""
-    start, end = version_window(n, around, WINDOW)
-    shown = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=end - start, offset=start)["items"]
+    start, shown = held["window"]["start"], held["window"]["items"]
+    end = start + len(shown)
     rows = []
     open_end = last + timedelta(days=1) if last.date() < date.max else last
     for i, v in enumerate(shown, start=start):

@@ -428,10 +428,11 @@ def timeline_summary(src: data.Sources, namespace: str, topic: str, *, known_at:
 
 @cached_on(memory_marker, max_entries=64)
 def timeline_as_of(src: data.Sources, namespace: str, topic: str, at: str, *, known_at: str | None = None, kinds=(),
-                   newest: int = 200) -> dict:
-    """``MemoryStore.timeline_as_of``: the versions valid at ``at``, counted in SQL, the newest listed."""
+                   newest: int = 200, window: int = 0) -> dict:
+    """``MemoryStore.timeline_as_of``: the versions valid at ``at``, counted in SQL, the newest listed
+    (``window``: and the versions around the latest of them)."""
     return memory(src).timeline_as_of(topic, at, namespace=namespace, known_at=known_at or None,
-                                      kinds=list(kinds) or None, newest=newest)
+                                      kinds=list(kinds) or None, newest=newest, window=window)
 
 
 def memory_and_graph_marker(src: data.Sources):

@@ -478,10 +478,12 @@ class MemoryStore:
         known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.timeline_summary(conn, ns, topic, known_at=known, kinds=kinds))
 
-    def timeline_as_of(self, topic_or_entity, at, *, namespace=None, known_at=None, kinds=None, newest=200) -> dict:
+    def timeline_as_of(self, topic_or_entity, at, *, namespace=None, known_at=None, kinds=None, newest=200,
+                       window=0) -> dict:
         """The versions of :meth:`timeline` valid at ``at`` (valid time): ``{instant, count,
         newest: [the latest ``newest``, latest first], position}`` — ``position``: the latest
-        one's index in the timeline, oldest first (None when none was valid)."""
+        one's index in the timeline, oldest first (None when none was valid). ``window``: also
+        ``window: {start, total, items}``, at most that many consecutive versions around it."""
         ns = self._ns(namespace)
         topic = str(topic_or_entity or "").strip()
         if not topic:
@@ -491,8 +493,9 @@ class MemoryStore:
             raise NervapackError("timeline_as_of needs an instant (at)")
         known = to_iso(known_at, field="known_at")
         newest, _ = validate.page(newest, 0)
+        window = max(0, min(int(window), validate.MAX_PAGE))
         return self._read(lambda conn: views.timeline_as_of(conn, ns, topic, instant, known_at=known, kinds=kinds,
-                                                            newest=newest))
+                                                            newest=newest, window=window))
 
     def about(self, entity, *, namespace=None) -> dict:
         """Entity dossier: the entity, its aliases, current and past memories about it, code locations."""

@@ -212,13 +212,23 @@ def timeline_summary(conn: sqlite3.Connection, ns: str, topic: str, *, known_at:
     return out
 
 
+def _window(total: int, around: int, size: int) -> tuple[int, int]:
+    """``[start, end)`` of at most ``size`` consecutive versions centred on ``around``."""
+    if total <= size:
+        return 0, total
+    start = max(0, min(total - size, around - size // 2))
+    return start, start + size
+
+
 def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, *, known_at: str | None = None,
-                   kinds=None, newest: int = 200) -> dict:
+                   kinds=None, newest: int = 200, window: int = 0) -> dict:
     """The versions of ``topic`` (those of :func:`timeline`) valid at ``instant`` (stored
     form; ``valid_from <= instant < valid_until``): ``{count, newest: [the latest ``newest``
     of them, latest first], position}`` — ``position``: the latest one's index in the
     timeline (oldest first), None when none was valid. In SQL over all of them; with
-    ``known_at``, over the versions as then known."""
+    ``known_at``, over the versions as then known. ``window``: also the (at most) that many
+    consecutive versions around ``position`` (else the last ones), what a chart around the
+    cursor draws: ``window: {start, total, items}`` (one reading of the versions' scope for both)."""
     if known_at is None:
         _mode, _name, matched, args = _timeline_scope(conn, ns, topic, include_tombstoned=False, known_at=None,
                                                       kinds=kinds)
@@ -234,12 +244,23 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
             position = conn.execute(f"SELECT count(*) {matched} AND (n.valid_from, n.recorded_at, n.rid) < (?, ?, ?)",
                                     (*args, top["valid_from"], top["recorded_at"], top["rid"])).fetchone()[0]
         held = _timeline_items(conn, rows, None)
-        return {"instant": instant, "count": count, "newest": held, "position": position}
+        out = {"instant": instant, "count": count, "newest": held, "position": position}
+        if window:
+            total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
+            start, end = _window(total, total - 1 if position is None else position, int(window))
+            part = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} {_TIMELINE_ORDER} LIMIT ? OFFSET ?",
+                                (*args, end - start, start)).fetchall()
+            out["window"] = {"start": start, "total": total, "items": _timeline_items(conn, part, None)}
+        return out
     items = _every_version(conn, ns, topic, known_at=known_at, kinds=kinds)
     at = [i for i, n in enumerate(items) if not n.get("tombstoned") and n["valid_from"] <= instant
           and (n.get("valid_until") is None or instant < n["valid_until"])]
-    return {"instant": instant, "count": len(at), "newest": [items[i] for i in reversed(at[-int(newest):])],
-            "position": at[-1] if at else None}
+    out = {"instant": instant, "count": len(at), "newest": [items[i] for i in reversed(at[-int(newest):])],
+           "position": at[-1] if at else None}
+    if window:
+        start, end = _window(len(items), len(items) - 1 if not at else at[-1], int(window))
+        out["window"] = {"start": start, "total": len(items), "items": items[start:end]}
+    return out
 
 
 def about(conn: sqlite3.Connection, ns: str, entity) -> dict:

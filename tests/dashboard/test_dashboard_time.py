@@ -106,7 +106,7 @@ def test_timeline_summary_and_as_of_count_every_version_as_the_full_timeline_doe
     """The Timeline's first view is counted in SQL (``timeline_summary``, ``timeline_as_of``):
     the same numbers as the versions themselves give — kinds, supersessions, a forgotten one,
     and the memory as recorded at an earlier instant."""
-    from nervapack_core.dashboard.data import as_of_version
+    from nervapack_core.dashboard.data import as_of_version, version_window
 
     db = tmp_path / "memory.db"
     with MemoryStore(db) as m:
@@ -133,8 +133,13 @@ def test_timeline_summary_and_as_of_count_every_version_as_the_full_timeline_doe
                 assert s["by_kind"] == {k: sum(v["kind"] == k for v in every) for k in {v["kind"] for v in every}}
                 for day in ("2024-01-15", "2024-06-03", "2024-12-31", "2023-01-01"):
                     instant = to_iso(day)
-                    held = m.timeline_as_of("Config", day, known_at=known_at, kinds=kinds, newest=5)
+                    held = m.timeline_as_of("Config", day, known_at=known_at, kinds=kinds, newest=5, window=8)
                     valid = as_of_version(every, instant)
                     assert held["count"] == len(valid)
                     assert [v["id"] for v in held["newest"]] == [v["id"] for v in reversed(valid[-5:])]
                     assert held["position"] == (every.index(valid[-1]) if valid else None)
+                    # the versions around the cursor (else the last ones), as the chart draws them
+                    start, end = version_window(len(every), len(every) - 1 if not valid else held["position"], 8)
+                    assert held["window"]["start"] == start and held["window"]["total"] == len(every)
+                    assert [v["id"] for v in held["window"]["items"]] == [v["id"] for v in every[start:end]]
+                    assert [v["current"] for v in held["window"]["items"]] == [v["current"] for v in every[start:end]]
