@@ -26,7 +26,8 @@ ui.require_graph(src)
 left, right = st.columns([3, 2])
 query = left.text_input("Search", value=ui.param("q", ""), placeholder="a name, a word from a docstring…",
                         key="q")
-kinds = right.multiselect("Kinds", KINDS, default=["function", "class", "file", "doc"], key="kinds")
+# buttons, not a multi-select box (a combobox's scripts cost a fresh tab more); none picked: every kind
+kinds = right.pills("Kinds", KINDS, selection_mode="multi", default=["function", "class", "file", "doc"], key="kinds")
 if query != (ui.param("q", "") or ""):
     st.query_params["q"] = query
 

@@ -43,7 +43,18 @@ for asked in (ui.param("namespace"), ui.param("compare")):
 wanted = [n for n in (ui.param("namespace"), ui.param("compare"), st.session_state.get(ui.CHOSEN_NAMESPACE))
           if n in names]
 default = list(dict.fromkeys(wanted + names))[:2]
-chosen = st.multiselect("Compare", names, default=default, max_selections=4, key="compare")
+COMPARED = 4
+if len(names) <= 12:  # buttons (a multi-select box's scripts cost a fresh tab more), the linked ones first
+    picked = st.pills("Compare", names, selection_mode="multi", default=default, key="compare",
+                      help=f"Up to {COMPARED} side by side.")
+    order = list(dict.fromkeys(wanted + default + names))
+    chosen = sorted(picked, key=order.index)
+    if len(chosen) > COMPARED:
+        st.caption(f"Comparing the first {COMPARED} of the {len(chosen)} picked: "
+                   f"{', '.join(ui.md_escape(n) for n in chosen[:COMPARED])}.")
+        chosen = chosen[:COMPARED]
+else:
+    chosen = st.multiselect("Compare", names, default=default, max_selections=COMPARED, key="compare")
 if not chosen:
     st.stop()
 st.session_state[ui.CHOSEN_NAMESPACE] = chosen[0]

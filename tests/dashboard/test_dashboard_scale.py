@@ -260,16 +260,16 @@ def test_the_chosen_namespace_is_kept_across_pages(team, use_root, app):
     root, _ = team
     use_root(root)
     at = app("memory_timeline")
-    assert at.selectbox(key="namespace").value == "big"
-    at.selectbox(key="namespace").set_value("small").run()
+    assert at.segmented_control(key="namespace").value == "big"
+    at.segmented_control(key="namespace").set_value("small").run()
     for page in ("decisions", "memory_timeline"):
         for k in list(at.query_params):  # a navigation drops the query parameters
             del at.query_params[k]
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception
-        assert at.selectbox(key="namespace").value == "small", page
+        assert at.segmented_control(key="namespace").value == "small", page
     at.switch_page("pages/namespaces.py").run()
-    assert at.multiselect(key="compare").value[0] == "small"
+    assert at.pills(key="compare").value[0] == "small"
 
 
 # ---------------------------------------------------------------------------- charts
