@@ -560,7 +560,7 @@ def main(argv=None) -> int:
         "(other engineers' jobs share the 2 cores).", "",
         f"Data: Django code graph ({graph['files']:,} files, {graph['nodes']:,} nodes, {graph['edges']:,} edges, "
         f"ingested without embeddings); memory: {args.memory_nodes:,} nodes in namespace `big` "
-        f"{built}with `import_nodes`) and one topic (`Config`) with "
+        f"({built}with `import_nodes`) and one topic (`Config`) with "
         f"{args.versions:,} versions in namespace `timeline` (chains of 10 superseding versions).", "",
         "Targets: first load < 2 s, cached rerun < 200 ms; in a fresh tab, every page within 1.3× of the floor "
         "(a minimal Streamlit app with one Plotly chart, served alongside: a fresh tab of it is opened just before "
