@@ -602,14 +602,14 @@ def main(argv=None) -> int:
               "`add_annotation` each cost ~25 ms of Plotly's validation: the Graph Explorer's rerun took 0.9 s).",
               "", "What a fresh tab pays for, measured against the floor (an A/B of one element added to it, "
               "6 tabs each, load ~4): the first select box, multi-select or text box of a page +0.08-0.1 s each "
-              "(their combobox scripts; all three +0.17 s), buttons (`st.pills`, `st.segmented_control`), toggles, "
-              "metrics and tables next to nothing; a treemap of 1,000 tiles +0.75 s (+0.4 s drawn two levels at a "
-              "time); highlighted code +0.1-0.4 s (a 1.5 MB script); the app's navigation and sidebar ~+0.2 s. So: "
+              "(their combobox scripts; all three +0.17 s), buttons (`st.pills`), toggles, "
+              "metrics and tables next to nothing; a treemap of 1,000 tiles +0.75 s (+0.4 s with two levels drawn at "
+              "a time); highlighted code +0.1-0.4 s (a 1.5 MB script); the app's navigation and sidebar ~+0.2 s. So: "
               "the namespace picker, the Graph Explorer's kinds and the Namespaces page's comparison are buttons "
               "when the choices are few; the Decisions filters (nine widgets) are in a panel drawn when opened; the "
               "Graph Explorer's code is a tab of its own and its neighbourhood draws its arrowheads in one trace; "
-              "the Communities treemap has 30 communities with their 4 largest files each, two levels drawn at a "
-              "time.",
+              "the Communities treemap has 30 communities with their 4 largest files each (a click on a community "
+              "shows them).",
               "", "How large data stays responsive: the Memory Timeline's first view is counted in SQL over every "
               "version (`MemoryStore.timeline_summary`: counts, dates, months; `timeline_as_of`: the versions valid "
               "at the cursor, the latest one's place and the 60 intervals around it), so nothing reads the 10,000 "

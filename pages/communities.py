@@ -66,9 +66,8 @@ def map_section() -> None:
             hovertext=tm["paths"], hovertemplate=[hover[k] + "<extra></extra>" for k in tm["kinds"]],
             marker=dict(colors=[{"root": "#f8fafc", "folder": "#e2e8f0", "community": "#93c5fd", "file": "#1d4ed8",
                                  "more": "#cbd5e1"}[k] for k in tm["kinds"]]),
-            # two levels drawn at a time (folder → community; a click zooms in to a community's files): every tile
-            # drawn is laid out and labelled by the browser, and the 240 file tiles were most of a fresh tab's work
-            textinfo="label+value", maxdepth=2, pathbar=dict(visible=True)))
+            # repository → folder → community drawn; a click on a community zooms in to its files
+            textinfo="label+value", maxdepth=3, pathbar=dict(visible=True)))
         left_out = (f"; the {tm['left_out']:,} smallest left out (see All communities)" if tm["left_out"] else "")
         fig.update_layout(title=f"{tm['shown']:,} of {tm['communities']:,} communities, folder → community → file, "
                                 f"area = nodes{left_out}. Click a community for its files.")

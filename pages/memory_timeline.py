@@ -45,12 +45,11 @@ if not spaces:
             icon=":material/psychology:")
     st.stop()
 
-top = st.columns([2, 3, 3, 2])
-with top[0]:
-    ns = ui.namespace_picker(src, spaces)
+ns = ui.namespace_picker(src, spaces)  # a row of its own: its buttons take the width the names need
+top = st.columns([3, 3, 2])
 ENTITY_CHOICES = 200  # entities listed at once; the search box reaches all of them
 wanted = ui.param("topic")
-with top[1]:
+with top[0]:
     find = st.text_input("Find entity", key="entity_find", placeholder="part of a name",
                          help="Narrows the entity list (all entities of the namespace, most discussed first).")
 entity_total = cache.entity_count(src, ns, find)
@@ -61,7 +60,7 @@ elif wanted and wanted not in {e["name"] for e in entities}:  # a deep link to a
     entities = cache.memory_entities(src, ns, 1, names=(wanted,)) + entities
 names = [e["name"] for e in entities]
 versions_of = {e["name"]: e["versions"] for e in entities}
-with top[1]:
+with top[0]:
     entity = st.selectbox("Entity", [None] + names, key="entity",
                           index=(names.index(wanted) + 1) if wanted in names else (1 if names and not wanted else 0),
                           format_func=lambda e: "—" if e is None else f"{e} ({versions_of.get(e, 0)} memories)")
@@ -70,11 +69,11 @@ with top[1]:
                    f"{' matching' if find.strip() else ''}; type in *Find entity* to reach the others.")
     elif find.strip():
         st.caption(f"{entity_total:,} entit{'y' if entity_total == 1 else 'ies'} match.")
-with top[2]:
+with top[1]:
     free = st.text_input("…or any topic word", value=wanted if wanted and wanted not in names else "", key="free")
 if find.strip() and not names:
     st.info(f"No entity in “{ui.md_escape(ns)}” has “{ui.md_escape(find)}” in its name.")
-with top[3]:
+with top[2]:
     known_text = st.text_input("Known at", value=ui.param("known_at", ""), key="known_at",
                                placeholder="now, or e.g. 2026-05-01",
                                help="Transaction time: show the memory as it had been recorded by then — later "

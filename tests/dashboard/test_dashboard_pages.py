@@ -255,7 +255,7 @@ def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
     # another namespace has its own decisions (none on this code)
     at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing",
                                 "view": "Decisions touching it"})
-    assert at.segmented_control(key="namespace").value == "billing"
+    assert at.pills(key="namespace").value == "billing"
     assert "0 current decision(s) in namespace billing" in texts(at) and not at.expander
     # a function no decision touches
     at = app("graph_explorer", {"node": _node_id(root, "retry"), "view": "Decisions touching it"})
@@ -368,7 +368,7 @@ def test_dashboard_decisions_deep_link_is_escaped(on_seeded, app):
 def test_dashboard_decisions_other_namespace(on_seeded, app):
     at = app("decisions", {"namespace": "billing"})
     assert metrics(at)["Decisions"] == "1"
-    assert at.segmented_control(key="namespace").value == "billing"
+    assert at.pills(key="namespace").value == "billing"
 
 
 def test_dashboard_memory_timeline(on_seeded, app):

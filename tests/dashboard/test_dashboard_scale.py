@@ -260,14 +260,14 @@ def test_the_chosen_namespace_is_kept_across_pages(team, use_root, app):
     root, _ = team
     use_root(root)
     at = app("memory_timeline")
-    assert at.segmented_control(key="namespace").value == "big"
-    at.segmented_control(key="namespace").set_value("small").run()
+    assert at.pills(key="namespace").value == "big"
+    at.pills(key="namespace").set_value("small").run()
     for page in ("decisions", "memory_timeline"):
         for k in list(at.query_params):  # a navigation drops the query parameters
             del at.query_params[k]
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception
-        assert at.segmented_control(key="namespace").value == "small", page
+        assert at.pills(key="namespace").value == "small", page
     at.switch_page("pages/namespaces.py").run()
     assert at.pills(key="compare").value[0] == "small"
 
