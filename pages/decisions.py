@@ -220,7 +220,7 @@ if first["by_month"]:
     what = "matching decisions" if filtered else "decisions"
     fig.update_layout(barmode="stack", title=f"{first['total']:,} {what} by the month they took effect",
                       yaxis=dict(title="decisions", dtick=step, tickformat=",d", rangemode="tozero"),
-                      xaxis=dict(type="date", title=None),
+                      xaxis=ui.month_axis(len(wide)),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1))
     ui.chart(fig, key="by_month", height=280)
 

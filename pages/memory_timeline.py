@@ -193,7 +193,7 @@ def all_versions() -> tuple[list[dict], dict[str, int]]:
 
 
 def intervals_section() -> None:
-    """The validity intervals around the cursor and every version by month."""
+    """The validity intervals around the cursor."""
     start, shown = held["window"]["start"], held["window"]["items"]
     end = start + len(shown)
     rows = []
@@ -230,14 +230,16 @@ def intervals_section() -> None:
                       barmode="overlay", legend=dict(orientation="h"))
     ui.chart(fig, key="intervals", height=min(700, 140 + 22 * len(rows)))
 
-    if n > WINDOW:
-        monthly: dict[str, int] = {}
-        for row in summary["by_month"]:  # counted in SQL over every version
-            monthly[row["month"]] = monthly.get(row["month"], 0) + row["versions"]
-        fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly], y=list(monthly.values()), marker_color="#1d4ed8"))
-        fig.update_layout(title=f"All {n:,} versions by the month they took effect", yaxis_title="versions",
-                          xaxis=dict(type="date"))
-        ui.chart(fig, key="monthly", height=240)
+
+def months_section() -> None:
+    """Every version by the month it took effect (counted in SQL over every version)."""
+    monthly: dict[str, int] = {}
+    for row in summary["by_month"]:
+        monthly[row["month"]] = monthly.get(row["month"], 0) + row["versions"]
+    fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly], y=list(monthly.values()), marker_color="#1d4ed8"))
+    fig.update_layout(title=f"All {n:,} versions by the month they took effect",
+                      yaxis=ui.count_axis(monthly.values(), "versions"), xaxis=ui.month_axis(len(monthly)))
+    ui.chart(fig, key="monthly", height=260)
 
 
 def compare_section() -> None:
@@ -341,5 +343,7 @@ def versions_section() -> None:
 
 
 # one part at a time (lazy tabs, ?view=): a link to two versions opens their diff
-ui.sections({"Intervals": intervals_section, "Compare two versions": compare_section, "All versions": versions_section},
-            default="Compare two versions" if ui.param("old") or ui.param("new") else None)
+# the monthly chart has a tab of its own: a fresh tab draws one chart, not two
+parts = {"Intervals": intervals_section, "By month": months_section, "Compare two versions": compare_section,
+         "All versions": versions_section}
+ui.sections(parts, default="Compare two versions" if ui.param("old") or ui.param("new") else None)

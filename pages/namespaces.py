@@ -30,10 +30,13 @@ cols[3].metric("Superseded", ui.fmt_int(overview["superseded"].sum()), border=Tr
 NAMES = {"namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
          "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
          "last_recorded": "Last recorded"}
-if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab
-    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace"))
+COUNTS = ["nodes", "current", "decisions", "sessions", "entities", "tombstoned", "superseded"]
+if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab; counts with thousands separators
+    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace")
+             .style.format("{:,}", subset=[NAMES[c] for c in COUNTS]))
 else:
-    st.dataframe(overview, hide_index=True, column_config=NAMES)
+    st.dataframe(overview, hide_index=True, column_config={
+        **NAMES, **{c: st.column_config.NumberColumn(NAMES[c], format="localized") for c in COUNTS}})
 
 names = list(overview["namespace"])
 for asked in (ui.param("namespace"), ui.param("compare")):

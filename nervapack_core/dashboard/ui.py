@@ -164,6 +164,15 @@ def count_axis(values=(), title: str = "") -> dict:
     return axis
 
 
+def month_axis(months: int, title: str | None = None) -> dict:
+    """A date axis for bars per month: ticks read "Oct 2025", one per month while there are
+    few (Plotly's own choice for a single month is hours: "00:00:00 Oct 1, 2025")."""
+    axis: dict = dict(type="date", tickformat="%b %Y", title=title)
+    if months <= 12:
+        axis.update(dtick="M1")
+    return axis
+
+
 def short_int(n: float) -> str:
     """1, 10, 100, 1k, 10k, 1M."""
     n = int(n)

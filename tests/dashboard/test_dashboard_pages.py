@@ -462,7 +462,9 @@ def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app)
     drawn = sum(len(t.get("y", [])) for t in intervals["data"] if t.get("type") == "bar")
     assert drawn == 60  # a window, not 300 bars
     assert "versions" in intervals["layout"]["title"]["text"] and "of 300" in intervals["layout"]["title"]["text"]
-    assert len(charts) == 2  # plus the per-month aggregate of all versions
+    assert len(charts) == 1  # the per-month aggregate of all versions is its own tab
+    monthly = json.loads(open_view(at, "By month").get("plotly_chart")[0].proto.spec)
+    assert sum(monthly["data"][0]["y"]) == 300 and len(monthly["data"][0]["x"]) == 11  # 28 a month
     assert len(open_view(at, "All versions").dataframe[-1].value) == 50
     assert at.number_input(key="page").max == 6
 

@@ -280,6 +280,8 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     axis = ui.log_axis([17, 9_837], "nodes")
     assert axis["ticktext"] == ["1", "10", "100", "1k", "10k"] and axis["tickvals"][-1] == 10_000
     assert ui.count_axis([3])["dtick"] == 1 and ui.count_axis([3_000])["tickformat"] == ",d"
+    assert ui.month_axis(1)["dtick"] == "M1" and ui.month_axis(1)["tickformat"] == "%b %Y"
+    assert "dtick" not in ui.month_axis(40)  # years of months: Plotly spaces the ticks
     use_root(flasklike)
     at = app("overview")
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # the health score

@@ -100,6 +100,13 @@ def test_timeline_table_pages_through_every_version_with_the_range_shown(tmp_pat
     assert list(table["content"]) == [f"Config value is {i}" for i in range(100, 120)]
     at = app("memory_timeline", {"topic": "passing"})  # no entity of that name: a labelled text search
     assert metrics(at)["Versions"] == "30" and "no entity of that name" in captions(at)
+    # every version by month, in a tab of its own: one month here, its tick a month, not "00:00:00 Jan 1, 2025"
+    at = app("memory_timeline", {"topic": "Config", "view": "By month"})
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if "by the month" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    assert spec["layout"]["title"]["text"] == "All 120 versions by the month they took effect"
+    assert list(spec["data"][0]["y"]) == [120] and list(spec["data"][0]["x"]) == ["2025-01-01"]
+    assert spec["layout"]["xaxis"]["tickformat"] == "%b %Y" and spec["layout"]["xaxis"]["dtick"] == "M1"
 
 
 def test_timeline_summary_and_as_of_count_every_version_as_the_full_timeline_does(tmp_path):
