@@ -74,10 +74,18 @@ with top[1]:
 if find.strip() and not names:
     st.info(f"No entity in “{ui.md_escape(ns)}” has “{ui.md_escape(find)}” in its name.")
 with top[2]:
-    known_text = st.text_input("Known at", value=ui.param("known_at", ""), key="known_at",
-                               placeholder="now, or e.g. 2026-05-01",
-                               help="Transaction time: show the memory as it had been recorded by then — later "
-                                    "memories, supersessions and forgetting left out.").strip()
+    # an occasional question: its text box is drawn when opened (a fresh tab pays for every text box it shows);
+    # a link that carries known_at opens it, and while closed the link's value still applies (the caption says so)
+    if ui.param("known_at") and "known_box" not in st.session_state:
+        st.session_state["known_box"] = True  # (not expanded=: a changing argument would make it a new widget)
+    known_box = st.expander("Known at…", key="known_box", on_change="rerun", icon=":material/history:")
+    known_text = ui.param("known_at", "")
+    if known_box.open:
+        known_text = known_box.text_input(
+            "Known at", value=known_text, key="known_at", placeholder="now, or e.g. 2026-05-01",
+            help="Transaction time: show the memory as it had been recorded by then — later memories, "
+                 "supersessions and forgetting left out.")
+    known_text = known_text.strip()
 topic = (free or "").strip() or entity
 if not topic:
     st.caption("Pick an entity or type a topic.")

@@ -13,7 +13,7 @@ import pytest
 from nervapack_core.memory import MemoryStore
 from nervapack_core.memory.timeutil import to_iso
 
-from .conftest import open_view
+from .conftest import open_details, open_view
 
 
 def metrics(at) -> dict:
@@ -68,7 +68,9 @@ def test_timeline_known_at_shows_the_memory_as_recorded_then_and_keeps_it_in_the
     at = app("memory_timeline", {"topic": "Deploys"})
     assert (metrics(at)["Versions"], metrics(at)["Superseded"]) == ("2", "1")
     assert "Timeline of the entity" in captions(at)
-    at = app("memory_timeline", {"topic": "Deploys", "known_at": t1})
+    assert "known_at" not in [t.key for t in at.text_input]  # an occasional question: drawn when opened
+    assert open_details(at, "known_box").text_input(key="known_at").value == ""
+    at = app("memory_timeline", {"topic": "Deploys", "known_at": t1})  # a link with known_at opens it
     assert at.text_input(key="known_at").value == t1
     assert (metrics(at)["Versions"], metrics(at)["Current"], metrics(at)["Superseded"]) == ("1", "1", "0")
     assert "as recorded by" in captions(at)
