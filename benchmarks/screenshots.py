@@ -3,10 +3,15 @@ requests corpus by default) ingested without embeddings, with the demo's decisio
 served by `nervapack serve` and photographed in headless Chromium (Debian's, via Playwright).
 
     python benchmarks/screenshots.py [--repo /work/corpora/requests] [--out docs/screenshots]
+        [--visualize /work/corpora/django] [--only NAME ...]
 
 Each picture is the page's first view in a 1280×1100 window; PNGs are reduced to a 256-colour
-palette (Pillow) to stay small. The browser test (`NERVAPACK_SCREENSHOTS=DIR pytest -m browser
-tests/dashboard`) photographs the demo workspace instead.
+palette (Pillow) to stay small. The Query History page shows real `nervapack query` runs
+(no vectors) about the repository, recorded in its history. ``--visualize``: the
+`nervapack visualize` page of that (ingested) repository in a 1400×820 window — the
+community map, then its largest community with a class selected. The browser test
+(`NERVAPACK_SCREENSHOTS=DIR pytest -m browser tests/dashboard`) photographs the demo workspace
+instead.
 """
 
 from __future__ import annotations
@@ -33,7 +38,39 @@ SHOTS = [
     ("decisions", "decisions?namespace=memory-team", "Decisions", 1),
     ("memory_timeline", "timeline?topic=Embeddings", "Memory Timeline", 1),
     ("namespaces", "namespaces", "Namespaces", 1),
+    ("query_history", "queries", "Query History", 1),
 ]
+VISUALIZE_SHOTS = ("visualize_map", "visualize_community")
+
+# questions a developer new to requests asks; each answer is recorded in the query history
+QUESTIONS = (
+    "how are redirects followed and when do they stop",
+    "where is the transport adapter mounted on a session",
+    "how is basic authentication added to a request",
+    "how are cookies kept between requests of a session",
+    "timeout and retry configuration",
+    "how is the response encoding guessed",
+    "where are proxies read from the environment",
+    "how is a streamed response iterated in chunks",
+    "prepare request body with files and form data",
+    "which exceptions does requests raise on connection errors",
+)
+
+
+def record_queries(root: Path) -> int:
+    """Real ``nervapack query`` runs (no vectors) on ``root``, recorded in its query history."""
+    from nervapack_core.code.retrieval import Retriever, answer
+    from nervapack_core.history import append_query
+
+    retriever = Retriever(root, use_vectors=False)
+    history = root / ".nervapack" / "query_history.jsonl"
+    try:
+        for i, question in enumerate(QUESTIONS):
+            result = answer(retriever, question, budget=(2000, 1000, 4000)[i % 3])
+            append_query(history, result.history_record("cli" if i % 4 else "mcp"))
+    finally:
+        retriever.close()
+    return len(QUESTIONS)
 
 
 def workspace(repo: Path, where: Path) -> Path:
@@ -46,7 +83,41 @@ def workspace(repo: Path, where: Path) -> Path:
     shutil.copytree(repo, root, ignore=shutil.ignore_patterns(".nervapack"))
     ingest(root, embed=False)
     seed_demo_memory(root / ".nervapack" / "memory.db")
+    record_queries(root)
     return root
+
+
+def visualize_shots(repo: Path, out: Path, tmp: Path, browser, only) -> None:
+    """The `nervapack visualize` page of ``repo`` (ingested): its community map, then its largest
+    community with one of its classes selected (details shown)."""
+    html = tmp / "visualize.html"
+    subprocess.run([str(Path(sys.executable).with_name("nervapack")), "visualize", str(repo), "--no-browser",
+                    "--output", str(html)], check=True, capture_output=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 820})
+    page.goto(html.as_uri())
+    page.wait_for_function("() => document.documentElement.dataset.ready === '1'", timeout=120_000)
+    page.wait_for_timeout(500)
+    for name in VISUALIZE_SHOTS:
+        if name == "visualize_community":
+            page.evaluate("""() => {
+              const D = window.nervapack.data, sizes = D.c.size;
+              const big = sizes.indexOf(Math.max(...sizes));
+              window.nervapack.openCommunity(big);
+              const cls = D.kinds.indexOf('class');
+              let best = -1;
+              for (let i = 0; i < D.n.name.length; i++) {
+                if (D.n.c[i] === big && D.n.kind[i] === cls) { best = i; break; }
+              }
+              if (best >= 0) { window.nervapack.select(best, false); }
+            }""")
+            page.wait_for_timeout(800)
+        if only and name not in only:
+            continue
+        shot = out / f"{name}.png"
+        page.screenshot(path=str(shot))
+        small_png(shot)
+        print(f"{shot} {shot.stat().st_size // 1024} KB", flush=True)
+    page.close()
 
 
 def small_png(path: Path) -> None:
@@ -62,6 +133,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repo", type=Path, default=Path("/work/corpora/requests"))
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     ap.add_argument("--only", nargs="*", help="file names (without .png) to take, default all")
+    ap.add_argument("--visualize", type=Path, default=None,
+                    help="an ingested repository for the `nervapack visualize` pictures (the README's: Django)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -93,6 +166,8 @@ def main(argv=None) -> int:
                 page.screenshot(path=str(shot))
                 small_png(shot)
                 print(f"{shot} {shot.stat().st_size // 1024} KB", flush=True)
+            if args.visualize and (not args.only or set(args.only) & set(VISUALIZE_SHOTS)):
+                visualize_shots(args.visualize, args.out, tmp, browser, args.only)
             browser.close()
     finally:
         stop(proc, log)

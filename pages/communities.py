@@ -14,7 +14,7 @@ from nervapack_core.dashboard.data import GraphUnreadable
 
 MAX_SHOWN = 40
 MEMBERS = 120
-MAP_COMMUNITIES, MAP_FILES = 30, 8
+MAP_COMMUNITIES, MAP_FILES = 30, 4
 
 src = cache.sources()
 ui.header("Communities", "Groups of files, classes and functions more connected to each other than to the rest "
@@ -48,8 +48,9 @@ def map_section() -> None:
     vendored = t[2].toggle("Vendored and build output", value=False, key="co_vendored",
                            help="vendor/, node_modules/, dist/, build/, minified files.")
     try:
-        # the 30 largest communities, their 8 largest files each: every tile is laid out and labelled by the
-        # browser (80 × 12 took a fresh tab seconds); the others are listed under "All communities"
+        # the 30 largest communities, their 4 largest files each (the rest of a community's files in one "… N more
+        # files" tile): every tile is laid out by the browser (80 × 12 took a fresh tab seconds, 30 × 8 a third of
+        # one); the others are listed under "All communities", every file of one in "Drill down"
         tm = cache.community_treemap(src, singletons=singletons, tests=with_tests, vendored=vendored,
                                      max_communities=MAP_COMMUNITIES, files_per_community=MAP_FILES)
     except GraphUnreadable as exc:
@@ -65,10 +66,11 @@ def map_section() -> None:
             hovertext=tm["paths"], hovertemplate=[hover[k] + "<extra></extra>" for k in tm["kinds"]],
             marker=dict(colors=[{"root": "#f8fafc", "folder": "#e2e8f0", "community": "#93c5fd", "file": "#1d4ed8",
                                  "more": "#cbd5e1"}[k] for k in tm["kinds"]]),
+            # repository → folder → community drawn; a click on a community zooms in to its files
             textinfo="label+value", maxdepth=3, pathbar=dict(visible=True)))
         left_out = (f"; the {tm['left_out']:,} smallest left out (see All communities)" if tm["left_out"] else "")
         fig.update_layout(title=f"{tm['shown']:,} of {tm['communities']:,} communities, folder → community → file, "
-                                f"area = nodes{left_out}. Click to zoom in.")
+                                f"area = nodes{left_out}. Click a community for its files.")
     if tm["shown"]:
         ui.chart(fig, key="community_map", height=560)
 

@@ -85,7 +85,6 @@ def with_unknown(options: list, wanted, what: str) -> list:
 top = st.columns([2, 4])
 with top[0]:
     ns = ui.namespace_picker(src, spaces)
-facets = cache.decision_facets(src, ns)
 init("dec_q", ui.param("q", ""))
 text = top[1].text_input("Search decisions", placeholder="words in the decision or its rationale", key="dec_q")
 
@@ -93,15 +92,49 @@ url_status = [s for s in (ui.param("status", "") or "").split(",") if s]
 bad = [s for s in url_status if s not in STATUS_ORDER]
 if bad:
     st.warning(f"Ignoring unknown status {ui.md_escape(', '.join(bad))} in the link.", icon=":material/link_off:")
-init("dec_status", [s for s in url_status if s in STATUS_ORDER])
-row = st.columns([3, 2, 2, 3, 2])
-statuses = row[0].multiselect("Status", STATUS_ORDER, key="dec_status", placeholder="any status",
-                              format_func=lambda s: STATUS_BADGES[s][0])
+# every filter's value first from the URL (deep links), then as last chosen: kept under "_dec_…" (a widget's own
+# state is dropped while its panel is closed, and is set again from there when the panel opens)
+FILTER_START = {"dec_status": [s for s in url_status if s in STATUS_ORDER], "dec_since": url_date("since"),
+                "dec_until": url_date("until"), "dec_stale_only": ui.param("stale") == "1",
+                **{f"dec_{param}": ui.param(param) for param in ("author", "entity", "area", "tag")}}
+drawn = bool(st.session_state.get("_dec_filters_drawn"))  # its widgets' values are the latest then
+for key, value in FILTER_START.items():
+    # the URL differs from what was last chosen only when a link (or another page) set it: the URL wins
+    if "_" + key not in st.session_state or st.session_state["_" + key] != value:
+        st.session_state["_" + key] = value
+        if drawn:
+            st.session_state[key] = value
+FILTER_NAMES = {"dec_status": "status", "dec_author": "author", "dec_entity": "entity", "dec_area": "code area",
+                "dec_tag": "tag", "dec_since": "from", "dec_until": "until", "dec_stale_only": "may be stale"}
+active = [name for key, name in FILTER_NAMES.items()
+          if (st.session_state.get(key) if drawn and key in st.session_state else st.session_state.get("_" + key))
+          not in (None, "", [], (), False)]
+# the filters in a panel drawn when opened (a rerun): nine widgets and their scripts are a fresh tab's largest part
+# after the chart; with a filter set (a link, a reload) it opens by itself. One label whatever is applied (another
+# label would be another panel, opened or closed by itself); what is applied is said under it when it is closed.
+init("_dec_filters_start", bool(active))  # fixed for the session: another value would be another panel
+panel = st.expander("Filters: status, author, entity, code area, tag, dates, staleness",
+                    expanded=st.session_state["_dec_filters_start"], key="dec_filters", icon=":material/filter_alt:",
+                    on_change="rerun")
+if active and not panel.open:
+    st.caption(f"Filtered by {', '.join(active)} (open *Filters* to change).")
+if panel.open:  # (re)opened, or back from another page: its widgets as last chosen
+    for key in FILTER_START:
+        if not drawn or key not in st.session_state:
+            st.session_state[key] = st.session_state["_" + key]
+st.session_state["_dec_filters_drawn"] = panel.open
+# the values each filter can take (and the namespace's total): read when the panel is open or something is applied
+facets = cache.decision_facets(src, ns) if panel.open or active or text.strip() else \
+    {"total": None, "authors": [], "entities": [], "files": [], "tags": []}
+
+
 def facet(col, label: str, param: str, counts: dict, anything: str, what: str, describe=None):
     """A filter select box over the values a namespace's decisions have (each with its
-    count; all of them, no cap), first set from the URL parameter ``param``."""
+    count; all of them, no cap), first set from the URL parameter ``param``; with the
+    filter panel closed, its value as kept."""
     options = with_unknown([None, *counts], ui.param(param), what)
-    init(f"dec_{param}", ui.param(param))
+    if not panel.open:
+        return st.session_state.get(f"_dec_{param}")
 
     def show(v):
         if v is None:
@@ -111,6 +144,10 @@ def facet(col, label: str, param: str, counts: dict, anything: str, what: str, d
     return col.selectbox(label, options, key=f"dec_{param}", placeholder=anything, format_func=show)
 
 
+row = panel.columns([3, 2, 2, 3, 2]) if panel.open else [None] * 5
+statuses = row[0].multiselect("Status", STATUS_ORDER, key="dec_status", placeholder="any status",
+                              format_func=lambda s: STATUS_BADGES[s][0]) if panel.open \
+    else list(st.session_state.get("_dec_status") or [])
 author = facet(row[1], "Author", "author", {a["author"]: a["decisions"] for a in facets["authors"]}, "anyone",
                "the author")
 entity = facet(row[2], "About (entity)", "entity", {e["name"]: e["decisions"] for e in facets["entities"]},
@@ -119,15 +156,18 @@ areas = {a["area"]: a for a in area_options(facets["files"])}
 area = facet(row[3], "Code area (folder or file)", "area", areas, "all code", "code in",
              describe=lambda a: f"{a} ({areas[a]['files']:,} files)" if a in areas and a.endswith("/") else a)
 tag = facet(row[4], "Tag", "tag", {t["tag"]: t["decisions"] for t in facets["tags"]}, "any tag", "the tag")
-row = st.columns([2, 2, 3, 3])
-init("dec_since", url_date("since"))
-init("dec_until", url_date("until"))
-DATES = dict(min_value=date(1, 1, 1), max_value=date(9999, 12, 31), format="YYYY-MM-DD")
-since = row[0].date_input("Took effect from", key="dec_since", **DATES)
-until = row[1].date_input("…until (inclusive)", key="dec_until", **DATES)
-init("dec_stale_only", ui.param("stale") == "1")
-stale_only = row[2].toggle("Only those that may be stale", key="dec_stale_only",
-                           help="Decisions whose code changed, went away or churned since they were made.")
+if panel.open:
+    row = panel.columns([2, 2, 3, 3])
+    DATES = dict(min_value=date(1, 1, 1), max_value=date(9999, 12, 31), format="YYYY-MM-DD")
+    since = row[0].date_input("Took effect from", key="dec_since", **DATES)
+    until = row[1].date_input("…until (inclusive)", key="dec_until", **DATES)
+    stale_only = row[2].toggle("Only those that may be stale", key="dec_stale_only",
+                               help="Decisions whose code changed, went away or churned since they were made.")
+else:
+    since, until = st.session_state.get("_dec_since"), st.session_state.get("_dec_until")
+    stale_only = bool(st.session_state.get("_dec_stale_only"))
+for key, value in zip(FILTER_START, (statuses, since, until, stale_only, author, entity, area, tag)):
+    st.session_state["_" + key] = value
 for name, value in (("q", text.strip()), ("status", statuses), ("author", author), ("entity", entity),
                     ("area", area), ("tag", tag), ("since", since.isoformat() if since else None),
                     ("until", until.isoformat() if until else None), ("stale", "1" if stale_only else None)):
@@ -147,7 +187,7 @@ signature = repr(sorted(filters.items())) + ns
 first = cache.decision_page(src, ns, page=max(0, int(st.session_state.get("dec_page", 1) or 1) - 1),
                             page_size=PAGE_SIZE, **filters)
 counts = first["by_status"]
-filtered = first["total"] != facets["total"]
+filtered = facets["total"] is not None and first["total"] != facets["total"]
 stale_matching = cache.decision_page(src, ns, page_size=1, **{**filters, "ids": tuple(sorted(reasons))})["total"] \
     if reasons and not stale_only else (first["total"] if stale_only else 0)
 cols = st.columns(4)
@@ -180,7 +220,7 @@ if first["by_month"]:
     what = "matching decisions" if filtered else "decisions"
     fig.update_layout(barmode="stack", title=f"{first['total']:,} {what} by the month they took effect",
                       yaxis=dict(title="decisions", dtick=step, tickformat=",d", rangemode="tozero"),
-                      xaxis=dict(type="date", title=None),
+                      xaxis=ui.month_axis(len(wide)),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1))
     ui.chart(fig, key="by_month", height=280)
 

@@ -26,7 +26,8 @@ ui.require_graph(src)
 left, right = st.columns([3, 2])
 query = left.text_input("Search", value=ui.param("q", ""), placeholder="a name, a word from a docstring…",
                         key="q")
-kinds = right.multiselect("Kinds", KINDS, default=["function", "class", "file", "doc"], key="kinds")
+# buttons, not a multi-select box (a combobox's scripts cost a fresh tab more); none picked: every kind
+kinds = right.pills("Kinds", KINDS, selection_mode="multi", default=["function", "class", "file", "doc"], key="kinds")
 if query != (ui.param("q", "") or ""):
     st.query_params["q"] = query
 
@@ -88,15 +89,18 @@ st.caption("File")
 st.text(node["file"])
 if node.get("signature"):
     st.caption("Signature")
-    st.code(node["signature"], language=node.get("language") or None, wrap_lines=True)
+    st.text(node["signature"])  # monospace, no highlighter: its 1.5 MB script is loaded with the Code tab
 if node.get("docstring"):
     st.caption("Docstring")
     st.text(node["docstring"])
 
-if node["kind"] == "doc":
-    st.caption("Section text")
-    st.text(node.get("text") or "")
-else:
+
+def code_section() -> None:
+    """The node's code (a file: the whole file), highlighted; a doc section: its text."""
+    if node["kind"] == "doc":
+        st.caption("Section text")
+        st.text(node.get("text") or "")
+        return
     whole_file = node["kind"] == "file"
     code, note = read_code(src.root, node["file"], 1 if whole_file else node["start_line"],
                            None if whole_file else node["end_line"])
@@ -137,8 +141,13 @@ def neighbourhood_section() -> None:
         xs = [pos[i][0] for i in range(n)]
         ys = [pos[i][1] for i in range(n)]
         fig = go.Figure()
-        # each edge a line ending in an arrowhead marker (one trace per kind): Plotly draws an annotation arrow
-        # with a text box it measures, one forced layout each (60 of them: seconds of a fresh tab)
+        # each edge a line (one trace per kind) and, in one more trace, an arrowhead at its end turned its way:
+        # Plotly draws an annotation arrow with a text box it measures (one forced layout each: seconds of a fresh
+        # tab for 60), and a marker on every line point (size 0 at the others) is three marker paths an edge
+        tips_x: list[float] = []
+        tips_y: list[float] = []
+        tips_angle: list[float] = []
+        tips_color: list[str] = []
         for kind, color in EDGE_COLORS.items():
             idx = [i for i in range(n) if shown.iloc[i]["kind"] == kind]
             if not idx:
@@ -149,29 +158,36 @@ def neighbourhood_section() -> None:
                 out = shown.iloc[i]["direction"] == "out"
                 (x0, y0), (x1, y1) = ((0.0, 0.0), (xs[i], ys[i])) if out else ((xs[i], ys[i]), (0.0, 0.0))
                 # stop short of the target marker so the arrowhead shows
-                ex += [x0, x0 + 0.9 * (x1 - x0), None]
-                ey += [y0, y0 + 0.9 * (y1 - y0), None]
-            fig.add_scatter(x=ex, y=ey, mode="lines+markers", name=kind, line=dict(color=color, width=1.3),
-                            opacity=0.8, hoverinfo="skip",
-                            marker=dict(symbol="arrow", angleref="previous", color=color,
-                                        size=[0, 11, 0] * len(idx)))
+                tx, ty = x0 + 0.9 * (x1 - x0), y0 + 0.9 * (y1 - y0)
+                ex += [x0, tx, None]
+                ey += [y0, ty, None]
+                tips_x.append(tx)
+                tips_y.append(ty)
+                tips_angle.append(math.degrees(math.atan2(x1 - x0, y1 - y0)))  # clockwise from "up"
+                tips_color.append(color)
+            fig.add_scatter(x=ex, y=ey, mode="lines", name=kind, line=dict(color=color, width=1.3), opacity=0.8,
+                            hoverinfo="skip")
+        fig.add_scatter(x=tips_x, y=tips_y, mode="markers", showlegend=False, hoverinfo="skip", opacity=0.8,
+                        marker=dict(symbol="triangle-up", size=9, angle=tips_angle, color=tips_color))
         LABELS = 12
         step = max(1, math.ceil(n / LABELS))
-        labelled = set(range(0, n, step))
+        labelled = sorted(set(range(0, n, step)))
 
         def side(angle: float) -> str:
             x = math.cos(angle)
             return "middle right" if x > 0.3 else "middle left" if x < -0.3 else (
                 "top center" if math.sin(angle) > 0 else "bottom center")
 
-        fig.add_scatter(x=xs, y=ys, mode="markers+text", marker=dict(size=11, color="#0f172a"),
-                        text=[q.rsplit(".", 1)[-1][:22] if i in labelled else ""
-                              for i, q in enumerate(shown["qualified_name"])],
-                        textposition=[side(pos[i][2]) for i in range(n)], textfont=dict(size=11),
+        fig.add_scatter(x=xs, y=ys, mode="markers", marker=dict(size=11, color="#0f172a"),
                         customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
                         hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
                                       "<extra></extra>",
                         showlegend=False)
+        # the few labels in a trace of their own: a text element per labelled node only
+        fig.add_scatter(x=[xs[i] for i in labelled], y=[ys[i] for i in labelled], mode="text",
+                        text=[shown["qualified_name"].iloc[i].rsplit(".", 1)[-1][:22] for i in labelled],
+                        textposition=[side(pos[i][2]) for i in labelled], textfont=dict(size=11),
+                        hoverinfo="skip", showlegend=False)
         fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
                         text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
         notes = [dict(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
@@ -271,6 +287,7 @@ def history_section() -> None:
     ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])
 
 
-# one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood
-ui.sections({"Neighbourhood": neighbourhood_section, "Decisions touching it": decisions_section,
-             "Recent commits and authors": history_section})
+# one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood; its code (the
+# highlighter's script is the largest after Plotly's) is one click away
+ui.sections({"Neighbourhood": neighbourhood_section, "Code": code_section,
+             "Decisions touching it": decisions_section, "Recent commits and authors": history_section})

@@ -10,18 +10,16 @@ import streamlit as st
 
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import (
-    as_of_version,
     latest_supersession,
     supersession_chain,
     version_diff,
-    version_window,
 )
 from nervapack_core.errors import NervapackError
 from nervapack_core.memory.timeutil import parse_time, to_iso
 
 WINDOW = 60
 TABLE_PAGE = 50
-CHART_VERSIONS = 10_000  # versions loaded for the cursor and the charts; the table pages through all
+CHART_VERSIONS = 10_000  # versions loaded for the diff and the lineage (cursor, counts and charts: SQL over all)
 # the dates a Streamlit slider can carry (microseconds from 1970 as a JavaScript number)
 SLIDER_MIN, SLIDER_MAX = date(1684, 8, 1), date(2255, 6, 1)
 
@@ -47,12 +45,11 @@ if not spaces:
             icon=":material/psychology:")
     st.stop()
 
-top = st.columns([2, 3, 3, 2])
-with top[0]:
-    ns = ui.namespace_picker(src, spaces)
+ns = ui.namespace_picker(src, spaces)  # a row of its own: its buttons take the width the names need
+top = st.columns([3, 3, 2])
 ENTITY_CHOICES = 200  # entities listed at once; the search box reaches all of them
 wanted = ui.param("topic")
-with top[1]:
+with top[0]:
     find = st.text_input("Find entity", key="entity_find", placeholder="part of a name",
                          help="Narrows the entity list (all entities of the namespace, most discussed first).")
 entity_total = cache.entity_count(src, ns, find)
@@ -63,7 +60,7 @@ elif wanted and wanted not in {e["name"] for e in entities}:  # a deep link to a
     entities = cache.memory_entities(src, ns, 1, names=(wanted,)) + entities
 names = [e["name"] for e in entities]
 versions_of = {e["name"]: e["versions"] for e in entities}
-with top[1]:
+with top[0]:
     entity = st.selectbox("Entity", [None] + names, key="entity",
                           index=(names.index(wanted) + 1) if wanted in names else (1 if names and not wanted else 0),
                           format_func=lambda e: "—" if e is None else f"{e} ({versions_of.get(e, 0)} memories)")
@@ -72,15 +69,23 @@ with top[1]:
                    f"{' matching' if find.strip() else ''}; type in *Find entity* to reach the others.")
     elif find.strip():
         st.caption(f"{entity_total:,} entit{'y' if entity_total == 1 else 'ies'} match.")
-with top[2]:
+with top[1]:
     free = st.text_input("…or any topic word", value=wanted if wanted and wanted not in names else "", key="free")
 if find.strip() and not names:
     st.info(f"No entity in “{ui.md_escape(ns)}” has “{ui.md_escape(find)}” in its name.")
-with top[3]:
-    known_text = st.text_input("Known at", value=ui.param("known_at", ""), key="known_at",
-                               placeholder="now, or e.g. 2026-05-01",
-                               help="Transaction time: show the memory as it had been recorded by then — later "
-                                    "memories, supersessions and forgetting left out.").strip()
+with top[2]:
+    # an occasional question: its text box is drawn when opened (a fresh tab pays for every text box it shows);
+    # a link that carries known_at opens it, and while closed the link's value still applies (the caption says so)
+    if ui.param("known_at") and "known_box" not in st.session_state:
+        st.session_state["known_box"] = True  # (not expanded=: a changing argument would make it a new widget)
+    known_box = st.expander("Known at…", key="known_box", on_change="rerun", icon=":material/history:")
+    known_text = ui.param("known_at", "")
+    if known_box.open:
+        known_text = known_box.text_input(
+            "Known at", value=known_text, key="known_at", placeholder="now, or e.g. 2026-05-01",
+            help="Transaction time: show the memory as it had been recorded by then — later memories, "
+                 "supersessions and forgetting left out.")
+    known_text = known_text.strip()
 topic = (free or "").strip() or entity
 if not topic:
     st.caption("Pick an entity or type a topic.")
@@ -99,44 +104,39 @@ except NervapackError as exc:
     st.stop()
 
 try:
-    loaded = cache.timeline(src, ns, topic, known_at=known_at, limit=CHART_VERSIONS)
-    present = sorted({v["kind"] for v in loaded["items"]})
+    # the first view is counted in SQL over every version (cache.timeline_summary / timeline_as_of): nothing here
+    # reads the 10,000 versions of a long topic; the diff and the table read them when their tab is opened
+    summary = cache.timeline_summary(src, ns, topic, known_at=known_at)
+    present = list(summary["by_kind"])
     kinds: tuple = ()  # none picked, or all: every kind
     if len(present) > 1:
         chosen = st.pills("Kinds", present, selection_mode="multi", default=present, key="kinds")
         if chosen and set(chosen) != set(present):
             kinds = tuple(sorted(chosen))
-            loaded = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=CHART_VERSIONS)
+            summary = cache.timeline_summary(src, ns, topic, known_at=known_at, kinds=kinds)
 except NervapackError as exc:
     st.warning(str(exc))
     st.stop()
-versions = loaded["items"]
-total = loaded["total"]
-mode = (f"entity **{ui.md_escape(loaded['entity'])}**: the memories linked to it and their earlier and later versions"
-        if loaded["mode"] == "entity" else
+n = total = summary["total"]
+mode = (f"entity **{ui.md_escape(summary['entity'])}**: the memories linked to it and their earlier and later "
+        "versions" if summary["mode"] == "entity" else
         f"text **{ui.md_escape(topic)}** (no entity of that name): the memories that mention it, with their versions")
 known_note = f", as recorded by {known_at[:19].replace('T', ' ')} UTC" if known_at else ""
-if not versions:
+if not total:
     st.info(f"Nothing in namespace “{ui.md_escape(ns)}” is about “{ui.md_escape(topic)}”{known_note}.")
     st.stop()
 st.caption(f"Timeline of the {mode}{known_note}.")
-if total > len(versions):
-    st.warning(f"The cursor and the charts cover the oldest {len(versions):,} of the {total:,} versions; "
-               "the table at the bottom pages through all of them.", icon=":material/info:")
 
-n = len(versions)
-current = [v for v in versions if v["current"]]
-superseded = [v for v in versions if v.get("superseded_by")]
 cols = st.columns([1, 1, 1, 1.4])  # room for a whole date in the last one, never "2025-09…"
 cols[0].metric("Versions", ui.fmt_int(total), border=True)
-cols[1].metric("Current", ui.fmt_int(len(current)), border=True)
-cols[2].metric("Superseded", ui.fmt_int(len(superseded)), border=True)
-cols[3].metric("Since", versions[0]["valid_from"][:10], border=True)
+cols[1].metric("Current", ui.fmt_int(summary["current"]), border=True)
+cols[2].metric("Superseded", ui.fmt_int(summary["superseded"]), border=True)
+cols[3].metric("Since", summary["first"][:10], border=True)
 
 # ---------------------------------------------------------------- as-of cursor
 now = datetime.now(UTC)
-first = parse(versions[0]["valid_from"])
-last = max(parse(versions[-1]["valid_from"]), now)
+first = parse(summary["first"])
+last = max(parse(summary["last"]), now)
 lo, hi = first.date(), last.date()
 if lo == hi:
     hi = lo + timedelta(days=1) if lo < date.max else lo
@@ -165,31 +165,45 @@ if as_of_day != hi and st.query_params.get("as_of") != as_of_day.isoformat():
 elif as_of_day == hi and "as_of" in st.query_params:
     del st.query_params["as_of"]
 as_of = datetime.combine(as_of_day, datetime.max.time(), tzinfo=UTC)
-as_of = min(as_of, now)
-valid = as_of_version(versions, to_iso(as_of))
-if valid:
-    st.success(f"**As of {as_of_day.isoformat()}**, {len(valid)} of the {n:,} versions held; the latest to take "
-               f"effect ({valid[-1]['kind']}, since {valid[-1]['valid_from'][:10]}): "
-               f"{ui.md_escape(valid[-1]['content'])}", icon=":material/schedule:")
-    if len(valid) > 1:
-        held = st.expander(f"The {len(valid):,} versions that held then" + (", the newest 200" if len(valid) > 200
-                                                                           else ""),
-                           icon=":material/list:", key="held", on_change="rerun")
-        if held.open:  # a data grid: drawn when opened
-            held.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
-                                         for v in reversed(valid[-200:])]), hide_index=True,
-                           height=min(250, 38 + 35 * len(valid)))
+# today: now, to the minute (a cache key that holds for a minute, not one per rerun)
+as_of = min(as_of, now.replace(second=0, microsecond=0))
+HELD_SHOWN = 200
+held = cache.timeline_as_of(src, ns, topic, to_iso(as_of), known_at=known_at, kinds=kinds, newest=HELD_SHOWN,
+                            window=WINDOW)  # and the intervals around the cursor, in the same reading
+if held["count"]:
+    latest = held["newest"][0]
+    st.success(f"**As of {as_of_day.isoformat()}**, {held['count']:,} of the {n:,} versions held; the latest to take "
+               f"effect ({latest['kind']}, since {latest['valid_from'][:10]}): "
+               f"{ui.md_escape(latest['content'])}", icon=":material/schedule:")
+    if held["count"] > 1:
+        shown_held = held["newest"]
+        box = st.expander(f"The {held['count']:,} versions that held then"
+                          + (f", the newest {len(shown_held):,}" if held["count"] > len(shown_held) else ""),
+                          icon=":material/list:", key="held", on_change="rerun")
+        if box.open:  # a data grid: drawn when opened
+            box.dataframe(pd.DataFrame([{"since": v["valid_from"][:10], "kind": v["kind"], "content": v["content"]}
+                                        for v in shown_held]), hide_index=True,
+                          height=min(250, 38 + 35 * len(shown_held)))
 else:
     st.warning(f"Nothing about this topic was valid on {as_of_day.isoformat()}.", icon=":material/schedule:")
+# the latest version valid at the cursor (its place in the timeline, oldest first), else the last one
+around = held["position"] if held["position"] is not None else n - 1
 
-index_of = {v["id"]: i for i, v in enumerate(versions)}
-around = index_of[valid[-1]["id"]] if valid else n - 1
+
+def all_versions() -> tuple[list[dict], dict[str, int]]:
+    """The versions the diff and the lineage choose from (at most CHART_VERSIONS, oldest first) and each
+    one's index; said when there are more."""
+    loaded = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=CHART_VERSIONS)
+    if loaded["total"] > len(loaded["items"]):
+        st.warning(f"The versions to compare are the oldest {len(loaded['items']):,} of the {loaded['total']:,}; "
+                   "the table of All versions pages through every one.", icon=":material/info:")
+    return loaded["items"], {v["id"]: i for i, v in enumerate(loaded["items"])}
 
 
 def intervals_section() -> None:
-    """The validity intervals around the cursor and every version by month."""
-    start, end = version_window(n, around, WINDOW)
-    shown = versions[start:end]
+    """The validity intervals around the cursor."""
+    start, shown = held["window"]["start"], held["window"]["items"]
+    end = start + len(shown)
     rows = []
     open_end = last + timedelta(days=1) if last.date() < date.max else last
     for i, v in enumerate(shown, start=start):
@@ -224,16 +238,23 @@ def intervals_section() -> None:
                       barmode="overlay", legend=dict(orientation="h"))
     ui.chart(fig, key="intervals", height=min(700, 140 + 22 * len(rows)))
 
-    if n > WINDOW:
-        monthly = pd.Series([v["valid_from"][:7] for v in versions]).value_counts().sort_index()
-        fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly.index], y=list(monthly.values), marker_color="#1d4ed8"))
-        fig.update_layout(title=f"All {n:,} versions by the month they took effect", yaxis_title="versions",
-                          xaxis=dict(type="date"))
-        ui.chart(fig, key="monthly", height=240)
+
+def months_section() -> None:
+    """Every version by the month it took effect (counted in SQL over every version)."""
+    monthly: dict[str, int] = {}
+    for row in summary["by_month"]:
+        monthly[row["month"]] = monthly.get(row["month"], 0) + row["versions"]
+    fig = go.Figure(go.Bar(x=[f"{m}-01" for m in monthly], y=list(monthly.values()), marker_color="#1d4ed8"))
+    fig.update_layout(title=f"All {n:,} versions by the month they took effect",
+                      yaxis=ui.count_axis(monthly.values(), "versions"), xaxis=ui.month_axis(len(monthly)))
+    ui.chart(fig, key="monthly", height=260)
 
 
 def compare_section() -> None:
     """A diff between two versions (by default the latest supersession) and the lineage."""
+    versions, index_of = all_versions()
+    n = len(versions)
+    around_here = min(around, n - 1)
     # the default: the latest supersession (a version and the one that replaced it), not two unrelated neighbours
     pair = latest_supersession(versions)
     default_old, default_new = pair if pair else (max(0, n - 2), n - 1)
@@ -247,7 +268,7 @@ def compare_section() -> None:
             st.warning(f"The link's {'older' if name == 'old' else 'newer'} version “{ui.md_escape(vid)}” is not among "
                        "these versions; comparing the latest supersession instead.", icon=":material/warning:")
     choices = list(range(n)) if n <= 2000 else sorted(
-        set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around, default_old, default_new})
+        set(range(0, n, max(1, n // 1000))) | {max(0, n - 2), n - 1, around_here, default_old, default_new})
     scope = (ns, topic, known_at, kinds)
     if st.session_state.get("_diff_scope") != scope:  # another topic: its own default pair
         st.session_state["_diff_scope"] = scope
@@ -302,6 +323,9 @@ def compare_section() -> None:
 
 def versions_section() -> None:
     """Every version, paged."""
+    # each version's number for "Replaced by v7 · date" (the first CHART_VERSIONS; beyond them, the id)
+    versions = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=CHART_VERSIONS)["items"]
+    index_of = {v["id"]: i for i, v in enumerate(versions)}
     page = ui.page_controls(total, TABLE_PAGE, key="page")
     offset = page * TABLE_PAGE
     part = cache.timeline(src, ns, topic, known_at=known_at, kinds=kinds, limit=TABLE_PAGE, offset=offset)
@@ -327,5 +351,7 @@ def versions_section() -> None:
 
 
 # one part at a time (lazy tabs, ?view=): a link to two versions opens their diff
-ui.sections({"Intervals": intervals_section, "Compare two versions": compare_section, "All versions": versions_section},
-            default="Compare two versions" if ui.param("old") or ui.param("new") else None)
+# the monthly chart has a tab of its own: a fresh tab draws one chart, not two
+parts = {"Intervals": intervals_section, "By month": months_section, "Compare two versions": compare_section,
+         "All versions": versions_section}
+ui.sections(parts, default="Compare two versions" if ui.param("old") or ui.param("new") else None)

@@ -30,10 +30,13 @@ cols[3].metric("Superseded", ui.fmt_int(overview["superseded"].sum()), border=Tr
 NAMES = {"namespace": "Namespace", "nodes": "Nodes", "current": "Current", "decisions": "Decisions",
          "sessions": "Sessions", "entities": "Entities", "tombstoned": "Forgotten", "superseded": "Superseded",
          "last_recorded": "Last recorded"}
-if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab
-    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace"))
+COUNTS = ["nodes", "current", "decisions", "sessions", "entities", "tombstoned", "superseded"]
+if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab; counts with thousands separators
+    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace")
+             .style.format("{:,}", subset=[NAMES[c] for c in COUNTS]))
 else:
-    st.dataframe(overview, hide_index=True, column_config=NAMES)
+    st.dataframe(overview, hide_index=True, column_config={
+        **NAMES, **{c: st.column_config.NumberColumn(NAMES[c], format="localized") for c in COUNTS}})
 
 names = list(overview["namespace"])
 for asked in (ui.param("namespace"), ui.param("compare")):
@@ -43,7 +46,18 @@ for asked in (ui.param("namespace"), ui.param("compare")):
 wanted = [n for n in (ui.param("namespace"), ui.param("compare"), st.session_state.get(ui.CHOSEN_NAMESPACE))
           if n in names]
 default = list(dict.fromkeys(wanted + names))[:2]
-chosen = st.multiselect("Compare", names, default=default, max_selections=4, key="compare")
+COMPARED = 4
+if len(names) <= 12:  # buttons (a multi-select box's scripts cost a fresh tab more), the linked ones first
+    picked = st.pills("Compare", names, selection_mode="multi", default=default, key="compare",
+                      help=f"Up to {COMPARED} side by side.")
+    order = list(dict.fromkeys(wanted + default + names))
+    chosen = sorted(picked, key=order.index)
+    if len(chosen) > COMPARED:
+        st.caption(f"Comparing the first {COMPARED} of the {len(chosen)} picked: "
+                   f"{', '.join(ui.md_escape(n) for n in chosen[:COMPARED])}.")
+        chosen = chosen[:COMPARED]
+else:
+    chosen = st.multiselect("Compare", names, default=default, max_selections=COMPARED, key="compare")
 if not chosen:
     st.stop()
 st.session_state[ui.CHOSEN_NAMESPACE] = chosen[0]
@@ -51,7 +65,7 @@ if st.query_params.get("compare") != ",".join(chosen[1:2]) and len(chosen) > 1:
     st.query_params["namespace"] = chosen[0]
     st.query_params["compare"] = chosen[1]
 
-stats = {ns: cache.namespace_stats(src, ns) for ns in chosen}
+stats = {ns: cache.namespace_counts(src, ns) for ns in chosen}
 def kinds_section() -> None:
     """Memories by kind, each namespace's counts and its most connected entities."""
     # a log axis with 1, 10, 100, 1k ticks: a 17-node namespace stays visible next to a 9,837-node one

@@ -27,6 +27,7 @@ __all__ = [
     "analytics",
     "cached_on",
     "communities_overview",
+    "community_member_counts",
     "community_detail",
     "community_treemap",
     "changed_since",
@@ -55,6 +56,7 @@ __all__ = [
     "memory_and_graph_marker",
     "memory_marker",
     "namespace_activity",
+    "namespace_counts",
     "namespace_page",
     "namespace_stats",
     "namespaces",
@@ -73,6 +75,8 @@ __all__ = [
     "sources",
     "stale_decisions",
     "timeline",
+    "timeline_as_of",
+    "timeline_summary",
     "top_files",
     "why",
 ]
@@ -156,11 +160,18 @@ def memory_marker(src: data.Sources) -> str:
 
 
 # ---------------------------------------------------------------------------- code graph
+@cached_on(graph_marker, shared=True, max_entries=2)  # shared, not copied: read-only
+def community_member_counts(src: data.Sources) -> list:
+    """One pass over the communities (per community, file and kind), read by the two loaders below."""
+    return communities.member_counts(_graph_db(src))
+
+
 @cached_on(graph_marker, max_entries=16)
 def community_treemap(src: data.Sources, singletons: bool = True, tests: bool = True, vendored: bool = True,
                       max_communities: int = 80, files_per_community: int = 12) -> dict:
     return communities.community_treemap(_graph_db(src), singletons=singletons, tests=tests, vendored=vendored,
-                                         max_communities=max_communities, files_per_community=files_per_community)
+                                         max_communities=max_communities, files_per_community=files_per_community,
+                                         counts=community_member_counts(src))
 
 
 @cached_on(graph_marker, max_entries=8)
@@ -263,7 +274,7 @@ def neighbours(src: data.Sources, node_id: str, limit: int = 200):
 
 @cached_on(graph_marker, max_entries=8)
 def communities_overview(src: data.Sources, max_shown: int = 40, links: bool = True):
-    return communities.communities_overview(_graph_db(src), max_shown, links)
+    return communities.communities_overview(_graph_db(src), max_shown, links, counts=community_member_counts(src))
 
 
 @cached_on(graph_marker, max_entries=64)
@@ -319,6 +330,12 @@ def namespaces(src: data.Sources) -> list[dict]:
 @cached_on(memory_marker, max_entries=32)
 def namespace_stats(src: data.Sources, namespace: str) -> dict:
     return memory(src).stats(namespace=namespace)
+
+
+@cached_on(memory_marker, max_entries=32)
+def namespace_counts(src: data.Sources, namespace: str) -> dict:
+    """The Namespaces page's numbers for one namespace, one pass over its nodes (``data.namespace_counts``)."""
+    return data.namespace_counts(_memory_db(src), namespace)
 
 
 @cached_on(memory_marker, max_entries=32)
@@ -399,6 +416,23 @@ def timeline(src: data.Sources, namespace: str, topic: str, *, known_at: str | N
     """One page of ``MemoryStore.timeline``: ``{mode, entity, total, offset, limit, items, ...}``."""
     return memory(src).timeline(topic, namespace=namespace, known_at=known_at or None, kinds=list(kinds) or None,
                                 limit=limit, offset=offset)
+
+
+@cached_on(memory_marker, max_entries=32)
+def timeline_summary(src: data.Sources, namespace: str, topic: str, *, known_at: str | None = None,
+                     kinds=()) -> dict:
+    """``MemoryStore.timeline_summary``: counts, dates and months over every version, in SQL."""
+    return memory(src).timeline_summary(topic, namespace=namespace, known_at=known_at or None,
+                                        kinds=list(kinds) or None)
+
+
+@cached_on(memory_marker, max_entries=64)
+def timeline_as_of(src: data.Sources, namespace: str, topic: str, at: str, *, known_at: str | None = None, kinds=(),
+                   newest: int = 200, window: int = 0) -> dict:
+    """``MemoryStore.timeline_as_of``: the versions valid at ``at``, counted in SQL, the newest listed
+    (``window``: and the versions around the latest of them)."""
+    return memory(src).timeline_as_of(topic, at, namespace=namespace, known_at=known_at or None,
+                                      kinds=list(kinds) or None, newest=newest, window=window)
 
 
 def memory_and_graph_marker(src: data.Sources):

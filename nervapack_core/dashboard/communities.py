@@ -10,13 +10,24 @@ from pathlib import Path
 
 from .data import as_dicts, graph
 
-__all__ = ["communities_overview", "community_detail", "community_treemap", "layout"]
+__all__ = ["communities_overview", "community_detail", "community_treemap", "layout", "member_counts"]
 
 
-def _community_labels(conn) -> dict[int, dict]:
-    """Per community: size, files, the folder most of its nodes live in, node kinds."""
+def member_counts(graph_db: Path) -> list[tuple[int, str, str, int]]:
+    """``(community, file, kind, nodes)`` for every community, file and node kind: the one
+    pass over the communities that both the overview and the treemap read (give it to
+    them as ``counts``: one scan instead of two)."""
+    with graph(graph_db) as conn:
+        return [(int(c), f or "", k, int(n)) for c, f, k, n in conn.execute(
+            "SELECT c.community, n.file, n.kind, count(*) FROM communities c JOIN nodes n ON n.id = c.node_id "
+            "GROUP BY c.community, n.file, n.kind")]
+
+
+def _community_labels(conn, counts: list | None = None) -> dict[int, dict]:
+    """Per community: size, files, the folder most of its nodes live in, node kinds
+    (``counts``: :func:`member_counts`, else read here)."""
     out: dict[int, dict] = {}
-    for r in conn.execute(
+    for r in counts if counts is not None else conn.execute(
             "SELECT c.community, n.file, n.kind, count(*) AS k FROM communities c JOIN nodes n ON n.id = c.node_id "
             "GROUP BY c.community, n.file, n.kind"):
         d = out.setdefault(r[0], {"community": r[0], "size": 0, "files": Counter(), "kinds": Counter()})
@@ -39,14 +50,14 @@ def _community_labels(conn) -> dict[int, dict]:
     return out
 
 
-def communities_overview(graph_db: Path, max_shown: int = 40, links: bool = True) -> dict:
+def communities_overview(graph_db: Path, max_shown: int = 40, links: bool = True, counts: list | None = None) -> dict:
     """A community-level map: one bubble per community (the largest ``max_shown``, the rest
     folded into one "other" bubble), links weighted by the edges between communities.
     ``links=False``: the communities and their sizes only, without the links and the bubbles'
     layout (a join over every edge and a spring layout: 0.8 s of 1.1 on Django), for a page
-    that lists them."""
+    that lists them. ``counts``: :func:`member_counts`, when already read."""
     with graph(graph_db) as conn:
-        info = _community_labels(conn)
+        info = _community_labels(conn, counts)
         if not info:
             return {"communities": [], "links": [], "total": 0, "assigned": 0, "shown": 0}
         order = sorted(info, key=lambda c: (-info[c]["size"], c))
@@ -87,7 +98,7 @@ def communities_overview(graph_db: Path, max_shown: int = 40, links: bool = True
 
 
 def community_treemap(graph_db: Path, *, singletons: bool = True, tests: bool = True, vendored: bool = True,
-                      max_communities: int = 80, files_per_community: int = 12) -> dict:
+                      max_communities: int = 80, files_per_community: int = 12, counts: list | None = None) -> dict:
     """The communities as a treemap, folder → community → file (Plotly ``ids``/``parents``/
     ``values``, sized by nodes): every community of the largest ``max_communities`` gets
     its own labelled tile, nothing is folded into an "other" tile over them; a community's
@@ -97,12 +108,11 @@ def community_treemap(graph_db: Path, *, singletons: bool = True, tests: bool = 
     from ..text import is_build_path, is_test_path
 
     files: dict[int, Counter[str]] = {}
-    with graph(graph_db) as conn:
-        for community, file, k in conn.execute(
-                "SELECT c.community, n.file, count(*) FROM communities c JOIN nodes n ON n.id = c.node_id "
-                "GROUP BY c.community, n.file"):
-            if (not tests and is_test_path(file or "")) or (not vendored and is_build_path(file or "")):
-                continue
+    keep: dict[str, bool] = {}  # per file: one test of its path, not one per node kind
+    for community, file, _kind, k in (member_counts(graph_db) if counts is None else counts):
+        if file not in keep:
+            keep[file] = not ((not tests and is_test_path(file)) or (not vendored and is_build_path(file)))
+        if keep[file]:
             files.setdefault(community, Counter())[file or "?"] += k
     sizes = {c: sum(f.values()) for c, f in files.items()}
     order = [c for c in sorted(sizes, key=lambda c: (-sizes[c], c)) if singletons or sizes[c] > 1]
@@ -111,9 +121,9 @@ def community_treemap(graph_db: Path, *, singletons: bool = True, tests: bool = 
     paths = [""]  # the whole path of a file tile (its label is the file name)
     folders: dict[str, int] = {}
     for c in shown:
-        counts = files[c]
+        in_files = files[c]
         by_folder: Counter[str] = Counter()
-        for f, k in counts.items():
+        for f, k in in_files.items():
             by_folder[f.rsplit("/", 1)[0] if "/" in f else "."] += k
         folder = max(by_folder.items(), key=lambda kv: (kv[1], kv[0]))[0]
         if folder not in folders:
@@ -128,12 +138,12 @@ def community_treemap(graph_db: Path, *, singletons: bool = True, tests: bool = 
         values[0] += sizes[c]
         cid = f"c:{c}"
         ids.append(cid)
-        labels.append(f"community {c} · {len(counts):,} file{'s' if len(counts) != 1 else ''}")
+        labels.append(f"community {c} · {len(in_files):,} file{'s' if len(in_files) != 1 else ''}")
         parents.append(f"d:{folder}")
         values.append(sizes[c])
         kinds.append("community")
         paths.append("")
-        top = counts.most_common(files_per_community)
+        top = in_files.most_common(files_per_community)
         for f, k in top:
             ids.append(f"f:{c}:{f}")
             labels.append(f.rsplit("/", 1)[-1])
@@ -141,7 +151,7 @@ def community_treemap(graph_db: Path, *, singletons: bool = True, tests: bool = 
             values.append(k)
             kinds.append("file")
             paths.append(f)
-        rest = len(counts) - len(top)
+        rest = len(in_files) - len(top)
         if rest:
             ids.append(f"m:{c}")
             labels.append(f"… {rest:,} more files")

@@ -751,6 +751,36 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
     return {"total": total, "page": page, "pages": pages, "page_size": page_size, "rows": rows}
 
 
+def namespace_counts(memory_db: Path, namespace: str, top: int = 10) -> dict:
+    """What the Namespaces page compares, in one pass over the namespace's nodes (not
+    ``MemoryStore.stats``, whose edge counts are a scan of every edge the page does not
+    show): ``{namespace, nodes: {kind: not forgotten}, total_nodes, tombstoned, superseded,
+    current, sessions, recalls, top_entities: [{id, name, degree}]}`` — the same numbers
+    ``stats`` gives for these keys."""
+    from ..memory.validate import NODE_KINDS
+
+    kinds = {k: 0 for k in NODE_KINDS}
+    total = tombstoned = superseded = current = 0
+    with reading(memory_db, label="memory database") as conn:
+        for kind, n, gone, replaced, now in conn.execute(
+                "SELECT kind, COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
+                "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL) "
+                "FROM mem_nodes WHERE namespace = ? GROUP BY kind", (namespace,)):
+            kinds[kind] = n - (gone or 0)
+            total += n
+            tombstoned += gone or 0
+            superseded += replaced or 0
+            if kind not in ("session", "entity"):
+                current += now or 0
+        entities = as_dicts(conn.execute(
+            "SELECT id, content AS name, degree FROM mem_nodes WHERE namespace = ? AND kind = 'entity' "
+            "AND tombstoned = 0 ORDER BY degree DESC, id LIMIT ?", (namespace, int(top))))
+        recalls = conn.execute("SELECT COUNT(*) FROM mem_recall_log WHERE namespace = ?", (namespace,)).fetchone()[0]
+    return {"namespace": namespace, "nodes": kinds, "total_nodes": total, "tombstoned": tombstoned,
+            "superseded": superseded, "current": current, "sessions": kinds.get("session", 0), "recalls": recalls,
+            "top_entities": entities}
+
+
 def namespace_activity(memory_db: Path, namespace: str) -> list[dict]:
     """Memories recorded per day and kind (an aggregate: the chart stays small at any size)."""
     with reading(memory_db, label="memory database") as conn:

@@ -81,6 +81,8 @@ def param(name: str, default=None):
 
 
 CHOSEN_NAMESPACE = "_nervapack_namespace"  # not a widget key: survives moving to another page
+FEW_NAMESPACES = 6  # up to this many: buttons, one click away; more: a select box
+FEW_NAMESPACES_CHARS = 40  # and short enough names: buttons do not wrap, a narrow column would cut them
 
 
 def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "namespace", label: str = "Namespace"):
@@ -98,7 +100,18 @@ def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "names
         namespaces.index("default") if "default" in namespaces else 0)
     if key in st.session_state and st.session_state[key] not in namespaces:
         del st.session_state[key]  # a namespace that went away
-    ns = st.selectbox(label, namespaces, index=index, key=key)
+    if len(namespaces) <= FEW_NAMESPACES and sum(len(n) + 4 for n in namespaces) <= FEW_NAMESPACES_CHARS:
+        # buttons (wrapping in a narrow column): no drop-down, whose scripts (a combobox) are a fresh tab's
+        # largest widget cost
+        def keep_one() -> None:  # a click on the chosen one would unselect it: it stays chosen
+            if st.session_state.get(key) is None:
+                st.session_state[key] = st.session_state.get(CHOSEN_NAMESPACE) or namespaces[index]
+
+        ns = st.pills(label, namespaces, selection_mode="single", default=namespaces[index], key=key,
+                      on_change=keep_one)
+        ns = ns if ns in namespaces else namespaces[index]
+    else:
+        ns = st.selectbox(label, namespaces, index=index, key=key)
     st.session_state[CHOSEN_NAMESPACE] = ns
     if st.query_params.get("namespace") != ns:
         st.query_params["namespace"] = ns
@@ -148,6 +161,15 @@ def count_axis(values=(), title: str = "") -> dict:
     axis: dict = dict(tickformat=",d", rangemode="tozero", title=title)
     if top <= 8:
         axis.update(dtick=1, tick0=0)
+    return axis
+
+
+def month_axis(months: int, title: str | None = None) -> dict:
+    """A date axis for bars per month: ticks read "Oct 2025", one per month while there are
+    few (Plotly's own choice for a single month is hours: "00:00:00 Oct 1, 2025")."""
+    axis: dict = dict(type="date", tickformat="%b %Y", title=title)
+    if months <= 12:
+        axis.update(dtick="M1")
     return axis
 
 

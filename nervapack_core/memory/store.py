@@ -466,6 +466,37 @@ class MemoryStore:
         return self._read(lambda conn: views.timeline(conn, ns, topic, include_tombstoned=include_tombstoned,
                                                       limit=limit, offset=offset, known_at=known, kinds=kinds))
 
+    def timeline_summary(self, topic_or_entity, *, namespace=None, known_at=None, kinds=None) -> dict:
+        """Counts over every version :meth:`timeline` pages through, without reading them:
+        ``{mode, entity, topic, known_at, total, current, superseded, first, last, by_month,
+        by_kind}`` (``first``/``last``: the earliest and latest ``valid_from``; ``by_month``:
+        ``[{month: "YYYY-MM", kind, versions}]``)."""
+        ns = self._ns(namespace)
+        topic = str(topic_or_entity or "").strip()
+        if not topic:
+            raise NervapackError("timeline needs a topic or an entity name")
+        known = to_iso(known_at, field="known_at")
+        return self._read(lambda conn: views.timeline_summary(conn, ns, topic, known_at=known, kinds=kinds))
+
+    def timeline_as_of(self, topic_or_entity, at, *, namespace=None, known_at=None, kinds=None, newest=200,
+                       window=0) -> dict:
+        """The versions of :meth:`timeline` valid at ``at`` (valid time): ``{instant, count,
+        newest: [the latest ``newest``, latest first], position}`` — ``position``: the latest
+        one's index in the timeline, oldest first (None when none was valid). ``window``: also
+        ``window: {start, total, items}``, at most that many consecutive versions around it."""
+        ns = self._ns(namespace)
+        topic = str(topic_or_entity or "").strip()
+        if not topic:
+            raise NervapackError("timeline needs a topic or an entity name")
+        instant = to_iso(at, field="at")
+        if instant is None:
+            raise NervapackError("timeline_as_of needs an instant (at)")
+        known = to_iso(known_at, field="known_at")
+        newest, _ = validate.page(newest, 0)
+        window = max(0, min(int(window), validate.MAX_PAGE))
+        return self._read(lambda conn: views.timeline_as_of(conn, ns, topic, instant, known_at=known, kinds=kinds,
+                                                            newest=newest, window=window))
+
     def about(self, entity, *, namespace=None) -> dict:
         """Entity dossier: the entity, its aliases, current and past memories about it, code locations."""
         ns = self._ns(namespace)

@@ -89,25 +89,17 @@ def _present(known_at: str | None, include_tombstoned: bool = False) -> tuple[st
 _TIMELINE_COLS = ", ".join(f"n.{c.strip()}" for c in NODE_COLS.split(","))
 
 
-def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstoned: bool = False,
-             limit: int = 100, offset: int = 0, known_at: str | None = None, kinds=None) -> dict:
-    """One page of the versions about ``topic``, oldest first, with the total.
-
-    When ``topic`` resolves to an entity of ``ns`` (any alias spelling): the memories
-    linked to it by ABOUT or TOUCHES, plus their supersession chains (``mode: "entity"``) —
-    not every memory whose text happens to contain the word. Otherwise: the memories whose
-    text matches (the first FTS stage that finds any) plus their chains (``mode: "text"``).
-    Sessions and entities themselves are left out; ``kinds`` keeps only those kinds (in the
-    page and the total). ``known_at`` (stored form): the store as it stood then; nodes
-    recorded later are left out and each one's state is as then known.
-    """
+def _timeline_scope(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstoned: bool,
+                    known_at: str | None, kinds) -> tuple[str, str | None, str, tuple]:
+    """What :func:`timeline` reads: ``(mode, entity name, "FROM … WHERE …" over alias n, its
+    parameters)``, every version about ``topic`` (see there)."""
     kind_list = [check_kind(k) for k in str_list(kinds, "kinds")]
     try:
         eid = find_entity(conn, ns, topic)
     except NervapackError:
         eid = None
     present, present_params = _present(known_at, include_tombstoned)
-    kinds = "n.kind NOT IN ('session', 'entity')"
+    not_meta = "n.kind NOT IN ('session', 'entity')"
     seeds: list[str] = []
     entity_name = None
     if eid:
@@ -120,17 +112,19 @@ def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstone
         for _stage, match in fts_stages(topic):
             seeds = [r[0] for r in conn.execute(
                 "SELECT n.id FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
-                f"AND +n.namespace = ? AND {kinds} AND {present}", (match, ns, *present_params))]
+                f"AND +n.namespace = ? AND {not_meta} AND {present}", (match, ns, *present_params))]
             if seeds:
                 break
     ids = json.dumps(sorted(nodes.chain_ids(conn, seeds))) if seeds else "[]"
     only = f" AND n.kind IN ({','.join('?' * len(kind_list))})" if kind_list else ""
     matched = (f"FROM json_each(?) j JOIN mem_nodes n ON n.id = j.value "
-               f"WHERE +n.namespace = ? AND {kinds} AND {present}{only}")
-    args = (ids, ns, *present_params, *kind_list)
-    total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
-    rows = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} ORDER BY n.valid_from, n.recorded_at, n.rid "
-                        "LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+               f"WHERE +n.namespace = ? AND {not_meta} AND {present}{only}")
+    return mode, entity_name, matched, (ids, ns, *present_params, *kind_list)
+
+
+def _timeline_items(conn: sqlite3.Connection, rows, known_at: str | None) -> list[dict]:
+    """Timeline rows as dicts with ``supersedes``, ``superseded_by`` and ``current`` (as known
+    at ``known_at``)."""
     items = [node_dict(r) for r in rows]
     sup: dict[str, list[str]] = {}
     for chunk in chunked([n["id"] for n in items], 400):
@@ -144,8 +138,129 @@ def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstone
         n["current"] = (not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None)
     if known_at is not None:
         nodes.as_known_at(conn, items, known_at)
+    return items
+
+
+_TIMELINE_ORDER = "ORDER BY n.valid_from, n.recorded_at, n.rid"
+
+
+def timeline(conn: sqlite3.Connection, ns: str, topic: str, *, include_tombstoned: bool = False,
+             limit: int = 100, offset: int = 0, known_at: str | None = None, kinds=None) -> dict:
+    """One page of the versions about ``topic``, oldest first, with the total.
+
+    When ``topic`` resolves to an entity of ``ns`` (any alias spelling): the memories
+    linked to it by ABOUT or TOUCHES, plus their supersession chains (``mode: "entity"``) —
+    not every memory whose text happens to contain the word. Otherwise: the memories whose
+    text matches (the first FTS stage that finds any) plus their chains (``mode: "text"``).
+    Sessions and entities themselves are left out; ``kinds`` keeps only those kinds (in the
+    page and the total). ``known_at`` (stored form): the store as it stood then; nodes
+    recorded later are left out and each one's state is as then known.
+    """
+    mode, entity_name, matched, args = _timeline_scope(conn, ns, topic, include_tombstoned=include_tombstoned,
+                                                       known_at=known_at, kinds=kinds)
+    total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
+    rows = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} {_TIMELINE_ORDER} LIMIT ? OFFSET ?",
+                        (*args, limit, offset)).fetchall()
+    items = _timeline_items(conn, rows, known_at)
     return {"mode": mode, "entity": entity_name, "topic": topic, "total": total, "offset": offset, "limit": limit,
             "known_at": known_at, "items": items}
+
+
+def _every_version(conn: sqlite3.Connection, ns: str, topic: str, *, known_at: str, kinds) -> list[dict]:
+    """Every version about ``topic`` as known at ``known_at``, oldest first (their states as
+    then known are computed row by row: :func:`nodes.as_known_at`)."""
+    mode, _name, matched, args = _timeline_scope(conn, ns, topic, include_tombstoned=False, known_at=known_at,
+                                                 kinds=kinds)
+    rows = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} {_TIMELINE_ORDER}", args).fetchall()
+    return _timeline_items(conn, rows, known_at)
+
+
+def timeline_summary(conn: sqlite3.Connection, ns: str, topic: str, *, known_at: str | None = None,
+                     kinds=None) -> dict:
+    """What a timeline's first view needs about every version of ``topic`` (those of
+    :func:`timeline`), without reading them: ``{mode, entity, topic, known_at, total,
+    current, superseded, first, last, by_month: [{month, kind, versions}], by_kind}``
+    (``first``/``last``: the earliest and latest ``valid_from``; ``month``: ``YYYY-MM``).
+    Counted in SQL over all of them; with ``known_at``, each version's state as then known
+    is needed, so they are read."""
+    mode, entity_name, matched, args = _timeline_scope(conn, ns, topic, include_tombstoned=False,
+                                                       known_at=known_at, kinds=kinds)
+    out: dict[str, Any] = {"mode": mode, "entity": entity_name, "topic": topic, "known_at": known_at}
+    if known_at is None:
+        total, current, superseded, first, last = conn.execute(
+            "SELECT count(*), coalesce(sum(n.valid_until IS NULL AND n.superseded_by IS NULL), 0), "
+            f"coalesce(sum(n.superseded_by IS NOT NULL), 0), min(n.valid_from), max(n.valid_from) {matched}",
+            args).fetchone()
+        by_month = [{"month": m, "kind": k, "versions": c} for m, k, c in conn.execute(
+            f"SELECT substr(n.valid_from, 1, 7), n.kind, count(*) {matched} GROUP BY 1, 2 ORDER BY 1, 2", args)]
+    else:
+        items = _every_version(conn, ns, topic, known_at=known_at, kinds=kinds)
+        total, current = len(items), sum(1 for n in items if n["current"])
+        superseded = sum(1 for n in items if n.get("superseded_by"))
+        first = min((n["valid_from"] for n in items), default=None)
+        last = max((n["valid_from"] for n in items), default=None)
+        months: dict[tuple[str, str], int] = {}
+        for n in items:
+            key = (n["valid_from"][:7], n["kind"])
+            months[key] = months.get(key, 0) + 1
+        by_month = [{"month": m, "kind": k, "versions": c} for (m, k), c in sorted(months.items())]
+    by_kind: dict[str, int] = {}
+    for row in by_month:
+        by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + row["versions"]
+    out.update(total=total, current=current, superseded=superseded, first=first, last=last, by_month=by_month,
+               by_kind=dict(sorted(by_kind.items())))
+    return out
+
+
+def _window(total: int, around: int, size: int) -> tuple[int, int]:
+    """``[start, end)`` of at most ``size`` consecutive versions centred on ``around``."""
+    if total <= size:
+        return 0, total
+    start = max(0, min(total - size, around - size // 2))
+    return start, start + size
+
+
+def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, *, known_at: str | None = None,
+                   kinds=None, newest: int = 200, window: int = 0) -> dict:
+    """The versions of ``topic`` (those of :func:`timeline`) valid at ``instant`` (stored
+    form; ``valid_from <= instant < valid_until``): ``{count, newest: [the latest ``newest``
+    of them, latest first], position}`` — ``position``: the latest one's index in the
+    timeline (oldest first), None when none was valid. In SQL over all of them; with
+    ``known_at``, over the versions as then known. ``window``: also the (at most) that many
+    consecutive versions around ``position`` (else the last ones), what a chart around the
+    cursor draws: ``window: {start, total, items}`` (one reading of the versions' scope for both)."""
+    if known_at is None:
+        _mode, _name, matched, args = _timeline_scope(conn, ns, topic, include_tombstoned=False, known_at=None,
+                                                      kinds=kinds)
+        valid = f"{matched} AND n.valid_from <= ? AND (n.valid_until IS NULL OR ? < n.valid_until)"
+        vargs = (*args, instant, instant)
+        count = conn.execute(f"SELECT count(*) {valid}", vargs).fetchone()[0]
+        rows = conn.execute(f"SELECT {_TIMELINE_COLS} {valid} "
+                            "ORDER BY n.valid_from DESC, n.recorded_at DESC, n.rid DESC LIMIT ?",
+                            (*vargs, int(newest))).fetchall()
+        position = None
+        if rows:  # the latest one's place: the versions before it in the timeline's order
+            top = rows[0]
+            position = conn.execute(f"SELECT count(*) {matched} AND (n.valid_from, n.recorded_at, n.rid) < (?, ?, ?)",
+                                    (*args, top["valid_from"], top["recorded_at"], top["rid"])).fetchone()[0]
+        held = _timeline_items(conn, rows, None)
+        out = {"instant": instant, "count": count, "newest": held, "position": position}
+        if window:
+            total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
+            start, end = _window(total, total - 1 if position is None else position, int(window))
+            part = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} {_TIMELINE_ORDER} LIMIT ? OFFSET ?",
+                                (*args, end - start, start)).fetchall()
+            out["window"] = {"start": start, "total": total, "items": _timeline_items(conn, part, None)}
+        return out
+    items = _every_version(conn, ns, topic, known_at=known_at, kinds=kinds)
+    at = [i for i, n in enumerate(items) if not n.get("tombstoned") and n["valid_from"] <= instant
+          and (n.get("valid_until") is None or instant < n["valid_until"])]
+    out = {"instant": instant, "count": len(at), "newest": [items[i] for i in reversed(at[-int(newest):])],
+           "position": at[-1] if at else None}
+    if window:
+        start, end = _window(len(items), len(items) - 1 if not at else at[-1], int(window))
+        out["window"] = {"start": start, "total": len(items), "items": items[start:end]}
+    return out
 
 
 def about(conn: sqlite3.Connection, ns: str, entity) -> dict:

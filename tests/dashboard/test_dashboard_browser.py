@@ -166,11 +166,9 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     page.get_by_role("button", name="Yes, accept").click()
     page.get_by_text("Accepted:").first.wait_for(timeout=30_000)
     page.wait_for_function(READY, arg=["Decisions", 1], timeout=60_000, polling=50)
-    # the rerun after the click may still be replacing the old queue heading on a loaded machine: wait for it
-    queue_heads = """() => [...document.querySelectorAll('h3')].map(h => h.innerText.trim())
-        .filter(t => t.startsWith('Review queue'))"""
-    page.wait_for_function(f"() => JSON.stringify(({queue_heads})()) === JSON.stringify(['Review queue (1)'])",
-                           timeout=30_000, polling=100)
+    # the queue as it is after the review (the rerun may still be on its way when the page first looks ready)
+    page.locator("h3", has_text="Review queue (1)").wait_for(timeout=30_000)
+    assert [h for h in page.locator("h3").all_inner_texts() if h.startswith("Review queue")] == ["Review queue (1)"]
     assert queue.count() == 0 or "Cache embeddings by file sha" not in queue.first.inner_text()
     page.wait_for_timeout(400)
     page.screenshot(path=str(shots / "decisions_after_review.png"))
@@ -184,7 +182,8 @@ def review_in_chromium(page, base: str, shots: Path, tmp: Path) -> None:
     page.get_by_role("tab", name="Decisions").click()
     page.locator("#list").wait_for(timeout=30_000)
     page.locator("#list").scroll_into_view_if_needed()
-    page.locator('[data-testid="stExpander"] summary').first.click()  # its details: drawn when opened
+    # the first decision's details (drawn when opened; the filter panel above is an expander too)
+    page.locator('[data-testid="stExpander"] summary', has_text=" · ").first.click()
     page.get_by_text("Rationale").first.wait_for(timeout=30_000)
     page.wait_for_timeout(500)
     page.screenshot(path=str(shots / "decisions_list.png"))

@@ -347,3 +347,24 @@ def test_dashboard_health_now_reuses_the_stored_snapshot(seeded, tmp_path):
                  "WHERE key = 'health_snapshot'")
     conn.commit()
     assert data.health_now(db, root)["components"] == full["components"]
+
+
+def test_namespace_counts_are_the_numbers_stats_gives(tmp_path):
+    """The Namespaces page reads ``data.namespace_counts`` (one pass over the nodes, no edge
+    scan): the same numbers as ``MemoryStore.stats`` for what it shows — forgotten,
+    superseded, sessions, entities, recalls included."""
+    from nervapack_core.memory import MemoryStore
+
+    db = tmp_path / "memory.db"
+    with MemoryStore(db_path=db) as m:
+        for ns in ("a", "b"):
+            m.start_session("s1", namespace=ns)
+            ids = [m.store(f"Fact {i} about caching", kind="fact" if i % 2 else "decision",
+                           entities=["Cache", f"E{i % 3}"], namespace=ns) for i in range(9)]
+            m.supersede(ids[1], ids[0], namespace=ns)
+            m.forget(ids[2], namespace=ns)
+            m.recall("caching", namespace=ns)
+        for ns in ("a", "b", "nope"):
+            counts, stats = data.namespace_counts(db, ns), m.stats(namespace=ns)
+            assert counts == {k: stats[k] for k in counts}
+        assert data.namespace_counts(db, "a")["superseded"] == 1 and data.namespace_counts(db, "a")["recalls"] == 1

@@ -200,8 +200,10 @@ def test_dashboard_graph_explorer_search_and_code(on_seeded, app):
     assert "AuthService.login" in at.subheader[0].value.replace("\\", "")
     m = metrics(at)
     assert m["Kind"].startswith("function")
-    code = [c.value for c in at.code]
+    assert not at.code  # the code: its own tab (the highlighter's script is not loaded in a fresh tab)
+    code = [c.value for c in open_view(at, "Code").code]
     assert any("return session.open_session(user)" in c for c in code)
+    open_view(at, "Neighbourhood")
     assert not at.dataframe  # the relations' table: drawn when opened
     at.session_state["nb_table"] = True
     at.run()
@@ -215,7 +217,7 @@ def test_dashboard_graph_explorer_deep_link(on_seeded, app):
     nid = conn.execute("SELECT id FROM nodes WHERE qualified_name='check_token'").fetchone()[0]
     at = app("graph_explorer", {"node": nid})
     assert "check\\_token" in at.subheader[0].value
-    assert any("return bool(token)" in c.value for c in at.code)
+    assert any("return bool(token)" in c.value for c in open_view(at, "Code").code)
     # a stale link says so instead of failing
     at = app("graph_explorer", {"node": "no-such-node"})
     assert "not in the graph any more" in texts(at)
@@ -253,7 +255,7 @@ def test_dashboard_graph_explorer_decisions_touching_a_node(on_seeded, app):
     # another namespace has its own decisions (none on this code)
     at = app("graph_explorer", {"node": _node_id(root, "AuthService"), "namespace": "billing",
                                 "view": "Decisions touching it"})
-    assert at.selectbox(key="namespace").value == "billing"
+    assert at.pills(key="namespace").value == "billing"
     assert "0 current decision(s) in namespace billing" in texts(at) and not at.expander
     # a function no decision touches
     at = app("graph_explorer", {"node": _node_id(root, "retry"), "view": "Decisions touching it"})
@@ -310,12 +312,17 @@ def test_dashboard_communities_numbers(on_seeded, app):
     assert at.metric[4].label == "Nodes" and at.metric[4].value == str(sizes[0])
 
 
+def entries(at) -> list[str]:
+    """The labels of the Decisions list's entries (not the filter panel's)."""
+    return [e.label.replace("\\", "") for e in at.expander if not e.label.startswith("Filters")]
+
+
 def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
     at = app("decisions")
     m = metrics(at)
     assert (m["Decisions"], m["Accepted"], m["Proposed"], m["Superseded"], m["With outcomes"]) == (
         "3", "2", "0", "1", "1")
-    labels = [e.label.replace("\\", "") for e in at.expander]
+    labels = entries(at)
     assert labels == ["2026-06-01 · :green-badge[accepted] · Chose JWT for auth",
                       "2026-02-01 · :green-badge[accepted] · Use PostgreSQL for storage",
                       "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
@@ -326,13 +333,21 @@ def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
     assert "- JWT\n- Basic auth" in body  # rejected alternatives
     assert "- Cookie auth broke the mobile client (2026-03-01)" in body  # the outcome it CAUSED
     # filters change the list, the metrics and the chart, and go into the URL
+    open_details(at, "dec_filters")  # the filter panel: drawn when opened
     at.multiselect(key="dec_status").set_value(["accepted"]).run()
-    assert len(at.expander) == 2 and metrics(at)["Decisions"] == "2" and metrics(at)["Superseded"] == "0"
+    assert len(entries(at)) == 2 and metrics(at)["Decisions"] == "2" and metrics(at)["Superseded"] == "0"
     assert at.query_params["status"] == "accepted"
+    # the panel closed: the filter still applies (kept in the URL) and its label says which
+    at.session_state["dec_filters"] = False
+    at.run()
+    assert not at.multiselect and len(entries(at)) == 2 and at.query_params["status"] == "accepted"
+    assert "Filtered by status (open *Filters* to change)." in texts(at)
+    open_details(at, "dec_filters")
+    assert at.multiselect(key="dec_status").value == ["accepted"]
     at.text_input(key="dec_q").set_value("cookies").run()
-    assert len(at.expander) == 0 and metrics(at)["Decisions"] == "0"  # the cookie decision is superseded
+    assert not entries(at) and metrics(at)["Decisions"] == "0"  # the cookie decision is superseded
     at.multiselect(key="dec_status").set_value([]).run()
-    assert [e.label.replace("\\", "") for e in at.expander] == [
+    assert entries(at) == [
         "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     assert metrics(at)["Decisions"] == "1"  # search updates the metrics too
     trace = plotly_traces(at, "by the month")
@@ -353,7 +368,7 @@ def test_dashboard_decisions_deep_link_is_escaped(on_seeded, app):
 def test_dashboard_decisions_other_namespace(on_seeded, app):
     at = app("decisions", {"namespace": "billing"})
     assert metrics(at)["Decisions"] == "1"
-    assert at.selectbox(key="namespace").value == "billing"
+    assert at.pills(key="namespace").value == "billing"
 
 
 def test_dashboard_memory_timeline(on_seeded, app):
@@ -447,7 +462,9 @@ def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app)
     drawn = sum(len(t.get("y", [])) for t in intervals["data"] if t.get("type") == "bar")
     assert drawn == 60  # a window, not 300 bars
     assert "versions" in intervals["layout"]["title"]["text"] and "of 300" in intervals["layout"]["title"]["text"]
-    assert len(charts) == 2  # plus the per-month aggregate of all versions
+    assert len(charts) == 1  # the per-month aggregate of all versions is its own tab
+    monthly = json.loads(open_view(at, "By month").get("plotly_chart")[0].proto.spec)
+    assert sum(monthly["data"][0]["y"]) == 300 and len(monthly["data"][0]["x"]) == 11  # 28 a month
     assert len(open_view(at, "All versions").dataframe[-1].value) == 50
     assert at.number_input(key="page").max == 6
 

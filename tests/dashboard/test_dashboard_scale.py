@@ -5,6 +5,7 @@ show, nothing is silently capped (issue 11, "What was seen")."""
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from datetime import date
 
@@ -259,16 +260,16 @@ def test_the_chosen_namespace_is_kept_across_pages(team, use_root, app):
     root, _ = team
     use_root(root)
     at = app("memory_timeline")
-    assert at.selectbox(key="namespace").value == "big"
-    at.selectbox(key="namespace").set_value("small").run()
+    assert at.pills(key="namespace").value == "big"
+    at.pills(key="namespace").set_value("small").run()
     for page in ("decisions", "memory_timeline"):
         for k in list(at.query_params):  # a navigation drops the query parameters
             del at.query_params[k]
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception
-        assert at.selectbox(key="namespace").value == "small", page
+        assert at.pills(key="namespace").value == "small", page
     at.switch_page("pages/namespaces.py").run()
-    assert at.multiselect(key="compare").value[0] == "small"
+    assert at.pills(key="compare").value[0] == "small"
 
 
 # ---------------------------------------------------------------------------- charts
@@ -279,6 +280,8 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     axis = ui.log_axis([17, 9_837], "nodes")
     assert axis["ticktext"] == ["1", "10", "100", "1k", "10k"] and axis["tickvals"][-1] == 10_000
     assert ui.count_axis([3])["dtick"] == 1 and ui.count_axis([3_000])["tickformat"] == ",d"
+    assert ui.month_axis(1)["dtick"] == "M1" and ui.month_axis(1)["tickformat"] == "%b %Y"
+    assert "dtick" not in ui.month_axis(40)  # years of months: Plotly spaces the ticks
     use_root(flasklike)
     at = app("overview")
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # the health score
@@ -347,20 +350,23 @@ def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root,
     at = app("graph_explorer", {"q": "url_for"})
     spec = next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
                 if "relation(s)" in s["layout"]["title"]["text"])
-    # each edge a line (start, end, gap) ending in an arrowhead marker that points along it
-    edges = [t for t in spec["data"] if (t.get("marker") or {}).get("symbol") == "arrow"]
-    assert all(t["marker"]["angleref"] == "previous" for t in edges)
-    segments = [((t["x"][k], t["y"][k]), (t["x"][k + 1], t["y"][k + 1]), t["marker"]["size"][k + 1])
-                for t in edges for k in range(0, len(t["x"]), 3)]
+    # each edge a line (start, end, gap), one trace per kind, and an arrowhead at its end turned along it
+    lines = [t for t in spec["data"] if t.get("mode") == "lines"]
+    segments = [((t["x"][k], t["y"][k]), (t["x"][k + 1], t["y"][k + 1]))
+                for t in lines for k in range(0, len(t["x"]), 3)]
+    heads = next(t for t in spec["data"] if (t.get("marker") or {}).get("symbol") == "triangle-up")
+    assert len(heads["x"]) == len(segments) == len(heads["marker"]["angle"])
     points = next(t for t in spec["data"] if t.get("customdata") and len(t["customdata"]) == len(segments))
     assert len(segments) >= 16  # sixteen callers and more
     for (direction, *_), x in zip(points["customdata"], points["x"]):
         assert (x > 0) == (direction == "out")  # callers (in) on the left, what it uses on the right
-    for (x0, y0), (x1, _y1), head in segments:
-        assert head > 0  # an arrowhead at the end
+    for ((x0, y0), (x1, y1)), hx, hy, angle in zip(segments, heads["x"], heads["y"], heads["marker"]["angle"]):
+        assert (hx, hy) == (x1, y1)  # the arrowhead at the end
+        assert abs(math.degrees(math.atan2(x1 - x0, y1 - y0)) - angle) < 1e-6  # pointing along the edge
         if (x0, y0) == (0.0, 0.0):  # from the node: to what it uses, on the right
             assert x1 > 0
         else:  # from a caller, on the left, towards the node
             assert x0 < 0 and abs(x1) < abs(x0)
-    assert 0 < len([t for t in points["text"] if t]) <= 12 < len(points["text"])
+    labels = next(t for t in spec["data"] if t.get("mode") == "text")
+    assert 0 < len([t for t in labels["text"] if t]) <= 12 < len(points["x"])
     assert "hover for the rest" in spec["layout"]["title"]["text"]

@@ -13,7 +13,7 @@ import pytest
 from nervapack_core.memory import MemoryStore
 from nervapack_core.memory.timeutil import to_iso
 
-from .conftest import open_view
+from .conftest import open_details, open_view
 
 
 def metrics(at) -> dict:
@@ -68,7 +68,9 @@ def test_timeline_known_at_shows_the_memory_as_recorded_then_and_keeps_it_in_the
     at = app("memory_timeline", {"topic": "Deploys"})
     assert (metrics(at)["Versions"], metrics(at)["Superseded"]) == ("2", "1")
     assert "Timeline of the entity" in captions(at)
-    at = app("memory_timeline", {"topic": "Deploys", "known_at": t1})
+    assert "known_at" not in [t.key for t in at.text_input]  # an occasional question: drawn when opened
+    assert open_details(at, "known_box").text_input(key="known_at").value == ""
+    at = app("memory_timeline", {"topic": "Deploys", "known_at": t1})  # a link with known_at opens it
     assert at.text_input(key="known_at").value == t1
     assert (metrics(at)["Versions"], metrics(at)["Current"], metrics(at)["Superseded"]) == ("1", "1", "0")
     assert "as recorded by" in captions(at)
@@ -100,3 +102,53 @@ def test_timeline_table_pages_through_every_version_with_the_range_shown(tmp_pat
     assert list(table["content"]) == [f"Config value is {i}" for i in range(100, 120)]
     at = app("memory_timeline", {"topic": "passing"})  # no entity of that name: a labelled text search
     assert metrics(at)["Versions"] == "30" and "no entity of that name" in captions(at)
+    # every version by month, in a tab of its own: one month here, its tick a month, not "00:00:00 Jan 1, 2025"
+    at = app("memory_timeline", {"topic": "Config", "view": "By month"})
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if "by the month" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    assert spec["layout"]["title"]["text"] == "All 120 versions by the month they took effect"
+    assert list(spec["data"][0]["y"]) == [120] and list(spec["data"][0]["x"]) == ["2025-01-01"]
+    assert spec["layout"]["xaxis"]["tickformat"] == "%b %Y" and spec["layout"]["xaxis"]["dtick"] == "M1"
+
+
+def test_timeline_summary_and_as_of_count_every_version_as_the_full_timeline_does(tmp_path):
+    """The Timeline's first view is counted in SQL (``timeline_summary``, ``timeline_as_of``):
+    the same numbers as the versions themselves give — kinds, supersessions, a forgotten one,
+    and the memory as recorded at an earlier instant."""
+    from nervapack_core.dashboard.data import as_of_version, version_window
+
+    db = tmp_path / "memory.db"
+    with MemoryStore(db) as m:
+        ids = m.import_nodes([{"content": f"Config value is {i}", "kind": "decision" if i % 3 else "fact",
+                               "entities": ["Config"],
+                               "valid_from": f"2024-{1 + i % 12:02d}-{1 + i % 27:02d}T10:00:00Z"}
+                              for i in range(90)])["ids"]
+        for i in range(1, 60, 2):
+            m.supersede(ids[i], ids[i - 1])
+        half = to_iso("now")
+        time.sleep(0.01)
+        for i in range(61, 90, 4):
+            m.supersede(ids[i], ids[i - 1])
+        m.forget(ids[89])
+        for known_at in (None, half):
+            for kinds in (None, ["fact"]):
+                every = m.timeline("Config", limit=10_000, known_at=known_at, kinds=kinds)["items"]
+                s = m.timeline_summary("Config", known_at=known_at, kinds=kinds)
+                assert s["total"] == len(every) and s["mode"] == "entity"
+                assert s["current"] == sum(v["current"] for v in every)
+                assert s["superseded"] == sum(1 for v in every if v.get("superseded_by"))
+                assert (s["first"], s["last"]) == (every[0]["valid_from"], max(v["valid_from"] for v in every))
+                assert sum(r["versions"] for r in s["by_month"]) == len(every)
+                assert s["by_kind"] == {k: sum(v["kind"] == k for v in every) for k in {v["kind"] for v in every}}
+                for day in ("2024-01-15", "2024-06-03", "2024-12-31", "2023-01-01"):
+                    instant = to_iso(day)
+                    held = m.timeline_as_of("Config", day, known_at=known_at, kinds=kinds, newest=5, window=8)
+                    valid = as_of_version(every, instant)
+                    assert held["count"] == len(valid)
+                    assert [v["id"] for v in held["newest"]] == [v["id"] for v in reversed(valid[-5:])]
+                    assert held["position"] == (every.index(valid[-1]) if valid else None)
+                    # the versions around the cursor (else the last ones), as the chart draws them
+                    start, end = version_window(len(every), len(every) - 1 if not valid else held["position"], 8)
+                    assert held["window"]["start"] == start and held["window"]["total"] == len(every)
+                    assert [v["id"] for v in held["window"]["items"]] == [v["id"] for v in every[start:end]]
+                    assert [v["current"] for v in held["window"]["items"]] == [v["current"] for v in every[start:end]]
