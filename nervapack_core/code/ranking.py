@@ -87,11 +87,12 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "spec", "specs", 
 _HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "version", "versions", "changed"})
 
 
-def node_prior(kind: str, path: str, words: set[str]) -> float:
+def node_prior(kind: str, path: str, words: set[str], named: bool = False) -> float:
     """A question-independent prior: tests, changelogs and build output answer few questions
-    unless asked about (build output and type declarations duplicate the source)."""
+    unless asked about (build output and type declarations duplicate the source). A definition the
+    prompt ``named`` exactly (``assertNumQueries`` in a test-helpers module) is not damped as a test."""
     prior = 1.0
-    if is_test_path(path) and not (words & _TEST_WORDS):
+    if is_test_path(path) and not named and not (words & _TEST_WORDS):
         # half, not less: a search no longer lists tests (selection.evidence_only), so a matching test
         # only lends its score to the code it calls; the half keeps many tests from crowding the seeds
         prior *= 0.5

@@ -349,9 +349,11 @@ class Retriever:
         rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
                                 + exact_ids)
 
+        named = set(exact_ids)
+
         def prior(nid: str) -> float:
             r = rows.get(nid)
-            return node_prior(r["kind"], r["file"], words) if r is not None else 0.0
+            return node_prior(r["kind"], r["file"], words, nid in named) if r is not None else 0.0
 
         # the prior re-orders each list before fusion, so that 60 test functions matching the
         # words cannot crowd the library code out of the seeds
@@ -409,7 +411,7 @@ class Retriever:
                     and evidence_only(r["kind"], r["file"], words or set())):
                 continue  # a definition the prompt names is an answer wherever it lives
             if words is not None and hop > 0:  # seeds already carry their prior
-                score *= node_prior(r["kind"], r["file"], words)
+                score *= node_prior(r["kind"], r["file"], words, bool(named and nid in named))
             if files:
                 score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
             if direct:
