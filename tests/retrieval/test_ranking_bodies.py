@@ -230,3 +230,34 @@ def test_trimming_finds_the_longest_head_that_fits(lines, cap):
     expected = full if count(full) <= cap else cut(max(largest_fitting(lambda k: count(cut(k)) <= cap,
                                                                         len(lines) - 1, low=1), 1))
     assert _trim_lines(lines, cap, count, 10, "python") == expected
+
+
+class _Lines:
+    """The lines of one in-memory file, as the packer reads them (``lines``, ``members``, ``doc_text``)."""
+
+    def __init__(self, text: str):
+        self.all = text.splitlines()
+
+    def lines(self, node):
+        return self.all[node.start_line - 1: node.end_line]
+
+    def members(self, node):
+        return []
+
+    def doc_text(self, node):
+        return ""
+
+
+def test_a_long_function_has_a_cheap_head_that_starts_its_code():
+    from nervapack_core.code.pack import _body_options
+
+    body = ["def migration_plan(self, targets, clean_start=False):",
+            '    """Given a set of targets, return a list of (Migration instance, backwards?)."""',
+            "    plan = []"] + [f"    step_{i} = self.loader.graph.node_map[target_{i}].children" for i in range(60)]
+    node = ScoredNode("n1", "function", "migration_plan", "Executor.migration_plan", "executor.py", 1, len(body),
+                      "python", "def migration_plan(self, targets, clean_start=False)", "", "method", None, 1.0)
+    options = _body_options(node, 2000, _Lines("\n".join(body)), count_tokens)
+    smallest = min(options, key=lambda o: o.tokens)
+    assert smallest.mode == "body" and smallest.tokens <= 72
+    assert "def migration_plan" in smallest.text and "omitted" in smallest.text
+    assert smallest.quality < max(o.quality for o in options)

@@ -134,3 +134,9 @@ def test_prior_demotes_tests_and_changelogs_unless_asked():
     assert node_prior("function", "src/foo.test.ts", words) <= 0.5
     assert node_prior("function", "tests/test_sessions.py", {"test", "redirect"}) == 1.0
     assert node_prior("doc", "HISTORY.md", words) < node_prior("doc", "docs/user/quickstart.rst", words)
+
+
+def test_prior_does_not_demote_a_test_helper_the_prompt_names():
+    # "how does assertNumQueries count ..." names a helper that lives under django/test/
+    assert node_prior("function", "django/test/testcases.py", {"count"}) <= 0.5
+    assert node_prior("function", "django/test/testcases.py", {"count"}, named=True) == 1.0
