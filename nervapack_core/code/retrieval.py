@@ -19,8 +19,9 @@ Pipeline (every step deterministic for a given graph and question):
    The lists are fused by reciprocal rank (``sum w / (k + rank)``), and each seed grows with its
    file's BM25 over whole files (``files_fts``; tests and build output damped): the file prior.
 2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
-   and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
-   an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
+   and EXPLAINS edges in both directions; each hop multiplies the score by an edge-kind
+   weight (a search adds no further decay: ``ranking.SEARCH_DECAY``; impact analysis decays
+   0.6 a hop), divided by the square root of the fan-out, so hubs spread thinly.
 3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
    file-level signal (whole-file BM25 fused with the file's best seed: ``ranking.file_signal``),
    times ``1 + 0.5 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
@@ -67,6 +68,7 @@ from .ranking import (
     HOP_DECAY,
     OUTPUT_KINDS,
     RERANK_BOOST,
+    SEARCH_DECAY,
     SEED_DEPTH,
     SEED_FILE_BOOST,
     SEEDS,
@@ -380,7 +382,7 @@ class Retriever:
         top = max(s for _, s in weighted) if weighted else 1.0
         seeds = {nid: s / top for nid, s in weighted}
         t = time.perf_counter()
-        expanded = expand(seeds, self.neighbours, hops)
+        expanded = expand(seeds, self.neighbours, hops, decay=SEARCH_DECAY)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
         files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
