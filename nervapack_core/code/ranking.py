@@ -53,7 +53,8 @@ SEED_FILE_BOOST = 0.5  # seeds grow by up to this share with their file's BM25 r
 SEED_DEPTH = 60  # hits of the vector and code-words lists fused into seeds (names: all 150)
 EVIDENCE_DEPTH = 150  # hits of each list read as direct evidence for the rerank (direct_evidence)
 COVERAGE_BOOST = 0.5  # a candidate's score grows by up to this share with the prompt words it covers
-RERANK_BOOST = 0.5  # a candidate's score grows by up to this share with its direct evidence
+RERANK_BOOST = 0.3  # a candidate's score grows by up to this share with its direct evidence (0.5 before the
+# search dropped its hop decay: at 0.3 query-core shows more code, no set less; at 0.15 requests shows less)
 CODE_LIST_WEIGHT = 1.0  # its weight in the fusion (names and vectors: 1)
 
 

@@ -24,7 +24,7 @@ Pipeline (every step deterministic for a given graph and question):
    0.6 a hop), divided by the square root of the fan-out, so hubs spread thinly.
 3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
    file-level signal (whole-file BM25 fused with the file's best seed: ``ranking.file_signal``),
-   times ``1 + 0.5 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
+   times ``1 + 0.3 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
    the three lists: ``ranking.direct_evidence``); a search keeps tests and docs as evidence only
    (unless asked, or named in the prompt) and collapses copies of a definition (``selection``);
    then ``1 + 0.5 x`` the share of the question's words the node's name, signature, docstring and
