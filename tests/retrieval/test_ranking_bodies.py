@@ -189,6 +189,16 @@ def test_file_signal_is_each_files_best_seed():
     assert file_signal({}, {}) == {}
 
 
+def test_whole_file_bm25_carries_most_of_the_file_signal():
+    from nervapack_core.code.ranking import FILE_BM25_SHARE
+
+    # x.py holds the best seed, y.py is the best file by whole-file BM25: BM25 decides
+    signal = file_signal({"a": 2.0, "b": 1.0}, {"a": "x.py", "b": "y.py"}, [("y.py", 10.0), ("x.py", 2.0)])
+    assert FILE_BM25_SHARE > 0.5
+    assert signal["y.py"] == pytest.approx((1 - FILE_BM25_SHARE) * 0.5 + FILE_BM25_SHARE * 1.0)
+    assert signal["y.py"] > signal["x.py"]
+
+
 def test_collapse_keeps_the_source_copy_at_the_best_score():
     src = _node(0, 0.5, file="src/retryer.ts")
     decl = _node(0, 0.9, file="src/retryer.d.ts")
