@@ -388,11 +388,13 @@ class _LineMemo:
 
 def _body_options(n: ScoredNode, budget: int, source, count) -> list[Option]:
     """The node's code (or outline) at a few sizes: as much as a large share of the budget
-    allows, and heads of 160 and 100 tokens (the signature, the docstring's first paragraph and
+    allows, and heads of 160, 100 and 70 tokens (the signature, the docstring's first paragraph and
     the first lines, with a note of the lines left out); each head's worth is its share of the
     largest, square-rooted (the head carries most of it). A class outline comes at its largest
-    size only."""
-    caps = sorted({c for c in (int(budget * 0.4), 160, 100) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
+    size only. The 70-token head lets a long function ranked near the top show how it starts for
+    about the price of two stub lines: at 2k it gave Django one more answer with code, at 1k
+    every set several (and Django lost one listing there), at 4k query-core lists one more."""
+    caps = sorted({c for c in (int(budget * 0.4), 160, 100, 70) if MIN_BODY_TOKENS <= c < budget}, reverse=True)
     out: list[Option] = []
     for cap in caps:
         if out and out[-1].tokens <= cap:

@@ -19,11 +19,12 @@ Pipeline (every step deterministic for a given graph and question):
    The lists are fused by reciprocal rank (``sum w / (k + rank)``), and each seed grows with its
    file's BM25 over whole files (``files_fts``; tests and build output damped): the file prior.
 2. **Expansion.** From the best seeds, K hops over DEFINES, CALLS, IMPORTS, INHERITS
-   and EXPLAINS edges in both directions; each hop multiplies the score by a decay and
-   an edge-kind weight, divided by the square root of the fan-out, so hubs spread thinly.
+   and EXPLAINS edges in both directions; each hop multiplies the score by an edge-kind
+   weight (a search adds no further decay: ``ranking.SEARCH_DECAY``; impact analysis decays
+   0.6 a hop), divided by the square root of the fan-out, so hubs spread thinly.
 3. **Ranking.** ``score = best contribution + 0.25 x the others``, times ``1 + 0.3 x`` the
    file-level signal (whole-file BM25 fused with the file's best seed: ``ranking.file_signal``),
-   times ``1 + 0.5 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
+   times ``1 + 0.3 x`` the direct evidence (the node's reciprocal-rank fusion over the full depth of
    the three lists: ``ranking.direct_evidence``); a search keeps tests and docs as evidence only
    (unless asked, or named in the prompt) and collapses copies of a definition (``selection``);
    then ``1 + 0.5 x`` the share of the question's words the node's name, signature, docstring and
@@ -67,6 +68,7 @@ from .ranking import (
     HOP_DECAY,
     OUTPUT_KINDS,
     RERANK_BOOST,
+    SEARCH_DECAY,
     SEED_DEPTH,
     SEED_FILE_BOOST,
     SEEDS,
@@ -349,9 +351,11 @@ class Retriever:
         rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
                                 + exact_ids)
 
+        named = set(exact_ids)
+
         def prior(nid: str) -> float:
             r = rows.get(nid)
-            return node_prior(r["kind"], r["file"], words) if r is not None else 0.0
+            return node_prior(r["kind"], r["file"], words, nid in named) if r is not None else 0.0
 
         # the prior re-orders each list before fusion, so that 60 test functions matching the
         # words cannot crowd the library code out of the seeds
@@ -378,7 +382,7 @@ class Retriever:
         top = max(s for _, s in weighted) if weighted else 1.0
         seeds = {nid: s / top for nid, s in weighted}
         t = time.perf_counter()
-        expanded = expand(seeds, self.neighbours, hops)
+        expanded = expand(seeds, self.neighbours, hops, decay=SEARCH_DECAY)
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
         files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
@@ -409,7 +413,7 @@ class Retriever:
                     and evidence_only(r["kind"], r["file"], words or set())):
                 continue  # a definition the prompt names is an answer wherever it lives
             if words is not None and hop > 0:  # seeds already carry their prior
-                score *= node_prior(r["kind"], r["file"], words)
+                score *= node_prior(r["kind"], r["file"], words, bool(named and nid in named))
             if files:
                 score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
             if direct:

@@ -189,6 +189,16 @@ def test_file_signal_is_each_files_best_seed():
     assert file_signal({}, {}) == {}
 
 
+def test_whole_file_bm25_carries_most_of_the_file_signal():
+    from nervapack_core.code.ranking import FILE_BM25_SHARE
+
+    # x.py holds the best seed, y.py is the best file by whole-file BM25: BM25 decides
+    signal = file_signal({"a": 2.0, "b": 1.0}, {"a": "x.py", "b": "y.py"}, [("y.py", 10.0), ("x.py", 2.0)])
+    assert FILE_BM25_SHARE > 0.5
+    assert signal["y.py"] == pytest.approx((1 - FILE_BM25_SHARE) * 0.5 + FILE_BM25_SHARE * 1.0)
+    assert signal["y.py"] > signal["x.py"]
+
+
 def test_collapse_keeps_the_source_copy_at_the_best_score():
     src = _node(0, 0.5, file="src/retryer.ts")
     decl = _node(0, 0.9, file="src/retryer.d.ts")
@@ -230,3 +240,34 @@ def test_trimming_finds_the_longest_head_that_fits(lines, cap):
     expected = full if count(full) <= cap else cut(max(largest_fitting(lambda k: count(cut(k)) <= cap,
                                                                         len(lines) - 1, low=1), 1))
     assert _trim_lines(lines, cap, count, 10, "python") == expected
+
+
+class _Lines:
+    """The lines of one in-memory file, as the packer reads them (``lines``, ``members``, ``doc_text``)."""
+
+    def __init__(self, text: str):
+        self.all = text.splitlines()
+
+    def lines(self, node):
+        return self.all[node.start_line - 1: node.end_line]
+
+    def members(self, node):
+        return []
+
+    def doc_text(self, node):
+        return ""
+
+
+def test_a_long_function_has_a_cheap_head_that_starts_its_code():
+    from nervapack_core.code.pack import _body_options
+
+    body = ["def migration_plan(self, targets, clean_start=False):",
+            '    """Given a set of targets, return a list of (Migration instance, backwards?)."""',
+            "    plan = []"] + [f"    step_{i} = self.loader.graph.node_map[target_{i}].children" for i in range(60)]
+    node = ScoredNode("n1", "function", "migration_plan", "Executor.migration_plan", "executor.py", 1, len(body),
+                      "python", "def migration_plan(self, targets, clean_start=False)", "", "method", None, 1.0)
+    options = _body_options(node, 2000, _Lines("\n".join(body)), count_tokens)
+    smallest = min(options, key=lambda o: o.tokens)
+    assert smallest.mode == "body" and smallest.tokens <= 72
+    assert "def migration_plan" in smallest.text and "omitted" in smallest.text
+    assert smallest.quality < max(o.quality for o in options)

@@ -8,7 +8,7 @@ import pytest
 
 from nervapack_core.code.prompt import detect_route, fts_query, identifiers_in, query_words
 from nervapack_core.code.prompt import stem as _stem
-from nervapack_core.code.ranking import expand, node_prior, rrf_fuse
+from nervapack_core.code.ranking import EDGE_WEIGHTS, SEARCH_DECAY, expand, node_prior, rrf_fuse
 
 
 def test_query_words_split_identifiers_and_drop_stopwords():
@@ -121,6 +121,17 @@ def test_expand_weights_edge_kinds_confidence_and_fan_out():
     assert out["only"][0] == pytest.approx(4 * out["c0"][0])
 
 
+def test_search_expansion_discounts_a_hop_by_the_edge_weight_alone():
+    # a search reaches the callee of its best seed at the CALLS weight, not lower (impact analysis still
+    # decays per hop): the seed is often the entry point and the callee the code that answers
+    edges = [("seed", "callee", "CALLS", 1.0), ("callee", "deep", "CALLS", 1.0)]
+    out = expand({"seed": 1.0}, _graph(edges), hops=2, decay=SEARCH_DECAY)
+    assert SEARCH_DECAY == 1.0
+    assert out["callee"][0] == pytest.approx(EDGE_WEIGHTS["CALLS"][0])
+    assert out["deep"][0] == pytest.approx(EDGE_WEIGHTS["CALLS"][0] ** 2)
+    assert out["seed"][0] > out["callee"][0] > out["deep"][0]
+
+
 def test_expand_sums_extra_paths_weakly():
     edges = [("s1", "x", "CALLS", 1.0), ("s2", "x", "CALLS", 1.0), ("s3", "y", "CALLS", 1.0)]
     out = expand({"s1": 1.0, "s2": 1.0, "s3": 1.0}, _graph(edges), hops=1)
@@ -134,3 +145,9 @@ def test_prior_demotes_tests_and_changelogs_unless_asked():
     assert node_prior("function", "src/foo.test.ts", words) <= 0.5
     assert node_prior("function", "tests/test_sessions.py", {"test", "redirect"}) == 1.0
     assert node_prior("doc", "HISTORY.md", words) < node_prior("doc", "docs/user/quickstart.rst", words)
+
+
+def test_prior_does_not_demote_a_test_helper_the_prompt_names():
+    # "how does assertNumQueries count ..." names a helper that lives under django/test/
+    assert node_prior("function", "django/test/testcases.py", {"count"}) <= 0.5
+    assert node_prior("function", "django/test/testcases.py", {"count"}, named=True) == 1.0
