@@ -59,18 +59,9 @@ QUESTIONS = (
 
 def record_queries(root: Path) -> int:
     """Real ``nervapack query`` runs (no vectors) on ``root``, recorded in its query history."""
-    from nervapack_core.code.retrieval import Retriever, answer
-    from nervapack_core.history import append_query
+    from nervapack_core.dashboard.demo import run_demo_queries
 
-    retriever = Retriever(root, use_vectors=False)
-    history = root / ".nervapack" / "query_history.jsonl"
-    try:
-        for i, question in enumerate(QUESTIONS):
-            result = answer(retriever, question, budget=(2000, 1000, 4000)[i % 3])
-            append_query(history, result.history_record("cli" if i % 4 else "mcp"))
-    finally:
-        retriever.close()
-    return len(QUESTIONS)
+    return run_demo_queries(root, QUESTIONS)
 
 
 def workspace(repo: Path, where: Path) -> Path:

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
@@ -241,8 +242,9 @@ DEMO_QUESTIONS = (
 )
 
 
-def run_demo_queries(root: Path) -> int:
-    """Real ``nervapack query`` runs (no vectors) on the demo graph, recorded in its history."""
+def run_demo_queries(root: Path, questions: Sequence[str] = DEMO_QUESTIONS) -> int:
+    """Real ``nervapack query`` runs (no vectors) on the demo graph (or any ingested ``root``),
+    recorded in its history; returns how many were asked."""
     try:
         from ..code.retrieval import Retriever, answer
         from ..history import append_query
@@ -251,9 +253,9 @@ def run_demo_queries(root: Path) -> int:
     retriever = Retriever(root, use_vectors=False)
     history = root / ".nervapack" / "query_history.jsonl"
     try:
-        for i, question in enumerate(DEMO_QUESTIONS):
+        for i, question in enumerate(questions):
             result = answer(retriever, question, budget=(2000, 1000, 4000)[i % 3])
             append_query(history, result.history_record("cli" if i % 4 else "mcp"))
     finally:
         retriever.close()
-    return len(DEMO_QUESTIONS)
+    return len(questions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -178,11 +179,24 @@ FILES = {
 }
 
 
-def write_repo(root: Path) -> Path:
-    for rel, text in FILES.items():
+def write_repo(root: Path, files: dict[str, str] = FILES) -> Path:
+    for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return root
+
+
+def ingested_git_repo(root: Path, files: dict[str, str]) -> Path:
+    """``files`` written under ``root``, committed to a new git repository and ingested without
+    embeddings (one worker): a small real repository for a ranking test."""
+    from nervapack_core.code.ingest import ingest
+
+    write_repo(root, files)
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    ingest(root, embed=False, workers=1)
     return root
 
 

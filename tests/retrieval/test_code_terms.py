@@ -5,8 +5,6 @@ SQLite FTS5) and as pure units."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ from nervapack_core.code.ranking import direct_evidence, file_prior, file_signal
 from nervapack_core.code.retrieval import Retriever, answer
 from nervapack_core.code.terms import FILE_TF, MAX_TERMS, definition_terms, file_terms
 from nervapack_core.tokens import count_tokens
+
+from .conftest import ingested_git_repo
 
 # the answer to "when is an unused entry thrown away?" says so only in its code: its name, signature
 # and docstring are about something else
@@ -72,24 +72,9 @@ FILES = {
 }
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def gc_repo(tmp_path_factory) -> Path:
-    from nervapack_core.code.ingest import ingest
-
-    root = tmp_path_factory.mktemp("gc")
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "init")
-    ingest(root, embed=False, workers=1)
-    return root
+    return ingested_git_repo(tmp_path_factory.mktemp("gc"), FILES)
 
 
 @pytest.fixture(scope="module")

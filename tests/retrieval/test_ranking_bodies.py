@@ -3,8 +3,6 @@ docs, duplicate copies collapsed — on a small real repository (git, ingest, SQ
 
 from __future__ import annotations
 
-import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ from nervapack_core.code.ranking import ScoredNode, file_signal
 from nervapack_core.code.retrieval import Retriever, answer
 from nervapack_core.code.selection import collapse_copies, evidence_only
 from nervapack_core.tokens import count_tokens
+
+from .conftest import ingested_git_repo
 
 RETRY_TS = '''
     /** Waits longer after each failure: 1s, 2s, 4s... capped at 30 seconds. */
@@ -85,24 +85,9 @@ FILES = {
 }
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def retry_repo(tmp_path_factory) -> Path:
-    from nervapack_core.code.ingest import ingest
-
-    root = tmp_path_factory.mktemp("retry")
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "init")
-    ingest(root, embed=False, workers=1)
-    return root
+    return ingested_git_repo(tmp_path_factory.mktemp("retry"), FILES)
 
 
 @pytest.fixture(scope="module")
