@@ -1,6 +1,6 @@
 """``ingest`` while four processes write memories and two others query (issue 8).
 
-Every process is real (``multiprocessing`` with fork, the ingest a CLI subprocess) and
+Every process is real (``multiprocessing`` from a forkserver, the ingest a CLI subprocess) and
 works on the same workspace: the graph in ``.nervapack/graph.db``, the memories in
 ``.nervapack/memory.db``. No process may see "database is locked" or any other error,
 except a query that finds no graph yet before the first ingest has finished.
@@ -11,70 +11,27 @@ from __future__ import annotations
 import multiprocessing as mp
 import sqlite3
 import time
-import traceback
 
 import pytest
-
-from nervapack_core.errors import NervapackError
+from concurrency_workers import querier, writer
 
 pytestmark = pytest.mark.timeout(480)
 
 WRITERS, QUERIERS = 4, 2
-PROMPT = "compute the ledger balance"
-
-
-def _writer(db_path: str, k: int, stop, errors, stored) -> None:
-    """Store memories until both ingests are over; report how many were stored."""
-    from nervapack_core.memory.store import MemoryStore
-
-    i = 0
-    try:
-        store = MemoryStore(db_path, lock_timeout=60)
-        try:
-            while not stop.is_set():
-                store.store(f"writer {k} noted fact {i} about the ledger", kind="fact", entities=[f"compute_{i % 300}"])
-                i += 1
-        finally:
-            store.close()
-    except BaseException:
-        errors.put(f"writer {k}: {traceback.format_exc()}")
-    stored.put((k, i))
-
-
-def _querier(root: str, k: int, first_ingest_done, stop, errors, answered) -> None:
-    from nervapack_core.code.retrieval import Retriever, answer
-
-    while not stop.is_set():
-        graph_expected = first_ingest_done.is_set()  # read before the attempt: no race with the ingest
-        try:
-            retriever = Retriever(root, use_vectors=False)
-            try:
-                result = answer(retriever, PROMPT, budget=1500)
-            finally:
-                retriever.close()
-            if graph_expected and not result.entries:
-                errors.put(f"querier {k}: no answer after the first ingest")
-            elif graph_expected:
-                answered.put(k)
-        except NervapackError as exc:
-            if graph_expected or "locked" in str(exc).lower():
-                errors.put(f"querier {k}: {exc}")
-        except BaseException:
-            errors.put(f"querier {k}: {traceback.format_exc()}")
-        time.sleep(0.02)
 
 
 def test_ingest_while_memories_are_written_and_the_graph_is_queried(generated_repo, kit):
     repo = generated_repo
-    ctx = mp.get_context("fork")
+    # forkserver, not fork: the children start clean, without what earlier tests left in this process
+    ctx = mp.get_context("forkserver")
     errors, answered, stored = ctx.Queue(), ctx.Queue(), ctx.Queue()
     first_ingest_done, stop, stop_writing = ctx.Event(), ctx.Event(), ctx.Event()
     (repo / ".nervapack").mkdir()
     memory_db = str(repo / ".nervapack" / "memory.db")
 
-    queriers = [ctx.Process(target=_querier, args=(str(repo), k, first_ingest_done, stop, errors, answered))
+    queriers = [ctx.Process(target=querier, args=(str(repo), k, first_ingest_done, stop, errors, answered))
                 for k in range(QUERIERS)]
-    writers = [ctx.Process(target=_writer, args=(memory_db, k, stop_writing, errors, stored)) for k in range(WRITERS)]
+    writers = [ctx.Process(target=writer, args=(memory_db, k, stop_writing, errors, stored)) for k in range(WRITERS)]
     for p in queriers + writers:
         p.start()
     try:
@@ -103,7 +60,7 @@ def test_ingest_while_memories_are_written_and_the_graph_is_queried(generated_re
     while not errors.empty():
         found.append(errors.get())
     assert found == [], "\n".join(found)
-    assert all(p.exitcode == 0 for p in writers + queriers)
+    assert all(p.exitcode == 0 for p in writers + queriers), [(p.name, p.exitcode) for p in writers + queriers]
     served = set()
     while not answered.empty():
         served.add(answered.get())
