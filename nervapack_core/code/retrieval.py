@@ -246,19 +246,23 @@ class Retriever:
         expr = fts_query(prompt)
         if not expr or not self.graph.has_table("files_fts"):
             return []
-        rows = self.graph.rows("SELECT rowid, bm25(files_fts) AS s FROM files_fts WHERE files_fts MATCH ?"
-                               " ORDER BY s LIMIT ?", (expr, limit))
+        rows = self._ranked_rowids("files_fts", "bm25(files_fts)", expr, limit)
         file_of = {r[0]: r[1] for r in self.graph.rows_in("SELECT rowid, file FROM nodes WHERE rowid IN ({marks})",
                                                            [r[0] for r in rows])}
         out = [(file_of[r[0]], -r[1]) for r in rows if r[0] in file_of]
         return sorted(out, key=lambda fs: (-fs[1], fs[0]))
 
+    def _ranked_rowids(self, table: str, score: str, expr: str, limit: int) -> list:
+        """``(rowid, score)`` of the best ``limit`` rows of FTS ``table`` for ``expr`` (lower is better, as
+        ``bm25`` gives it), ranked on the FTS table alone: joining ``nodes`` inside the ranked query costs
+        a third more on a large graph, so the callers look the rowids up after."""
+        return self.graph.rows(f"SELECT rowid, {score} AS s FROM {table} WHERE {table} MATCH ? ORDER BY s LIMIT ?",
+                               (expr, limit))
+
     def _matches(self, table: str, score: str, expr: str, limit: int) -> list[tuple[str, float, str]]:
         """``(id, score, kind)`` of the best ``limit`` rows of FTS ``table`` for ``expr`` (higher score is
-        better; ties by id). The match is ranked on the FTS table alone, then its rowids are looked up:
-        joining ``nodes`` inside the ranked query costs a third more on a large graph."""
-        rows = self.graph.rows(f"SELECT rowid, {score} AS s FROM {table} WHERE {table} MATCH ? ORDER BY s LIMIT ?",
-                               (expr, limit))
+        better; ties by id): :meth:`_ranked_rowids`, then their nodes."""
+        rows = self._ranked_rowids(table, score, expr, limit)
         found = {r[0]: (r[1], r[2]) for r in self.graph.rows_in(
             "SELECT rowid, id, kind FROM nodes WHERE rowid IN ({marks})", [r[0] for r in rows])}
         out = [(found[r[0]][0], -r[1], found[r[0]][1]) for r in rows if r[0] in found]
@@ -347,7 +351,8 @@ class Retriever:
         t = time.perf_counter()
         vec_hits = vec_wait()
         timings["vector_ms"] = (time.perf_counter() - t) * 1000  # the wait left after the FTS reads
-        words = set(query_words(prompt))
+        prompt_words = query_words(prompt)
+        words = set(prompt_words)
         rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
                                 + exact_ids)
 
@@ -386,10 +391,10 @@ class Retriever:
         timings["expand_ms"] = (time.perf_counter() - t) * 1000
         files = file_signal(seeds, {nid: r["file"] for nid, r in rows.items()}, file_hits)
         ranked = self._rank(expanded, limit, prefer=exact_ids if route == "exact" else [], words=words,
-                            answers_only=True, files=files, named=set(exact_ids), direct=direct)
+                            answers_only=True, files=files, named=named, direct=direct)
         if COVERAGE_BOOST and ranked:
             t = time.perf_counter()
-            ranked = self._by_coverage(ranked, query_words(prompt))
+            ranked = self._by_coverage(ranked, prompt_words)
             timings["coverage_ms"] = (time.perf_counter() - t) * 1000
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
         return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)

@@ -18,18 +18,20 @@ def member_counts(graph_db: Path) -> list[tuple[int, str, str, int]]:
     pass over the communities that both the overview and the treemap read (give it to
     them as ``counts``: one scan instead of two)."""
     with graph(graph_db) as conn:
-        return [(int(c), f or "", k, int(n)) for c, f, k, n in conn.execute(
-            "SELECT c.community, n.file, n.kind, count(*) FROM communities c JOIN nodes n ON n.id = c.node_id "
-            "GROUP BY c.community, n.file, n.kind")]
+        return _member_counts(conn)
+
+
+def _member_counts(conn) -> list[tuple[int, str, str, int]]:
+    return [(int(c), f or "", k, int(n)) for c, f, k, n in conn.execute(
+        "SELECT c.community, n.file, n.kind, count(*) FROM communities c JOIN nodes n ON n.id = c.node_id "
+        "GROUP BY c.community, n.file, n.kind")]
 
 
 def _community_labels(conn, counts: list | None = None) -> dict[int, dict]:
     """Per community: size, files, the folder most of its nodes live in, node kinds
     (``counts``: :func:`member_counts`, else read here)."""
     out: dict[int, dict] = {}
-    for r in counts if counts is not None else conn.execute(
-            "SELECT c.community, n.file, n.kind, count(*) AS k FROM communities c JOIN nodes n ON n.id = c.node_id "
-            "GROUP BY c.community, n.file, n.kind"):
+    for r in counts if counts is not None else _member_counts(conn):
         d = out.setdefault(r[0], {"community": r[0], "size": 0, "files": Counter(), "kinds": Counter()})
         d["size"] += r[3]
         d["files"][r[1]] += r[3]

@@ -88,6 +88,14 @@ def _refuse_empty_file(path: Path) -> None:
         "run `nervapack memory init` (it re-creates a 0-byte file).")
 
 
+def _timeline_topic(topic_or_entity) -> str:
+    """The topic or entity name a timeline is about: said when it is empty."""
+    topic = str(topic_or_entity or "").strip()
+    if not topic:
+        raise NervapackError("timeline needs a topic or an entity name")
+    return topic
+
+
 class MemoryStore:
     """Bi-temporal memory in SQLite FTS5. See DESIGN.md for the API.
 
@@ -458,9 +466,7 @@ class MemoryStore:
         memories of these kinds.
         """
         ns = self._ns(namespace)
-        topic = str(topic_or_entity or "").strip()
-        if not topic:
-            raise NervapackError("timeline needs a topic or an entity name")
+        topic = _timeline_topic(topic_or_entity)
         limit, offset = validate.page(limit, offset)
         known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.timeline(conn, ns, topic, include_tombstoned=include_tombstoned,
@@ -472,9 +478,7 @@ class MemoryStore:
         by_kind}`` (``first``/``last``: the earliest and latest ``valid_from``; ``by_month``:
         ``[{month: "YYYY-MM", kind, versions}]``)."""
         ns = self._ns(namespace)
-        topic = str(topic_or_entity or "").strip()
-        if not topic:
-            raise NervapackError("timeline needs a topic or an entity name")
+        topic = _timeline_topic(topic_or_entity)
         known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.timeline_summary(conn, ns, topic, known_at=known, kinds=kinds))
 
@@ -485,9 +489,7 @@ class MemoryStore:
         one's index in the timeline, oldest first (None when none was valid). ``window``: also
         ``window: {start, total, items}``, at most that many consecutive versions around it."""
         ns = self._ns(namespace)
-        topic = str(topic_or_entity or "").strip()
-        if not topic:
-            raise NervapackError("timeline needs a topic or an entity name")
+        topic = _timeline_topic(topic_or_entity)
         instant = to_iso(at, field="at")
         if instant is None:
             raise NervapackError("timeline_as_of needs an instant (at)")
