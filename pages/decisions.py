@@ -37,7 +37,7 @@ ui.header("Decisions", "What was decided, by whom, whether it was agreed, why, w
           "and which code it touches.", src)
 ui.require_memory(src)
 
-spaces = [n["namespace"] for n in cache.namespaces(src)]
+spaces = cache.namespace_names(src)
 if not spaces:
     st.info("**No memory yet.** Store a first decision with "
             "`nervapack memory store \"Chose X over Y\" --kind decision --rationale \"…\"`.",

@@ -229,7 +229,7 @@ def decisions_section() -> None:
         st.caption("No decision memory in this workspace yet: decisions stored with `nervapack memory store … "
                    "--kind decision` about a name in the code (an entity) are linked to it and show here.")
     else:
-        spaces = [n["namespace"] for n in cache.namespaces(src)]
+        spaces = cache.namespace_names(src)
         top = st.columns([2, 2, 3])
         with top[0]:
             ns = ui.namespace_picker(src, spaces) if spaces else None

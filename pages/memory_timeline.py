@@ -39,7 +39,7 @@ src = cache.sources()
 ui.header("Memory Timeline", "How what we know about one topic changed: each version is valid from when it took "
           "effect until the version that replaced it.", src)
 ui.require_memory(src)
-spaces = [n["namespace"] for n in cache.namespaces(src)]
+spaces = cache.namespace_names(src)
 if not spaces:
     st.info("**No memory yet.** Store one with `nervapack memory store \"…\" --entity Topic`.",
             icon=":material/psychology:")

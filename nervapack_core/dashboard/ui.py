@@ -54,7 +54,7 @@ def _require_readable_memory(src: data.Sources) -> None:
     from . import cache  # (cache imports this module)
 
     try:  # a damaged or newer memory database: its message (file and fix) instead of the page
-        cache.namespaces(src)
+        cache.namespace_names(src)
     except NervapackError as exc:
         st.error(str(exc), icon=":material/error:")
         st.stop()

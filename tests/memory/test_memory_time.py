@@ -92,14 +92,14 @@ def test_unpadded_years_left_by_an_older_release_are_repaired_on_upgrade(tmp_pat
     db = tmp_path / "memory.db"
     with MemoryStore(db) as m:
         nid = m.store("Founded the guild", kind="fact", valid_from="0999-06-01")
-    # what release 0.1 wrote (strftime %Y does not pad), at the schema version before ours
+    # what release 0.1 wrote (strftime %Y does not pad), at the schema version before v7 (which pads them)
     raw = sqlite3.connect(db)
     raw.execute("UPDATE mem_nodes SET valid_from = '999-06-01T00:00:00.000000Z' WHERE id = ?", (nid,))
     raw.execute("UPDATE mem_recall_log SET as_of = '999-06-01T00:00:00.000000Z'")
     ours = schema.LATEST_VERSION
-    raw.execute("DELETE FROM schema_migrations WHERE version = ?", (ours,))
+    raw.execute("DELETE FROM schema_migrations WHERE version >= 7")
     raw.execute("ALTER TABLE mem_recall_log DROP COLUMN known_at")
-    raw.execute(f"PRAGMA user_version = {ours - 1}")
+    raw.execute("PRAGMA user_version = 6")
     raw.commit()
     raw.close()
     # a read-only store reads it as it is (no migration) and recall still answers
