@@ -10,7 +10,7 @@ import streamlit as st
 
 from nervapack_core import __version__
 from nervapack_core.dashboard.data import resolve_sources
-from nervapack_core.dashboard.ui import favicon_png
+from nervapack_core.dashboard.ui import favicon_png, preload_charts
 from nervapack_core.errors import NervapackError
 
 # The favicon is drawn in code: with a ":material/…:" icon here, or none (then each page's
@@ -39,6 +39,7 @@ navigation = st.navigation({
     ],
 })
 
+preload_charts()  # before the page: plotly.js loads while the server computes it
 _src = resolve_sources()
 with st.sidebar:
     if _src.demo:

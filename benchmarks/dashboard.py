@@ -51,8 +51,11 @@ READY = """([title, want]) => {
   const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
   const nav = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
       .some(a => a.innerText.includes('Memory Timeline'));
-  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot').length;
-  const drawn = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').length;
+  // the charts shown (not the hidden one that preloads plotly.js), and of those the ones drawn
+  const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+      .filter(e => e.offsetParent);
+  const charts = plots.length;
+  const drawn = plots.filter(e => e.querySelector('.main-svg')).length;
   const running = document.querySelector('[data-testid="stStatusWidget"]');
   return h && nav && !running && charts >= want && drawn >= charts;
 }"""

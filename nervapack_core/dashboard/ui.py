@@ -12,8 +12,9 @@ from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
            "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
-           "status_badge", "pager", "sections"]
+           "status_badge", "pager", "sections", "preload_charts"]
 
+PRELOAD_CHART = "chart_preload_figure"  # the key of preload_charts' hidden chart
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
 
@@ -194,6 +195,17 @@ def chart(fig, key: str | None = None, height: int | None = None) -> None:
     if height:
         fig.update_layout(height=height)
     st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
+
+
+def preload_charts() -> None:
+    """An empty chart, hidden, sent before the page's own elements: the browser starts loading
+    and compiling plotly.js (the largest part of a fresh tab's time) while the server is still
+    computing the page, instead of once the page's first chart has arrived."""
+    import plotly.graph_objects as go  # the pages import it anyway
+
+    with st.container(key="chart_preload"):
+        st.html("<style>.st-key-chart_preload{display:none}</style>")
+        st.plotly_chart(go.Figure(), config=PLOTLY_CONFIG, key=PRELOAD_CHART)
 
 
 def fmt_int(n) -> str:

@@ -180,6 +180,13 @@ def open_details(at, prefix: str = "dec_open_"):
     return at
 
 
+def charts(at) -> list:
+    """The page's Plotly charts (not the hidden one app.py sends first to preload plotly.js)."""
+    from nervapack_core.dashboard.ui import PRELOAD_CHART
+
+    return [c for c in at.get("plotly_chart") if c.key != PRELOAD_CHART]
+
+
 def open_view(at, label: str, key: str = "view"):
     """Open one of a page's lazy tabs (``ui.sections``) as a click on it would, and rerun."""
     at.session_state[key] = label

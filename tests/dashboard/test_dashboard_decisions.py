@@ -19,7 +19,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
-from .conftest import open_details, open_view
+from .conftest import charts, open_details, open_view
 
 LEAD = ("Lea Lead", "lea@example.org")
 
@@ -197,7 +197,7 @@ def test_ten_thousand_decisions_counted_and_paged_exactly(big, use_root, app):
     assert m["Decisions"] == "10,000"  # no 5,000 cap
     assert (m["Accepted"], m["Proposed"], m["Superseded"]) == (f"{live['accepted']:,}", f"{live['proposed']:,}", "300")
     assert "Showing 1–20 of 10,000 decisions, newest first" in texts(at)
-    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "by the month" in json.loads(
+    spec = next(json.loads(c.proto.spec) for c in charts(at) if "by the month" in json.loads(
         c.proto.spec)["layout"]["title"]["text"])
     assert spec["layout"]["title"]["text"] == "10,000 decisions by the month they took effect"
     assert min(x for t in spec["data"] for x in t["x"]) == f"{first_month}-01"  # the chart starts at the start

@@ -18,7 +18,7 @@ from nervapack_core.code.reader import GraphReader
 from nervapack_core.dashboard import cache, data
 from nervapack_core.dashboard.data import Sources
 
-from .conftest import ANN, BOB, ODD, commit, core_py, git
+from .conftest import ANN, BOB, ODD, charts, commit, core_py, git
 from .test_dashboard_pages import metrics, texts
 
 HOT_KEYS = ("commits", "lines_added", "lines_removed", "authors", "complexity", "score")
@@ -175,7 +175,7 @@ def treemap(at) -> tuple[dict, str]:
             return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
         return v
 
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [json.loads(c.proto.spec) for c in charts(at)]
     [spec] = [s for s in specs if s["data"] and s["data"][0].get("type") == "treemap"]
     return {k: plain(v) for k, v in spec["data"][0].items()}, spec["layout"]["title"]["text"]
 
@@ -290,7 +290,7 @@ def test_page_without_git_says_so_in_every_section(tmp_path, use_root, app):
         at = app("analytics", {"view": view})
         said = [i.body for i in at.info if i.body.startswith("**No git history:**")]
         assert len(said) == 1 and "not in a git repository" in said[0], view
-        assert not [c for c in at.get("plotly_chart") if '"treemap"' in c.proto.spec]
+        assert not [c for c in charts(at) if '"treemap"' in c.proto.spec]
         assert metrics(at)["Import cycles"] == "0"  # the rest of the page is there
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from nervapack_core.code.analytics import changed_since_ingest, health
 
-from .conftest import open_details, open_view
+from .conftest import charts, open_details, open_view
 
 
 def metrics(at) -> dict:
@@ -63,7 +63,7 @@ def test_dashboard_overview_numbers(on_seeded, app):
     # one part drawn at a time (lazy tabs): the health score first
     assert [t.label for t in at.tabs] == ["Health score", "Languages", "Most connected files", "Graph evolution",
                                           "Changed since"]
-    assert len(at.get("plotly_chart")) == 1
+    assert len(charts(at)) == 1
     health_table = at.table[0].value
     assert list(health_table.index) == ["Documentation coverage", "Connectivity", "Parse success", "Freshness",
                                           "Acyclic imports"]
@@ -73,8 +73,8 @@ def test_dashboard_overview_numbers(on_seeded, app):
     assert top["file"].iloc[0] == "pkg/auth.py"  # a path relative to the root, not a basename
     assert all("/" in f or f == "README.md" for f in top["file"])
     # a deep link opens a part
-    assert len(app(params={"view": "Languages"}).get("plotly_chart")) == 1
-    assert "Share of files" in app(params={"view": "Languages"}).get("plotly_chart")[0].proto.spec
+    assert len(charts(app(params={"view": "Languages"}))) == 1
+    assert "Share of files" in charts(app(params={"view": "Languages"}))[0].proto.spec
 
 
 def plotly_traces(at, title_part: str) -> dict[str, dict]:
@@ -90,7 +90,7 @@ def plotly_traces(at, title_part: str) -> dict[str, dict]:
             return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
         return v
 
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [json.loads(c.proto.spec) for c in charts(at)]
     [spec] = [s for s in specs if title_part in s["layout"].get("title", {}).get("text", "")]
     return {t.get("name"): {k: plain(v) for k, v in t.items()} for t in spec["data"]}
 
@@ -174,7 +174,7 @@ def test_dashboard_analytics_numbers(on_seeded, app):
     assert m["Import cycles"] == "1"
     assert m["Imports"] == "2"
     assert m["Files in imports"] == "2/5"
-    assert len(at.get("plotly_chart")) == 2  # the first tab: nodes and edges by kind
+    assert len(charts(at)) == 2  # the first tab: nodes and edges by kind
     open_view(at, "Dependencies")
     cycles = [df.value for df in at.dataframe if "members" in df.value.columns][0]
     assert list(cycles["members"]) == ["pkg/auth.py → pkg/session.py → pkg/auth.py"]
@@ -457,13 +457,13 @@ def test_dashboard_large_timeline_is_windowed_and_paged(tmp_path, use_root, app)
     at = app("memory_timeline", {"topic": "Config"})
     assert metrics(at)["Versions"] == "300"
     assert metrics(at)["Superseded"] == "150"
-    charts = at.get("plotly_chart")
-    intervals = json.loads(charts[0].proto.spec)
+    shown = charts(at)
+    intervals = json.loads(shown[0].proto.spec)
     drawn = sum(len(t.get("y", [])) for t in intervals["data"] if t.get("type") == "bar")
     assert drawn == 60  # a window, not 300 bars
     assert "versions" in intervals["layout"]["title"]["text"] and "of 300" in intervals["layout"]["title"]["text"]
-    assert len(charts) == 1  # the per-month aggregate of all versions is its own tab
-    monthly = json.loads(open_view(at, "By month").get("plotly_chart")[0].proto.spec)
+    assert len(shown) == 1  # the per-month aggregate of all versions is its own tab
+    monthly = json.loads(charts(open_view(at, "By month"))[0].proto.spec)
     assert sum(monthly["data"][0]["y"]) == 300 and len(monthly["data"][0]["x"]) == 11  # 28 a month
     assert len(open_view(at, "All versions").dataframe[-1].value) == 50
     assert at.number_input(key="page").max == 6

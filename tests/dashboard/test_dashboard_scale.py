@@ -13,7 +13,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
-from .conftest import open_view
+from .conftest import charts, open_view
 from .test_dashboard_decisions import metrics, texts
 
 KINDS = ("decision", "fact", "outcome", "action", "procedure", "preference")
@@ -65,7 +65,7 @@ def truth(db, sql: str, *args):
 
 
 def chart(at, title: str) -> dict:
-    return next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    return next(s for s in (json.loads(c.proto.spec) for c in charts(at))
                 if title in s["layout"]["title"]["text"])
 
 
@@ -284,10 +284,10 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     assert "dtick" not in ui.month_axis(40)  # years of months: Plotly spaces the ticks
     use_root(flasklike)
     at = app("overview")
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # the health score
+    specs = [json.loads(c.proto.spec) for c in charts(at)]  # the health score
     health = at.table[0].value  # a plain table: the "Measured" column (the why) never cut off
     for view in ("Languages", "Most connected files", "Graph evolution"):
-        specs += [json.loads(c.proto.spec) for c in open_view(at, view).get("plotly_chart")]
+        specs += [json.loads(c.proto.spec) for c in charts(open_view(at, view))]
     evolution = next(s for s in specs if "Nodes, edges and health" in s["layout"]["title"]["text"])
     assert all(t["mode"] == "markers+text" for t in evolution["data"])  # one run: a point, said so
     assert any("One snapshot so far" in a["text"] for a in evolution["layout"]["annotations"])
@@ -337,18 +337,18 @@ def test_communities_treemap_labels_toggles_and_no_other_tile(flasklike, tmp_pat
             assert total[parent] >= total[i]
     use_root(root)
     at = app("communities")
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = json.loads(charts(at)[0].proto.spec)
     assert spec["data"][0]["type"] == "treemap"
     assert "communities, folder → community → file" in spec["layout"]["title"]["text"]
     at.toggle(key="co_tests").set_value(False).run()
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = json.loads(charts(at)[0].proto.spec)
     assert "tests/test_all.py" not in spec["data"][0]["hovertext"]
 
 
 def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root, app):
     use_root(flasklike)
     at = app("graph_explorer", {"q": "url_for"})
-    spec = next(s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    spec = next(s for s in (json.loads(c.proto.spec) for c in charts(at))
                 if "relation(s)" in s["layout"]["title"]["text"])
     # each edge a line (start, end, gap), one trace per kind, and an arrowhead at its end turned along it
     lines = [t for t in spec["data"] if t.get("mode") == "lines"]

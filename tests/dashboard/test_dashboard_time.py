@@ -13,7 +13,7 @@ import pytest
 from nervapack_core.memory import MemoryStore
 from nervapack_core.memory.timeutil import to_iso
 
-from .conftest import open_details, open_view
+from .conftest import charts, open_details, open_view
 
 
 def metrics(at) -> dict:
@@ -39,7 +39,7 @@ def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_roo
         m.store("Rome has a metro", kind="fact", entities=["Metro"], valid_from="1955-02-10", namespace="transport")
     at = app("namespaces", {"view": "Activity"})
     assert not at.error
-    activity = json.loads(at.get("plotly_chart")[0].proto.spec)
+    activity = json.loads(charts(at)[0].proto.spec)
     assert founded in [x[:10] for t in activity["data"] for x in t.get("x", [])]
     at = app("memory_timeline", {"topic": "Rome"})
     assert not at.error and not at.warning, [w.body for w in at.warning]
@@ -50,7 +50,7 @@ def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_roo
     at.date_input(key="as_of_date").set_value(date.fromisoformat(founded).replace(month=6)).run()
     assert not at.exception
     assert "Rome was founded" in at.success[0].body
-    intervals = json.loads(at.get("plotly_chart")[0].proto.spec)
+    intervals = json.loads(charts(at)[0].proto.spec)
     bases = [b for t in intervals["data"] for b in t.get("base", [])]
     assert f"{founded} 00:00:00.000000" in bases
     assert open_view(at, "All versions").dataframe[-1].value["valid_from"].iloc[0].startswith(founded)
@@ -104,7 +104,7 @@ def test_timeline_table_pages_through_every_version_with_the_range_shown(tmp_pat
     assert metrics(at)["Versions"] == "30" and "no entity of that name" in captions(at)
     # every version by month, in a tab of its own: one month here, its tick a month, not "00:00:00 Jan 1, 2025"
     at = app("memory_timeline", {"topic": "Config", "view": "By month"})
-    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+    spec = next(json.loads(c.proto.spec) for c in charts(at)
                 if "by the month" in json.loads(c.proto.spec)["layout"]["title"]["text"])
     assert spec["layout"]["title"]["text"] == "All 120 versions by the month they took effect"
     assert list(spec["data"][0]["y"]) == [120] and list(spec["data"][0]["x"]) == ["2025-01-01"]
