@@ -237,23 +237,16 @@ def purge(conn: sqlite3.Connection, ids: Iterable[str]) -> None:
 
 
 def chain_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
-    """``ids`` plus every version linked to them by SUPERSEDES, in either direction."""
+    """``ids`` plus every version linked to them by SUPERSEDES, in either direction (one
+    recursive query: each step follows the edges out of and into what was found, by index)."""
     found = set(ids)
-    frontier = list(found)
-    while frontier:
-        nxt = []
-        for chunk in chunked(frontier, 400):
-            marks = ",".join("?" * len(chunk))
-            for a, b in conn.execute(
-                    f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES'"
-                    f" AND (src IN ({marks}) OR dst IN ({marks}))",
-                    (*chunk, *chunk)):
-                for x in (a, b):
-                    if x not in found:
-                        found.add(x)
-                        nxt.append(x)
-        frontier = nxt
-    return found
+    if not found:
+        return found
+    return {r[0] for r in conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT value FROM json_each(?) "
+        "UNION SELECT e.dst FROM mem_edges e JOIN chain ON e.src = chain.id WHERE e.kind = 'SUPERSEDES' "
+        "UNION SELECT e.src FROM mem_edges e JOIN chain ON e.dst = chain.id WHERE e.kind = 'SUPERSEDES') "
+        "SELECT id FROM chain", (json.dumps(sorted(found)),))}
 
 
 def review_status_at(conn: sqlite3.Connection, ids: Iterable[str], known_at: str) -> dict[str, str | None]:

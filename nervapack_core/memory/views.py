@@ -231,27 +231,29 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
     consecutive versions around ``position`` (else the last ones), what a chart around the
     cursor draws: ``window: {start, total, items}`` (one reading of the versions' scope for both)."""
     if known_at is None:
+        # one pass over the versions' dates in timeline order (not a query per count): the ones valid
+        # at the instant, the latest one's place, the window; then only the rows shown are read
         _mode, _name, matched, args = _timeline_scope(conn, ns, topic, include_tombstoned=False, known_at=None,
                                                       kinds=kinds)
-        valid = f"{matched} AND n.valid_from <= ? AND (n.valid_until IS NULL OR ? < n.valid_until)"
-        vargs = (*args, instant, instant)
-        count = conn.execute(f"SELECT count(*) {valid}", vargs).fetchone()[0]
-        rows = conn.execute(f"SELECT {_TIMELINE_COLS} {valid} "
-                            "ORDER BY n.valid_from DESC, n.recorded_at DESC, n.rid DESC LIMIT ?",
-                            (*vargs, int(newest))).fetchall()
-        position = None
-        if rows:  # the latest one's place: the versions before it in the timeline's order
-            top = rows[0]
-            position = conn.execute(f"SELECT count(*) {matched} AND (n.valid_from, n.recorded_at, n.rid) < (?, ?, ?)",
-                                    (*args, top["valid_from"], top["recorded_at"], top["rid"])).fetchone()[0]
-        held = _timeline_items(conn, rows, None)
-        out = {"instant": instant, "count": count, "newest": held, "position": position}
+        order = conn.execute(f"SELECT n.rid, n.valid_from, n.valid_until {matched} {_TIMELINE_ORDER}",
+                             args).fetchall()
+        valid = [i for i, (_rid, since, until) in enumerate(order)
+                 if since is not None and since <= instant and (until is None or instant < until)]
+        position = valid[-1] if valid else None
+        newest_at = valid[::-1][:int(newest)]
+        start, end = _window(len(order), len(order) - 1 if position is None else position, int(window)) \
+            if window else (0, 0)
+        wanted = [order[i][0] for i in newest_at] + [order[i][0] for i in range(start, end)]
+        rows: dict[int, sqlite3.Row] = {}
+        for chunk in chunked(dict.fromkeys(wanted), 400):
+            for r in conn.execute(f"SELECT {_TIMELINE_COLS} FROM mem_nodes n WHERE n.rid IN "
+                                  f"({','.join('?' * len(chunk))})", chunk):
+                rows[r["rid"]] = r
+        out = {"instant": instant, "count": len(valid),
+               "newest": _timeline_items(conn, [rows[order[i][0]] for i in newest_at], None), "position": position}
         if window:
-            total = conn.execute(f"SELECT count(*) {matched}", args).fetchone()[0]
-            start, end = _window(total, total - 1 if position is None else position, int(window))
-            part = conn.execute(f"SELECT {_TIMELINE_COLS} {matched} {_TIMELINE_ORDER} LIMIT ? OFFSET ?",
-                                (*args, end - start, start)).fetchall()
-            out["window"] = {"start": start, "total": total, "items": _timeline_items(conn, part, None)}
+            out["window"] = {"start": start, "total": len(order),
+                             "items": _timeline_items(conn, [rows[order[i][0]] for i in range(start, end)], None)}
         return out
     items = _every_version(conn, ns, topic, known_at=known_at, kinds=kinds)
     at = [i for i, n in enumerate(items) if not n.get("tombstoned") and n["valid_from"] <= instant
