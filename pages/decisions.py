@@ -82,11 +82,7 @@ def with_unknown(options: list, wanted, what: str) -> list:
 
 
 # ---------------------------------------------------------------- filters
-top = st.columns([2, 4])
-with top[0]:
-    ns = ui.namespace_picker(src, spaces)
-init("dec_q", ui.param("q", ""))
-text = top[1].text_input("Search decisions", placeholder="words in the decision or its rationale", key="dec_q")
+ns = ui.namespace_picker(src, spaces)
 
 url_status = [s for s in (ui.param("status", "") or "").split(",") if s]
 bad = [s for s in url_status if s not in STATUS_ORDER]
@@ -94,7 +90,8 @@ if bad:
     st.warning(f"Ignoring unknown status {ui.md_escape(', '.join(bad))} in the link.", icon=":material/link_off:")
 # every filter's value first from the URL (deep links), then as last chosen: kept under "_dec_…" (a widget's own
 # state is dropped while its panel is closed, and is set again from there when the panel opens)
-FILTER_START = {"dec_status": [s for s in url_status if s in STATUS_ORDER], "dec_since": url_date("since"),
+FILTER_START = {"dec_q": ui.param("q", "") or "",
+                "dec_status": [s for s in url_status if s in STATUS_ORDER], "dec_since": url_date("since"),
                 "dec_until": url_date("until"), "dec_stale_only": ui.param("stale") == "1",
                 **{f"dec_{param}": ui.param(param) for param in ("author", "entity", "area", "tag")}}
 drawn = bool(st.session_state.get("_dec_filters_drawn"))  # its widgets' values are the latest then
@@ -104,25 +101,28 @@ for key, value in FILTER_START.items():
         st.session_state["_" + key] = value
         if drawn:
             st.session_state[key] = value
-FILTER_NAMES = {"dec_status": "status", "dec_author": "author", "dec_entity": "entity", "dec_area": "code area",
+FILTER_NAMES = {"dec_q": "search", "dec_status": "status", "dec_author": "author", "dec_entity": "entity", "dec_area": "code area",
                 "dec_tag": "tag", "dec_since": "from", "dec_until": "until", "dec_stale_only": "may be stale"}
 active = [name for key, name in FILTER_NAMES.items()
           if (st.session_state.get(key) if drawn and key in st.session_state else st.session_state.get("_" + key))
           not in (None, "", [], (), False)]
-# the filters in a panel drawn when opened (a rerun): nine widgets and their scripts are a fresh tab's largest part
-# after the chart; with a filter set (a link, a reload) it opens by itself. One label whatever is applied (another
-# label would be another panel, opened or closed by itself); what is applied is said under it when it is closed.
+# the search and the filters in a panel drawn when opened (a rerun): a text box's scripts alone cost a fresh tab
+# ~0.07 s, a select box's ~0.1 s; with a search or a filter set (a link, a reload) it opens by itself. One label
+# whatever is applied (another label would be another panel, opened or closed by itself); what is applied is said
+# under it when it is closed.
 init("_dec_filters_start", bool(active))  # fixed for the session: another value would be another panel
-panel = st.expander("Filters: status, author, entity, code area, tag, dates, staleness",
+panel = st.expander("Search and filters: words, status, author, entity, code area, tag, dates, staleness",
                     expanded=st.session_state["_dec_filters_start"], key="dec_filters", icon=":material/filter_alt:",
                     on_change="rerun")
 if active and not panel.open:
-    st.caption(f"Filtered by {', '.join(active)} (open *Filters* to change).")
+    st.caption(f"Filtered by {', '.join(active)} (open *Search and filters* to change).")
 if panel.open:  # (re)opened, or back from another page: its widgets as last chosen
     for key in FILTER_START:
         if not drawn or key not in st.session_state:
             st.session_state[key] = st.session_state["_" + key]
 st.session_state["_dec_filters_drawn"] = panel.open
+text = panel.text_input("Search decisions", placeholder="words in the decision or its rationale", key="dec_q") \
+    if panel.open else st.session_state.get("_dec_q") or ""
 # the values each filter can take (and the namespace's total): read when the panel is open or something is applied
 facets = cache.decision_facets(src, ns) if panel.open or active or text.strip() else \
     {"total": None, "authors": [], "entities": [], "files": [], "tags": []}
@@ -166,7 +166,7 @@ if panel.open:
 else:
     since, until = st.session_state.get("_dec_since"), st.session_state.get("_dec_until")
     stale_only = bool(st.session_state.get("_dec_stale_only"))
-for key, value in zip(FILTER_START, (statuses, since, until, stale_only, author, entity, area, tag)):
+for key, value in zip(FILTER_START, (text, statuses, since, until, stale_only, author, entity, area, tag)):
     st.session_state["_" + key] = value
 for name, value in (("q", text.strip()), ("status", statuses), ("author", author), ("entity", entity),
                     ("area", area), ("tag", tag), ("since", since.isoformat() if since else None),

@@ -180,6 +180,11 @@ def open_details(at, prefix: str = "dec_open_"):
     return at
 
 
+def decision_labels(at) -> list[str]:
+    """The labels of the Decisions list's entries (not the search and filter panel's)."""
+    return [e.label.replace("\\", "") for e in at.expander if not e.label.startswith("Search and filters")]
+
+
 def charts(at) -> list:
     """The page's Plotly charts (not the hidden one app.py sends first to preload plotly.js)."""
     from nervapack_core.dashboard.ui import PRELOAD_CHART

@@ -19,7 +19,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
-from .conftest import charts, open_details, open_view
+from .conftest import charts, decision_labels, open_details, open_view
 
 LEAD = ("Lea Lead", "lea@example.org")
 
@@ -33,11 +33,6 @@ def texts(at) -> str:
         [e.body for e in at.success] + [e.body for e in at.warning] + [e.body for e in at.error] + \
         [e.value for e in at.caption]
     return "\n".join(str(p) for p in parts).replace("\\", "").replace("&#58;", ":")  # as the reader sees it
-
-
-def labels(at) -> list[str]:
-    """The labels of the decision list's entries (not the filter panel's)."""
-    return [e.label.replace("\\", "") for e in at.expander if not e.label.startswith("Filters")]
 
 
 def links(at) -> list[tuple[str, str, dict]]:
@@ -79,7 +74,7 @@ def test_an_agents_proposed_decision_is_accepted_through_the_review_queue(team, 
     m = metrics(at)
     assert (m["Decisions"], m["Accepted"], m["Proposed"]) == ("2", "1", "1")
     # marked as proposed wherever it is listed: never passed off as agreed
-    assert "2026-02-01 · :orange-badge[PROPOSED · not agreed] · Cache query results in Redis" in labels(at)
+    assert "2026-02-01 · :orange-badge[PROPOSED · not agreed] · Cache query results in Redis" in decision_labels(at)
     open_view(at, "Review queue")
     subheads = [s.value for s in at.subheader]
     assert "Review queue (1)" in subheads
@@ -108,7 +103,7 @@ def test_an_agents_proposed_decision_is_accepted_through_the_review_queue(team, 
     m = metrics(at)
     assert (m["Accepted"], m["Proposed"]) == ("2", "0")
     open_details(open_view(at, "Decisions"))
-    assert "2026-02-01 · :green-badge[accepted] · Cache query results in Redis" in labels(at)
+    assert "2026-02-01 · :green-badge[accepted] · Cache query results in Redis" in decision_labels(at)
     history = [df.value for df in at.dataframe if "reviewer" in df.value.columns]
     assert any(list(h["note"]) == ["Measured: worth it"] for h in history)
 
@@ -203,13 +198,13 @@ def test_ten_thousand_decisions_counted_and_paged_exactly(big, use_root, app):
     assert min(x for t in spec["data"] for x in t["x"]) == f"{first_month}-01"  # the chart starts at the start
     # the last page
     at.number_input(key="dec_page").set_value(500).run()
-    assert "Showing 9,981–10,000 of 10,000" in texts(at) and len(labels(at)) == 20
+    assert "Showing 9,981–10,000 of 10,000" in texts(at) and len(decision_labels(at)) == 20
     # a filter: metrics, chart and list follow it, and the list goes back to its first page
     open_details(at, "dec_filters")  # the filter panel: drawn when opened
     at.selectbox(key="dec_author").set_value("dev3").run()
     assert metrics(at)["Decisions"] == f"{by_dev3:,}"
     assert f"Showing 1–20 of {by_dev3:,}" in texts(at)
-    assert all("Decision" in lab for lab in labels(at))
+    assert all("Decision" in lab for lab in decision_labels(at))
     at.multiselect(key="dec_status").set_value(["superseded"]).run()
     assert metrics(at)["Decisions"] == f"{old_by_dev3:,}"  # the old versions dev3 wrote, since revised
     at.selectbox(key="dec_author").set_value(None).run()
@@ -261,7 +256,7 @@ def test_graph_explorer_shows_status_and_links_to_decisions(tmp_path, use_root, 
     invoice = conn.execute("SELECT id FROM nodes WHERE qualified_name = 'Invoice'").fetchone()[0]
     conn.close()
     at = app("graph_explorer", {"node": invoice, "view": "Decisions touching it"})
-    assert labels(at) == ["2026-03-01 · :orange-badge[PROPOSED · not agreed] · Round invoice totals to cents"]
+    assert decision_labels(at) == ["2026-03-01 · :orange-badge[PROPOSED · not agreed] · Round invoice totals to cents"]
     assert "Proposed, not agreed yet" in texts(at)
     found = {label: query for label, _, query in links(at)}
     assert found["Open in Decisions (status, reviews, provenance)"] == {"decision": ws["proposed"],
@@ -297,7 +292,7 @@ def test_stale_decisions_reasons_after_a_code_edit(tmp_path, use_root, app):
     use_root(tmp_path)
     at = app("decisions")
     assert metrics(at)["May be stale"] == "1"
-    assert labels(at) == [
+    assert decision_labels(at) == [
         "2026-03-01 · :orange-badge[PROPOSED · not agreed] · :orange[may be stale] · Round invoice totals to cents"]
     assert f"**May be stale:** {why}" in texts(open_details(at))
     open_details(at, "dec_filters").toggle(key="dec_stale_only").set_value(True).run()
@@ -371,7 +366,7 @@ def test_changes_view_lists_commits_with_the_decisions_each_touched(tmp_path, us
     git(root, "commit", "-qam", "double refunds")
     use_root(root)
     at = app("decisions", {"view": "Changes"})
-    commits = [label for label in labels(at) if "decision(s)" in label]
+    commits = [label for label in decision_labels(at) if "decision(s)" in label]
     assert len(commits) == 3 and "double refunds · 0 decision(s)" in commits[0]
     assert "round the charge · 1 decision(s)" in commits[1]
     assert "modified (makes it stale) charge (pkg/billing.py)" in texts(at)

@@ -10,7 +10,7 @@ import pytest
 
 from nervapack_core.code.analytics import changed_since_ingest, health
 
-from .conftest import charts, open_details, open_view
+from .conftest import charts, decision_labels, open_details, open_view
 
 
 def metrics(at) -> dict:
@@ -312,17 +312,12 @@ def test_dashboard_communities_numbers(on_seeded, app):
     assert at.metric[4].label == "Nodes" and at.metric[4].value == str(sizes[0])
 
 
-def entries(at) -> list[str]:
-    """The labels of the Decisions list's entries (not the filter panel's)."""
-    return [e.label.replace("\\", "") for e in at.expander if not e.label.startswith("Filters")]
-
-
 def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
     at = app("decisions")
     m = metrics(at)
     assert (m["Decisions"], m["Accepted"], m["Proposed"], m["Superseded"], m["With outcomes"]) == (
         "3", "2", "0", "1", "1")
-    labels = entries(at)
+    labels = decision_labels(at)
     assert labels == ["2026-06-01 · :green-badge[accepted] · Chose JWT for auth",
                       "2026-02-01 · :green-badge[accepted] · Use PostgreSQL for storage",
                       "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
@@ -335,19 +330,19 @@ def test_dashboard_decisions_numbers_and_filters(on_seeded, app):
     # filters change the list, the metrics and the chart, and go into the URL
     open_details(at, "dec_filters")  # the filter panel: drawn when opened
     at.multiselect(key="dec_status").set_value(["accepted"]).run()
-    assert len(entries(at)) == 2 and metrics(at)["Decisions"] == "2" and metrics(at)["Superseded"] == "0"
+    assert len(decision_labels(at)) == 2 and metrics(at)["Decisions"] == "2" and metrics(at)["Superseded"] == "0"
     assert at.query_params["status"] == "accepted"
     # the panel closed: the filter still applies (kept in the URL) and its label says which
     at.session_state["dec_filters"] = False
     at.run()
-    assert not at.multiselect and len(entries(at)) == 2 and at.query_params["status"] == "accepted"
-    assert "Filtered by status (open *Filters* to change)." in texts(at)
+    assert not at.multiselect and len(decision_labels(at)) == 2 and at.query_params["status"] == "accepted"
+    assert "Filtered by status (open *Search and filters* to change)." in texts(at)
     open_details(at, "dec_filters")
     assert at.multiselect(key="dec_status").value == ["accepted"]
     at.text_input(key="dec_q").set_value("cookies").run()
-    assert not entries(at) and metrics(at)["Decisions"] == "0"  # the cookie decision is superseded
+    assert not decision_labels(at) and metrics(at)["Decisions"] == "0"  # the cookie decision is superseded
     at.multiselect(key="dec_status").set_value([]).run()
-    assert entries(at) == [
+    assert decision_labels(at) == [
         "2026-01-01 · :blue-badge[superseded] · Chose session cookies for auth"]
     assert metrics(at)["Decisions"] == "1"  # search updates the metrics too
     trace = plotly_traces(at, "by the month")
