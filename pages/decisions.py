@@ -101,8 +101,9 @@ for key, value in FILTER_START.items():
         st.session_state["_" + key] = value
         if drawn:
             st.session_state[key] = value
-FILTER_NAMES = {"dec_q": "search", "dec_status": "status", "dec_author": "author", "dec_entity": "entity", "dec_area": "code area",
-                "dec_tag": "tag", "dec_since": "from", "dec_until": "until", "dec_stale_only": "may be stale"}
+FILTER_NAMES = {"dec_q": "search", "dec_status": "status", "dec_author": "author", "dec_entity": "entity",
+                "dec_area": "code area", "dec_tag": "tag", "dec_since": "from", "dec_until": "until",
+                "dec_stale_only": "may be stale"}
 active = [name for key, name in FILTER_NAMES.items()
           if (st.session_state.get(key) if drawn and key in st.session_state else st.session_state.get("_" + key))
           not in (None, "", [], (), False)]

@@ -46,34 +46,57 @@ if not spaces:
     st.stop()
 
 ns = ui.namespace_picker(src, spaces)  # a row of its own: its buttons take the width the names need
-top = st.columns([3, 3, 2])
-ENTITY_CHOICES = 200  # entities listed at once; the search box reaches all of them
-wanted = ui.param("topic")
-with top[0]:
-    find = st.text_input("Find entity", key="entity_find", placeholder="part of a name",
-                         help="Narrows the entity list (all entities of the namespace, most discussed first).")
-entity_total = cache.entity_count(src, ns, find)
-entities = cache.memory_entities(src, ns, ENTITY_CHOICES, text=find)
-if find.strip():  # a search: its matches, the best first
-    wanted = None
-elif wanted and wanted not in {e["name"] for e in entities}:  # a deep link to an entity beyond the list
-    entities = cache.memory_entities(src, ns, 1, names=(wanted,)) + entities
-names = [e["name"] for e in entities]
+TOPIC_BUTTONS = 8  # the most discussed entities as buttons: a select box's scripts cost a fresh tab ~0.1 s
+ENTITY_CHOICES = 200  # listed at once under "Another topic…"; its search box reaches all of them
+entities = cache.memory_entities(src, ns, TOPIC_BUTTONS)
 versions_of = {e["name"]: e["versions"] for e in entities}
+names = list(versions_of)
+# the topic: as last chosen here (a button, or a pick under "Another topic…"), else the link's, else the most discussed
+topic = st.session_state.get("topic") or ui.param("topic") or st.session_state.get("_topic_last") or \
+    (names[0] if names else None)
+if topic:
+    st.session_state["topic"] = st.session_state["_topic_last"] = topic
+
+
+def keep_topic() -> None:  # a click on the chosen button would unselect it: it stays chosen
+    if not st.session_state.get("topic"):
+        st.session_state["topic"] = st.session_state.get("_topic_last")
+
+
+def pick(key: str) -> None:  # an entity or a word chosen under "Another topic…" becomes the topic
+    value = (st.session_state.get(key) or "").strip()
+    if value:
+        st.session_state["topic"] = value
+
+
+if topic or names:  # a row of its own, where the buttons wrap
+    st.pills("Topic", names + ([topic] if topic and topic not in names else []), selection_mode="single",
+             key="topic", on_change=keep_topic,
+             format_func=lambda e: f"{e} ({versions_of[e]:,})" if e in versions_of else e,
+             help="The most discussed entities of the namespace (memories about each); any other entity or "
+                  "word under *Another topic…*.")
+top = st.columns([6, 2])
 with top[0]:
-    entity = st.selectbox("Entity", [None] + names, key="entity",
-                          index=(names.index(wanted) + 1) if wanted in names else (1 if names and not wanted else 0),
-                          format_func=lambda e: "—" if e is None else f"{e} ({versions_of.get(e, 0)} memories)")
-    if entity_total > ENTITY_CHOICES:
-        st.caption(f"Listing the {ENTITY_CHOICES:,} most discussed of {entity_total:,} entities"
-                   f"{' matching' if find.strip() else ''}; type in *Find entity* to reach the others.")
-    elif find.strip():
-        st.caption(f"{entity_total:,} entit{'y' if entity_total == 1 else 'ies'} match.")
+    # an occasional question, drawn when opened (a fresh tab pays for every text and select box it shows)
+    box = st.expander("Another topic…", key="topic_box", on_change="rerun", icon=":material/search:")
+    if box.open:
+        c = box.columns([3, 4, 3])
+        find = c[0].text_input("Find entity", key="entity_find", placeholder="part of a name",
+                               help="Narrows the entity list (all entities of the namespace, most discussed first).")
+        entity_total = cache.entity_count(src, ns, find)
+        listed = cache.memory_entities(src, ns, ENTITY_CHOICES, text=find)
+        counts = {e["name"]: e["versions"] for e in listed}
+        c[1].selectbox("Entity", [None] + list(counts), key="entity", index=0, on_change=pick, args=("entity",),
+                       format_func=lambda e: "—" if e is None else f"{e} ({counts.get(e, 0)} memories)")
+        if entity_total > ENTITY_CHOICES:
+            c[1].caption(f"Listing the {ENTITY_CHOICES:,} most discussed of {entity_total:,} entities"
+                         f"{' matching' if find.strip() else ''}; type in *Find entity* to reach the others.")
+        elif find.strip():
+            c[1].caption(f"{entity_total:,} entit{'y' if entity_total == 1 else 'ies'} match.")
+        c[2].text_input("…or any topic word", key="free", on_change=pick, args=("free",))
+        if find.strip() and not counts:
+            box.info(f"No entity in “{ui.md_escape(ns)}” has “{ui.md_escape(find)}” in its name.")
 with top[1]:
-    free = st.text_input("…or any topic word", value=wanted if wanted and wanted not in names else "", key="free")
-if find.strip() and not names:
-    st.info(f"No entity in “{ui.md_escape(ns)}” has “{ui.md_escape(find)}” in its name.")
-with top[2]:
     # an occasional question: its text box is drawn when opened (a fresh tab pays for every text box it shows);
     # a link that carries known_at opens it, and while closed the link's value still applies (the caption says so)
     if ui.param("known_at") and "known_box" not in st.session_state:
@@ -86,7 +109,6 @@ with top[2]:
             help="Transaction time: show the memory as it had been recorded by then — later memories, "
                  "supersessions and forgetting left out.")
     known_text = known_text.strip()
-topic = (free or "").strip() or entity
 if not topic:
     st.caption("Pick an entity or type a topic.")
     st.stop()
@@ -209,10 +231,10 @@ def intervals_section() -> None:
     for i, v in enumerate(shown, start=start):
         status = "current" if v["current"] else ("superseded" if v.get("superseded_by") else "closed")
         begin = parse(v["valid_from"])
-        end = parse(v["valid_until"]) if v.get("valid_until") else open_end
+        until = parse(v["valid_until"]) if v.get("valid_until") else open_end
         # plain strings and floats, not pandas timestamps: any year 1-9999 draws
         rows.append({"label": f"v{i + 1} · {v['content'][:50]}", "start": plot_time(begin),
-                     "ms": max(0.0, (end - begin) / timedelta(milliseconds=1)), "status": status,
+                     "ms": max(0.0, (until - begin) / timedelta(milliseconds=1)), "status": status,
                      "content": v["content"], "id": v["id"], "until": (v.get("valid_until") or "now")[:10]})
     fig = go.Figure()
     style = {"current": dict(color="#1d4ed8", pattern=dict(shape="")),

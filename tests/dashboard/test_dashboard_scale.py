@@ -13,7 +13,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
-from .conftest import charts, open_view
+from .conftest import charts, open_details, open_view
 from .test_dashboard_decisions import metrics, texts
 
 KINDS = ("decision", "fact", "outcome", "action", "procedure", "preference")
@@ -114,6 +114,12 @@ def test_the_entity_picker_reaches_all_400_entities(team, use_root, app):
     at = app("memory_timeline", {"namespace": "big"})
     total = truth(db, "SELECT count(*) FROM mem_nodes WHERE namespace = 'big' AND kind = 'entity'")
     assert total == 401  # 400 topics and Scheduler
+    # the 8 most discussed are buttons, the most discussed chosen; the others are under "Another topic…"
+    chosen = at.pills(key="topic").value
+    assert len(at.pills(key="topic").options) == 8 and at.query_params["topic"] in (chosen, [chosen])
+    assert at.pills(key="topic").options[0].startswith(f"{chosen} (")
+    assert not at.selectbox  # drawn when opened
+    open_details(at, "topic_box")
     assert len(at.selectbox(key="entity").options) == 201  # "—" and the 200 most discussed
     assert "Listing the 200 most discussed of 401 entities" in texts(at)
     # the least discussed is reached by searching
@@ -125,9 +131,14 @@ def test_the_entity_picker_reaches_all_400_entities(team, use_root, app):
     assert at.selectbox(key="entity").options == ["—", f"{least} (3 memories)"]
     at.selectbox(key="entity").set_value(least).run()
     assert at.query_params["topic"] == [least] or at.query_params["topic"] == least
+    assert at.pills(key="topic").value == least and len(at.pills(key="topic").options) == 9
+    assert metrics(at)["Versions"] == "3"
+    # any word is a topic too
+    at.text_input(key="free").set_value("nightly").run()
+    assert at.pills(key="topic").value == "nightly" and "Timeline of the text **nightly**" in texts(at)
     # and a deep link to it works without searching
     at = app("memory_timeline", {"namespace": "big", "topic": least})
-    assert at.selectbox(key="entity").value == least
+    assert at.pills(key="topic").value == least
 
 
 def test_the_recall_table_pages_through_400_recalls(team, use_root, app):
