@@ -32,21 +32,25 @@ if not co["communities"]:
 sizes = co["all_sizes"]
 cols = st.columns(4)
 cols[0].metric("Communities", ui.fmt_int(co["total"]), border=True)
-cols[1].metric("Nodes assigned", f"{co['assigned']:,}/{co['graph_nodes']:,}", border=True,
+# the total in the label: "45,155/45,540" did not fit the value's width (it read "45,155/45,…")
+cols[1].metric(f"Nodes assigned, of {co['graph_nodes']:,}", ui.fmt_int(co["assigned"]), border=True,
                help="Files, classes and functions; isolated ones belong to no community.")
 cols[2].metric("Largest", ui.fmt_int(sizes[0]), border=True)
 cols[3].metric("Median size", ui.fmt_int(sorted(sizes)[len(sizes) // 2]), border=True)
+
+SHOW = {"singletons": "Single-node communities", "tests": "Tests", "vendored": "Vendored and build output"}
+
 
 def map_section() -> None:
     """The treemap (folder → community → file) and the interactive map."""
     # a labelled treemap, folder → community → file, sized by nodes: every community its own tile (no "other"
     # tile over the largest ones), named by its dominant folder and the number of files it spans
-    t = st.columns(3)
-    singletons = t[0].toggle("Single-node communities", value=False, key="co_singletons",
-                             help="Communities of one node: isolated helpers, mostly noise on a map.")
-    with_tests = t[1].toggle("Tests", value=True, key="co_tests", help="Files under tests/, test_*.py, *.spec.ts…")
-    vendored = t[2].toggle("Vendored and build output", value=False, key="co_vendored",
-                           help="vendor/, node_modules/, dist/, build/, minified files.")
+    # buttons, not toggles: a fresh tab loads no toggle scripts for them
+    show = st.pills("Show", list(SHOW), default=["tests"], selection_mode="multi", key="co_show", format_func=SHOW.get,
+                    help="Single-node communities: isolated helpers, mostly noise on a map. Tests: files under "
+                         "tests/, test_*.py, *.spec.ts… Vendored and build output: vendor/, node_modules/, dist/, "
+                         "build/, minified files.")
+    singletons, with_tests, vendored = ("singletons" in show, "tests" in show, "vendored" in show)
     try:
         # the 30 largest communities, their 4 largest files each (the rest of a community's files in one "… N more
         # files" tile): every tile is laid out by the browser (80 × 12 took a fresh tab seconds, 30 × 8 a third of
@@ -74,9 +78,11 @@ def map_section() -> None:
     if tm["shown"]:
         ui.chart(fig, key="community_map", height=560)
 
-    if st.toggle("Interactive map (search, open a community, click a node, path finder: the `nervapack visualize` "
-                 "page)", key="communities_interactive"):
-        components.html(cache.graph_html(src), height=680, scrolling=False)
+    box = st.expander("Interactive map (search, open a community, click a node, path finder: the `nervapack "
+                      "visualize` page)", key="communities_interactive", on_change="rerun", icon=":material/hub:")
+    if box.open:  # drawn when opened: it costs a layout
+        with box:
+            components.html(cache.graph_html(src), height=680, scrolling=False)
 
 
 def sizes_section() -> None:

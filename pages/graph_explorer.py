@@ -117,10 +117,12 @@ def code_section() -> None:
 
 def neighbourhood_section() -> None:
     """What the node uses and what uses it: arrows in their direction, a table, a way to walk on."""
-    if st.toggle("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
-                 key="explore_interactive"):
-        hops = st.radio("Hops", [1, 2], horizontal=True, key="explore_hops")
-        components.html(cache.explore_html(src, node_id, int(hops)), height=640, scrolling=False)
+    box = st.expander("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
+                      key="explore_interactive", on_change="rerun", icon=":material/hub:")
+    if box.open:  # drawn when opened: it costs a layout (and a fresh tab no toggle scripts)
+        with box:
+            hops = st.pills("Hops", [1, 2], default=1, key="explore_hops")
+            components.html(cache.explore_html(src, node_id, int(hops or 1)), height=640, scrolling=False)
     nb = pd.DataFrame(cache.neighbours(src, node_id, 200),
                       columns=["direction", "kind", "confidence", "evidence", "id", "node_kind", "qualified_name",
                                "file", "start_line"])

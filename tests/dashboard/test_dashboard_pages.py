@@ -306,6 +306,8 @@ def test_dashboard_communities_numbers(on_seeded, app):
     m = metrics(at)
     assert m["Communities"] == str(len(sizes))
     assert m["Largest"] == str(sizes[0])
+    graph_nodes = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('file', 'class', 'function')").fetchone()[0]
+    assert m[f"Nodes assigned, of {graph_nodes:,}"] == f"{sum(sizes):,}"  # a short value: the total is in the label
     table = open_view(at, "All communities").dataframe[0].value
     assert list(table["size"]) == sizes
     # drill-down into community 0 (deep link)
@@ -480,7 +482,7 @@ def test_graph_explorer_embeds_the_interactive_explore_view(on_seeded, app):
     """Issue 11: the visualize page, embedded for the selected node, on request."""
     at = app("graph_explorer")
     assert not at.get("iframe")  # drawn only when asked: it costs a layout
-    at.toggle(key="explore_interactive").set_value(True).run()
+    open_details(at, "explore_interactive")
     frames = at.get("iframe")
     assert len(frames) == 1 and "Content-Security-Policy" in frames[0].proto.srcdoc
     assert "<script src=" not in frames[0].proto.srcdoc  # self-contained: nothing fetched
@@ -490,7 +492,7 @@ def test_communities_embeds_the_interactive_map(on_seeded, app):
     """Issue 11: the visualize page embedded on the Communities page, on request."""
     at = app("communities")
     assert not at.get("iframe")
-    at.toggle(key="communities_interactive").set_value(True).run()
+    open_details(at, "communities_interactive")
     frames = at.get("iframe")
     assert len(frames) == 1 and "Content-Security-Policy" in frames[0].proto.srcdoc
     assert "<script src=" not in frames[0].proto.srcdoc

@@ -351,7 +351,7 @@ def test_communities_treemap_labels_toggles_and_no_other_tile(flasklike, tmp_pat
     spec = json.loads(charts(at)[0].proto.spec)
     assert spec["data"][0]["type"] == "treemap"
     assert "communities, folder → community → file" in spec["layout"]["title"]["text"]
-    at.toggle(key="co_tests").set_value(False).run()
+    at.pills(key="co_show").set_value([]).run()  # tests left out
     spec = json.loads(charts(at)[0].proto.spec)
     assert "tests/test_all.py" not in spec["data"][0]["hovertext"]
 
