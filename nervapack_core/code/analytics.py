@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -163,22 +164,31 @@ def changed_since_ingest(conn, root: Path) -> dict:
     stored = {r["path"]: r for r in conn.execute("SELECT path, sha, size, mtime FROM files")}
     skipped = {r[0] for r in conn.execute("SELECT path FROM skipped")}
     names, _ = list_files(root)
-    present = {n for n in names if language_for_path(n) and (root / n).is_file()}
-    modified = []
-    for path, row in stored.items():
-        if path not in present:
+    # one stat per file (is it a regular file, and its size and time): the Overview asks this on Django's
+    # 6,800 names when a fresh tab opens
+    base = str(root)
+    present: dict[str, os.stat_result] = {}
+    for n in names:
+        if not language_for_path(n):
             continue
         try:
-            st = os.stat(root / path)
+            st = os.stat(os.path.join(base, n))
         except OSError:
             continue
-        if st.st_size == row["size"] and st.st_mtime == row["mtime"]:
+        if stat.S_ISREG(st.st_mode):
+            present[n] = st
+    modified = []
+    for path, row in stored.items():
+        now = present.get(path)
+        if now is None:
+            continue
+        if now.st_size == row["size"] and now.st_mtime == row["mtime"]:
             continue
         sha = file_sha(root / path)
         if sha is not None and sha != row["sha"]:
             modified.append(path)
-    added = sorted(present - set(stored) - skipped)
-    deleted = sorted(set(stored) - present)
+    added = sorted(present.keys() - set(stored) - skipped)
+    deleted = sorted(set(stored) - present.keys())
     return {"modified": sorted(modified), "added": added, "deleted": deleted,
             "total": len(modified) + len(added) + len(deleted)}
 
