@@ -312,8 +312,14 @@ def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: 
             out.extend(_body_options(nodes[i], budget, lines, count))
         return out
 
+    def more(i: int) -> list[Option]:
+        if (i < body_candidates and p[i] >= floor) or budget < MIN_BODY_TOKENS * 2:
+            return []  # offered in the first round already (or no code at this budget)
+        return _body_options(nodes[i], budget, lines, count)
+
     header_tokens = count(header) + 2 if header else 0
-    steps = plan(nodes, p, options, budget - header_tokens, lambda f: count(f"## {f}") + 2)
+    steps = plan(nodes, p, options, budget - header_tokens, lambda f: count(f"## {f}") + 2,
+                 more=more, more_room=MIN_BODY_TOKENS // 2)
 
     def chosen_after(k: int) -> list[PackedEntry]:
         state: dict[int, Option] = {}

@@ -102,12 +102,16 @@ def _value(option: Option, p: float, listed_extra: float) -> float:
 
 
 def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int], list[Option]],
-         room: int, head_cost: Callable[[str], int]) -> list[Step]:
+         room: int, head_cost: Callable[[str], int],
+         more: Callable[[int], list[Option]] | None = None, more_room: int = 0) -> list[Step]:
     """The greedy sequence of steps (best value per token first) whose estimated cost fits ``room``.
 
     ``options(i)`` lists the ways node ``i`` can be shown (its stub first); ``head_cost(file)`` is the
     cost of a file heading, paid by the first entry of each file. A member listed in a chosen outline
-    is worth nothing more as a stub (it is listed), but still worth its code.
+    is worth nothing more as a stub (it is listed), but still worth its code. ``more(i)``: further
+    options (the code of nodes ``options`` offered only a stub for), offered in a second round once
+    nothing more fits, when at least ``more_room`` tokens are left: the first round's steps stay as
+    they are, the room it leaves is spent.
     """
     index_of = {n.id: i for i, n in enumerate(nodes)}
     member_of: dict[int, list[int]] = {}
@@ -163,33 +167,47 @@ def plan(nodes: Sequence[ScoredNode], p: Sequence[float], options: Callable[[int
         if moves[k][1] is not None:
             heapq.heappush(heap, (-moves[k][0], k, version[k]))
 
-    while heap:
-        _, i, ver = heapq.heappop(heap)
-        if ver != version[i]:
-            continue
-        eff, o = moves[i]
-        again = best_move(i)  # the room may have shrunk since it was computed
-        if again[1] is not o or again[0] != eff:
-            push(i)
-            continue
-        assert o is not None
-        cur = current[i]
-        used += o.tokens - (cur.tokens if cur else 0)
-        if cur is None and nodes[i].file not in open_files:
-            used += head_cost(nodes[i].file)
-        current[i] = o
-        steps.append(Step(i, o))
-        touched = {i}
-        if nodes[i].file not in open_files:
-            open_files.add(nodes[i].file)
-            touched.update(in_file[nodes[i].file])
-        if o.mode == "outline":
-            for j in member_of.get(i, ()):
-                listed[j] = True
-                touched.add(j)
-        for owner, members in member_of.items():  # outlines are worth less once their members are shown
-            if i in members:
-                touched.add(owner)
-        for k in touched:
-            push(k)
+    def settle() -> None:
+        nonlocal used
+        while heap:
+            _, i, ver = heapq.heappop(heap)
+            if ver != version[i]:
+                continue
+            eff, o = moves[i]
+            again = best_move(i)  # the room may have shrunk since it was computed
+            if again[1] is not o or again[0] != eff:
+                push(i)
+                continue
+            assert o is not None
+            cur = current[i]
+            used += o.tokens - (cur.tokens if cur else 0)
+            if cur is None and nodes[i].file not in open_files:
+                used += head_cost(nodes[i].file)
+            current[i] = o
+            steps.append(Step(i, o))
+            touched = {i}
+            if nodes[i].file not in open_files:
+                open_files.add(nodes[i].file)
+                touched.update(in_file[nodes[i].file])
+            if o.mode == "outline":
+                for j in member_of.get(i, ()):
+                    listed[j] = True
+                    touched.add(j)
+            for owner, members in member_of.items():  # outlines are worth less once their members are shown
+                if i in members:
+                    touched.add(owner)
+            for k in touched:
+                push(k)
+
+    settle()
+    if more is not None and room - used >= more_room:
+        for k in range(len(nodes)):
+            extra = more(k)
+            if extra:
+                opts[k].extend(extra)
+                for option in extra:
+                    if option.mode == "outline":
+                        member_of[k] = [index_of[m.id] for m in option.members if m.id in index_of]
+                push(k)
+        settle()
     return steps

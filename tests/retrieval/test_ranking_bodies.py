@@ -256,3 +256,57 @@ def test_a_long_function_has_a_cheap_head_that_starts_its_code():
     assert smallest.mode == "body" and smallest.tokens <= 72
     assert "def migration_plan" in smallest.text and "omitted" in smallest.text
     assert smallest.quality < max(o.quality for o in options)
+
+
+# -- the room a plan leaves is spent on code -------------------------------------------------------
+
+STEPS_PY = "\n\n".join(f'''
+def retry_step_{i}(attempt):
+    """Retry step {i}: wait before the next attempt."""
+    return attempt + {i}
+''' for i in range(60))
+
+
+@pytest.fixture(scope="module")
+def steps_retriever(tmp_path_factory):
+    root = ingested_git_repo(tmp_path_factory.mktemp("steps"), {"pkg/steps.py": STEPS_PY})
+    r = Retriever(root, use_vectors=False)
+    yield r
+    r.close()
+
+
+def test_room_left_after_the_likeliest_nodes_goes_to_the_code_of_the_rest(steps_retriever):
+    """Sixty small matching functions and a budget that holds them all: the deep ones fall below the
+    relevance floor for code in the first round, so before the second round they were stubs with
+    thousands of tokens unused; now every ranked function is shown with its code, within the budget."""
+    res = answer(steps_retriever, "retry step attempt", budget=12000)
+    modes = [e.mode for e in res.entries if e.node.kind == "function"]
+    assert len(modes) == 60
+    assert modes.count("body") == 60
+    assert res.tokens <= 12000 and count_tokens(res.markdown) == res.tokens
+    tight = answer(steps_retriever, "retry step attempt", budget=1000)  # no room left: stubs stay stubs
+    assert tight.tokens <= 1000
+    assert any(e.mode == "stub" for e in tight.entries)
+
+
+def test_second_round_keeps_the_first_rounds_steps_and_needs_room():
+    nodes = [_node(i, 1.0 - i * 0.01) for i in range(8)]
+
+    def options(i: int) -> list[Option]:
+        stub = Option("stub", f"- f{i}", 10)
+        return [stub, Option("body", f"### f{i}", 40)] if i < 2 else [stub]
+
+    asked: list[int] = []
+
+    def more(i: int) -> list[Option]:
+        asked.append(i)
+        return [Option("body", f"### f{i}", 40)] if i >= 2 else []
+
+    first = plan(nodes, relevance(nodes), options, 1000, lambda f: 3)
+    both = plan(nodes, relevance(nodes), options, 1000, lambda f: 3, more=more, more_room=30)
+    assert both[:len(first)] == first  # the first round is unchanged
+    assert {s.index for s in both[len(first):] if s.option.mode == "body"} == set(range(2, 8))
+    asked.clear()
+    tight = plan(nodes, relevance(nodes), options, 120, lambda f: 3, more=more, more_room=30)
+    assert asked == []  # under 30 tokens left: the rest's code is not even rendered
+    assert all(s.option.mode == "stub" or s.index < 2 for s in tight)
