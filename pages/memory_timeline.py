@@ -54,8 +54,17 @@ names = list(versions_of)
 # the topic: as last chosen here (a button, or a pick under "Another topic…"), else the link's, else the most discussed
 topic = st.session_state.get("topic") or ui.param("topic") or st.session_state.get("_topic_last") or \
     (names[0] if names else None)
+was = st.session_state.get("_topic_ns", ns)
+if topic and was != ns and topic not in versions_of and cache.memory_entities(src, was, 1, names=(topic,)) and \
+        not cache.memory_entities(src, ns, 1, names=(topic,)):
+    topic = names[0] if names else None  # another namespace without that entity: its own most discussed (a word stays)
+st.session_state["_topic_ns"] = ns
 if topic:
     st.session_state["topic"] = st.session_state["_topic_last"] = topic
+else:  # nothing to show: no topic carried in the link or the session either
+    for key in ("topic", "_topic_last"):
+        st.session_state.pop(key, None)
+    st.query_params.pop("topic", None)
 
 
 def keep_topic() -> None:  # a click on the chosen button would unselect it: it stays chosen

@@ -273,6 +273,11 @@ def test_the_chosen_namespace_is_kept_across_pages(team, use_root, app):
     at = app("memory_timeline")
     assert at.pills(key="namespace").value == "big"
     at.pills(key="namespace").set_value("small").run()
+    # the topic follows: an entity of "big" that "small" (no entities) lacks is not carried over
+    assert "topic" not in [p.key for p in at.pills] and "Pick an entity or type a topic." in texts(at)
+    assert "Nothing in namespace" not in texts(at)
+    at.run()  # and stays so (the link no longer carries it)
+    assert "Pick an entity or type a topic." in texts(at) and "topic" not in at.query_params
     for page in ("decisions", "memory_timeline"):
         for k in list(at.query_params):  # a navigation drops the query parameters
             del at.query_params[k]
