@@ -171,13 +171,21 @@ class VectorSnapshot:
             suffix=".npz")
 
     def query(self, text: str, n: int = 20) -> list[tuple[str, float]]:
+        return self.query_many([text], n)[0]
+
+    def query_many(self, texts: list[str], n: int = 20) -> list[list[tuple[str, float]]]:
+        """``[(node id, cosine distance)]`` nearest first, for each of ``texts`` (embedded in one batch)."""
         import numpy as np
 
-        if not self.ids or not text.strip():
-            return []
-        q = self.embedder.embed([text])[0].astype(np.float32)
-        sims = self.matrix @ q
+        out: list[list[tuple[str, float]]] = [[] for _ in texts]
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        if not self.ids or not todo:
+            return out
+        queries = self.embedder.embed([texts[i] for i in todo]).astype(np.float32)
         n = min(n, len(self.ids))
-        nearest = np.argpartition(-sims, n - 1)[:n]
-        top = sorted(nearest, key=lambda i: (-float(sims[i]), self.ids[i]))
-        return [(self.ids[i], float(1.0 - sims[i])) for i in top]
+        for row, i in enumerate(todo):
+            sims = self.matrix @ queries[row]
+            nearest = np.argpartition(-sims, n - 1)[:n]
+            top = sorted(nearest, key=lambda j: (-float(sims[j]), self.ids[j]))
+            out[i] = [(self.ids[j], float(1.0 - sims[j])) for j in top]
+        return out

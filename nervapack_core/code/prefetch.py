@@ -7,7 +7,7 @@ the graph, the packer, the output; ~250 ms). Python runs both on one core whatev
 threads (imports and most of the loading hold the GIL), so on POSIX the first runs in a
 forked child while the parent does the second; the child hands back the hits (ids and
 distances, exact through JSON's float repr) on a pipe, and the parent never loads numpy or
-onnxruntime. The child runs the parent's own code (:meth:`Retriever._vector_ids`), so the
+onnxruntime. The child runs the parent's own code (:meth:`Retriever._vector_lists`), so the
 hits are the ones the parent would have found.
 
 Anything unusual makes :meth:`VectorPrefetch.result` return ``None`` and the retriever
@@ -72,7 +72,8 @@ class VectorPrefetch:
         self.pid, self._fd = pid, read_fd
 
     def result(self) -> dict | None:
-        """``{"hits": [(id, distance)], "warning": str | None}``, or ``None`` when the helper failed."""
+        """``{"hits": [(id, distance)], "clauses": [[(id, distance)]], "warning": str | None}`` (the question's
+        hits, then each clause's: ``prompt.clauses``), or ``None`` when the helper failed."""
         if not self._done:
             self._done = True
             chunks = []
@@ -99,6 +100,8 @@ class VectorPrefetch:
                 data = json.loads(b"".join(chunks)) if chunks else None
                 if isinstance(data, dict) and isinstance(data.get("hits"), list):
                     self._result = {"hits": [(str(i), float(d)) for i, d in data["hits"]],
+                                    "clauses": [[(str(i), float(d)) for i, d in hits]
+                                                for hits in data.get("clauses") or []],
                                     "warning": data.get("warning")}
             except (ValueError, TypeError):
                 self._result = None
@@ -133,8 +136,8 @@ def _child(root: Path, prompt: str, n: int, fd: int) -> None:
 
         retriever = Retriever(root)
         try:
-            hits = retriever._vector_ids(prompt, n)
-            payload = json.dumps({"hits": hits, "warning": retriever._vector_warning}).encode()
+            hits, parts = retriever._vector_lists(prompt, n)
+            payload = json.dumps({"hits": hits, "clauses": parts, "warning": retriever._vector_warning}).encode()
         finally:
             retriever.close()
         view = memoryview(payload)

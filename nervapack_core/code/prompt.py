@@ -16,7 +16,7 @@ from ..text import fts_quote, split_identifier
 
 __all__ = [
     "CODE_FILLER", "STOPWORDS", "ABBREVIATIONS", "query_words", "fts_query", "identifiers_in", "detect_route",
-    "stem",
+    "stem", "clauses",
 ]
 
 # Words of code questions that name no code ("where is the function implemented?").
@@ -99,6 +99,20 @@ def query_words(prompt: str) -> list[str]:
             seen.add(p)
             out.append(p)
     return out
+
+
+# where a question turns from one thing to another: punctuation and the words that join clauses
+_CLAUSE = re.compile(r"[,;:?!]|\b(?:while|when|and|so that|after|before|but|if|once|instead of)\b", re.IGNORECASE)
+
+
+def clauses(prompt: str) -> list[str]:
+    """The parts of a question that ask about different things, when it has two or more with at least two
+    content words each (else ``[]``): "How are requests paused while the device has no network" ->
+    ``["How are requests paused", "the device has no network"]``. One embedding of the whole question
+    blends its parts; the retriever also searches the vectors with each part (``ranking.CLAUSE_WEIGHT``)."""
+    parts = [c.strip() for c in _CLAUSE.split(prompt or "") if c and c.strip()]
+    parts = [c for c in parts if len(query_words(c)) >= 2]
+    return parts if len(parts) > 1 else []
 
 
 def fts_query(prompt: str) -> str | None:

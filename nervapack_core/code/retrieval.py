@@ -56,9 +56,10 @@ from ..text import identifier_terms
 from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .confidence import is_guess
-from .prompt import detect_route, fts_query, identifiers_in, query_words
+from .prompt import clauses, detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
+    CLAUSE_WEIGHT,
     CODE_LIST_WEIGHT,
     COVERAGE_BOOST,
     DEFAULT_HOPS,
@@ -94,6 +95,9 @@ if TYPE_CHECKING:
     from .prefetch import VectorPrefetch
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
+
+# vector hits ``[(node id, distance)]`` of the whole prompt, and of each of its clauses
+VectorLists = tuple[list[tuple[str, float]], list[list[tuple[str, float]]]]
 
 @dataclass
 class Retrieval:
@@ -294,37 +298,45 @@ class Retriever:
             return self._impact(text, hops, limit)
 
     def _vector_ids(self, prompt: str, n: int = 60) -> list[tuple[str, float]]:
+        return self._vector_search(prompt, n)()[0]
+
+    def _vector_lists(self, prompt: str, n: int = 60) -> tuple[list[tuple[str, float]], list[list[tuple[str, float]]]]:
+        """The vector hits of the whole prompt and of each of its clauses (``prompt.clauses``)."""
         return self._vector_search(prompt, n)()
 
-    def _vector_search(self, prompt: str, n: int = 60) -> Callable[[], list[tuple[str, float]]]:
-        """Start the vector search for ``prompt``; the returned function waits for its hits.
+    def _vector_search(self, prompt: str, n: int = 60) -> Callable[[], VectorLists]:
+        """Start the vector search for ``prompt`` (the whole prompt, then each of its clauses); the returned
+        function waits for its hits.
 
-        On the numpy snapshot the search (the prompt's embedding, then a matrix product: both release the
-        GIL) runs in a helper thread while the caller queries the FTS indexes (SQLite releases it too), so
-        a warm query waits for the slower of the two instead of their sum. The prefetched result of the
-        helper process and a Chroma collection are read in the calling thread."""
+        On the numpy snapshot the search (the embeddings, then matrix products: both release the GIL) runs
+        in a helper thread while the caller queries the FTS indexes (SQLite releases it too), so a warm
+        query waits for the slower of the two instead of their sum. The prefetched result of the helper
+        process and a Chroma collection are read in the calling thread."""
         ahead = self._prefetch
         if ahead is not None and ahead.prompt == prompt and ahead.n == n:
             self._prefetch = None
             found = ahead.result()
             if found is not None:
                 self._vector_warning = found["warning"]
-                hits = found["hits"]
-                return lambda: hits
+                ready: VectorLists = (found["hits"], found.get("clauses") or [])
+                return lambda: ready
         index = self.vectors()  # in this thread: it reads the graph's meta on first use
         if index is None or not prompt.strip():
-            return lambda: []
+            return lambda: ([], [])
+        parts = clauses(prompt)
 
-        def run() -> list[tuple[str, float]]:
+        def run() -> VectorLists:
             try:
-                return index.query(prompt, n)
+                # the whole prompt alone (its hits as they always were), the clauses in one batch and to
+                # the seeds' depth only: a clause is a narrower question, its deeper hits are noise
+                return index.query(prompt, n), (index.query_many(parts, min(n, SEED_DEPTH)) if parts else [])
             except Exception as exc:
                 self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
-                return []
+                return [], []
 
         if not isinstance(index, VectorSnapshot):
-            hits = run()
-            return lambda: hits
+            found_here = run()
+            return lambda: found_here
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor  # imported when first needed
 
@@ -349,12 +361,12 @@ class Retriever:
         file_hits = self.file_fts(prompt, limit=FILE_SEEDS * 2)
         timings["code_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        vec_hits = vec_wait()
+        vec_hits, clause_hits = vec_wait()
         timings["vector_ms"] = (time.perf_counter() - t) * 1000  # the wait left after the FTS reads
         prompt_words = query_words(prompt)
         words = set(prompt_words)
         rows = self.nodes_by_id([i for i, _ in fts_hits] + [i for i, _ in vec_hits] + [i for i, _ in code_hits]
-                                + exact_ids)
+                                + exact_ids + [i for hits in clause_hits for i, _ in hits])
 
         named = set(exact_ids)
 
@@ -367,11 +379,15 @@ class Retriever:
         fts_ranked = sorted(((i, s * prior(i)) for i, s in fts_hits), key=lambda kv: (-kv[1], kv[0]))
         vec_ranked = sorted(((i, (1.0 - d) * prior(i)) for i, d in vec_hits), key=lambda kv: (-kv[1], kv[0]))
         code_ranked = sorted(((i, s * prior(i)) for i, s in code_hits), key=lambda kv: (-kv[1], kv[0]))
+        # each clause's vector hits: a list of their own, lighter (ranking.CLAUSE_WEIGHT)
+        clause_ranked = [sorted(((i, (1.0 - d) * prior(i)) for i, d in hits), key=lambda kv: (-kv[1], kv[0]))
+                         for hits in clause_hits]
         full = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0),
                 ([i for i, s in code_ranked if s > 0], CODE_LIST_WEIGHT)]
+        full += [([i for i, s in ranked_ if s > 0], CLAUSE_WEIGHT) for ranked_ in clause_ranked]
         # seeds from the head of each list (names: all of it); every list to its full depth tells how
         # directly each candidate matches, for the final rerank
-        lists = [full[0], (full[1][0][:SEED_DEPTH], full[1][1]), (full[2][0][:SEED_DEPTH], full[2][1])]
+        lists = [full[0]] + [(ids[:SEED_DEPTH], w) for ids, w in full[1:]]
         direct = direct_evidence(full)
         if exact_ids:
             lists.append((exact_ids, 3.0 if route == "exact" else 1.5))

@@ -342,6 +342,10 @@ class VectorIndex:
             res = self.collection.query(query_embeddings=vector, n_results=min(n, total), include=["distances"])
         return list(zip(res["ids"][0], res["distances"][0]))
 
+    def query_many(self, texts: list[str], n: int = 20) -> list[list[tuple[str, float]]]:
+        """:meth:`query` for each of ``texts``."""
+        return [self.query(t, n) for t in texts]
+
     def pages(self, size: int = 5000) -> Iterator[tuple[list[str], list]]:
         """``(ids, embeddings)`` of the whole collection, a page at a time (bounded memory)."""
         total = self.count()

@@ -80,3 +80,22 @@ def test_the_second_cold_process_does_not_open_chroma(minilm_retriever):
     runs = [subprocess.run([sys.executable, "-c", probe, str(minilm_retriever.root)], capture_output=True, text=True,
                            env=env, check=True).stdout.split() for _ in range(3)]
     assert runs[0] == ["VectorIndex", "True"] and runs[1] == runs[2] == ["VectorSnapshot", "False"], runs
+
+
+def test_each_clause_of_a_question_is_searched_too(minilm_retriever):
+    """A question about two things: each clause's own vector hits find the code of its part, and both
+    answers rank near the top of the fused result."""
+    question = "How is a plain-text invoice rendered for a cart, and what tax is owed on an amount?"
+    whole, parts = minilm_retriever._vector_lists(question, 10)
+    assert whole == minilm_retriever._vector_ids(question, 10)  # the whole question's hits are as before
+    assert len(parts) == 2
+
+    def names(hits, k=3):
+        rows = minilm_retriever.nodes_by_id([i for i, _ in hits])
+        return [rows[i]["qualified_name"] for i, _ in hits[:k]]
+
+    assert "render_invoice" in names(parts[0])
+    assert "compute_tax" in names(parts[1])
+    top = [n.qualified_name for n in minilm_retriever.retrieve(question).nodes[:5]]
+    assert "render_invoice" in top and "compute_tax" in top
+    assert minilm_retriever._vector_lists("what does a downloadable product look like?", 10)[1] == []

@@ -151,3 +151,16 @@ def test_prior_does_not_demote_a_test_helper_the_prompt_names():
     # "how does assertNumQueries count ..." names a helper that lives under django/test/
     assert node_prior("function", "django/test/testcases.py", {"count"}) <= 0.5
     assert node_prior("function", "django/test/testcases.py", {"count"}, named=True) == 1.0
+
+
+def test_clauses_split_a_question_where_it_turns_to_another_thing():
+    from nervapack_core.code.prompt import clauses
+
+    assert clauses("How are requests paused while the device has no network?") == [
+        "How are requests paused", "the device has no network"]
+    assert clauses("How are failed fetches tried again, waiting longer each time?") == [
+        "How are failed fetches tried again", "waiting longer each time"]
+    # one part, or parts of a single content word: nothing to search apart
+    assert clauses("How does polling on a fixed interval work?") == []
+    assert clauses("Where is the username and password kept?") == []  # one content word before "and"
+    assert clauses("") == [] and clauses("and, or; but") == []
