@@ -45,7 +45,7 @@ FENCE_LANG = {"typescript": "ts", "javascript": "js", "csharp": "csharp", "cpp":
 MIN_BODY_TOKENS = 60
 BODY_CANDIDATES = 12  # nodes whose code is rendered, plus one per 150 tokens of budget
 COMPACT_STUB_WORTH = 0.8  # a signature line without its docstring, against the full stub line
-BODY_MIN_RELEVANCE = 0.08  # ... and whose relevance is at least this share of the best node's
+BODY_MIN_RELEVANCE = 0.07  # ... and whose relevance is at least this share of the best node's
 
 
 def check_budget(budget) -> int:
