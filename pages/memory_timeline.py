@@ -185,12 +185,18 @@ if asked is not None:  # a deep link: a day within the versions' span, or said w
             st.warning(f"The link's as_of {start_day.isoformat()} is outside these versions "
                        f"({lo.isoformat()} to {hi.isoformat()}); showing the nearest day.", icon=":material/warning:")
             start_day = min(max(start_day, lo), hi)
-if SLIDER_MIN <= lo and hi <= SLIDER_MAX:
-    as_of_day = st.slider("As of", min_value=lo, max_value=hi, value=start_day, format="YYYY-MM-DD", key="as_of",
-                          help=cursor_help)
-else:  # a slider cannot carry dates this far from 1970; a date box can
-    as_of_day = st.date_input("As of", value=start_day, min_value=lo, max_value=hi, key="as_of_date",
-                              help=cursor_help)
+# the cursor in a panel drawn when opened, as "Known at…" (a slider's scripts cost a fresh tab ~0.06 s); a link
+# that carries as_of opens it, and while closed that day still applies (the message under it names the day)
+if asked is not None and "as_of_box" not in st.session_state:
+    st.session_state["as_of_box"] = True
+as_of_box = st.expander("As of another day…", key="as_of_box", on_change="rerun", icon=":material/schedule:")
+as_of_day = start_day
+if as_of_box.open and SLIDER_MIN <= lo and hi <= SLIDER_MAX:
+    as_of_day = as_of_box.slider("As of", min_value=lo, max_value=hi, value=start_day, format="YYYY-MM-DD",
+                                 key="as_of", help=cursor_help)
+elif as_of_box.open:  # a slider cannot carry dates this far from 1970; a date box can
+    as_of_day = as_of_box.date_input("As of", value=start_day, min_value=lo, max_value=hi, key="as_of_date",
+                                     help=cursor_help)
 if as_of_day != hi and st.query_params.get("as_of") != as_of_day.isoformat():
     st.query_params["as_of"] = as_of_day.isoformat()
 elif as_of_day == hi and "as_of" in st.query_params:

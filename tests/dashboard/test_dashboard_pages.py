@@ -378,7 +378,9 @@ def test_dashboard_memory_timeline(on_seeded, app):
     versions = open_view(at, "All versions").dataframe[-1].value
     assert list(versions["status"]) == ["superseded", "current", "current"]
     assert versions["superseded_by"].iloc[0] == "v3 · 2026-06-01"  # a version, not a raw id
-    # move the as-of cursor into the first version's validity
+    # move the as-of cursor (in a panel drawn when opened) into the first version's validity
+    assert not at.get("slider") and "versions held" in at.success[0].body  # as of today until asked
+    open_details(at, "as_of_box")
     at.slider(key="as_of").set_value(date(2026, 2, 1)).run()
     assert "1 of the 3 versions held" in at.success[0].body
     assert "Chose session cookies for auth" in at.success[0].body

@@ -243,6 +243,11 @@ def test_timeline_lineage_clickable_and_the_diff_in_the_url(chain_ws, use_root, 
     assert "Cache&#58; redis" in at.success[0].body
     at.slider(key="as_of").set_value(date(2024, 6, 1)).run()
     assert at.query_params["as_of"] in ("2024-06-01", ["2024-06-01"])
+    # the cursor's panel closed: that day still applies, and the message names it
+    at.session_state["as_of_box"] = False
+    at.run()
+    assert not at.get("slider") and at.success[0].body.startswith("**As of 2024-06-01**")
+    assert at.query_params["as_of"] in ("2024-06-01", ["2024-06-01"])
 
 
 def test_timeline_bad_parameters_are_said_so(chain_ws, use_root, app):

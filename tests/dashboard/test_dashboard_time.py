@@ -46,6 +46,7 @@ def test_early_dates_show_on_the_namespaces_and_timeline_pages(tmp_path, use_roo
     m = metrics(at)
     assert (m["Versions"], m["Current"], m["Superseded"], m["Since"]) == ("2", "1", "1", founded)
     # too far from 1970 for a slider: the as-of cursor is a date box, and it reaches that far back
+    open_details(at, "as_of_box")
     assert not at.get("slider")
     at.date_input(key="as_of_date").set_value(date.fromisoformat(founded).replace(month=6)).run()
     assert not at.exception
