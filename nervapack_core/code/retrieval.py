@@ -376,15 +376,18 @@ class Retriever:
 
         # the prior re-orders each list before fusion, so that 60 test functions matching the
         # words cannot crowd the library code out of the seeds
-        fts_ranked = sorted(((i, s * prior(i)) for i, s in fts_hits), key=lambda kv: (-kv[1], kv[0]))
-        vec_ranked = sorted(((i, (1.0 - d) * prior(i)) for i, d in vec_hits), key=lambda kv: (-kv[1], kv[0]))
-        code_ranked = sorted(((i, s * prior(i)) for i, s in code_hits), key=lambda kv: (-kv[1], kv[0]))
+        def reordered(hits) -> list[str]:
+            """The ids of ``(id, score)`` hits by score x prior, best first, those left above 0."""
+            weighted = sorted(((i, s * prior(i)) for i, s in hits), key=lambda kv: (-kv[1], kv[0]))
+            return [i for i, s in weighted if s > 0]
+
+        def similar(hits):  # vector hits as similarities (1 - cosine distance)
+            return ((i, 1.0 - d) for i, d in hits)
+
+        full = [(reordered(fts_hits), 1.0), (reordered(similar(vec_hits)), 1.0),
+                (reordered(code_hits), CODE_LIST_WEIGHT)]
         # each clause's vector hits: a list of their own, lighter (ranking.CLAUSE_WEIGHT)
-        clause_ranked = [sorted(((i, (1.0 - d) * prior(i)) for i, d in hits), key=lambda kv: (-kv[1], kv[0]))
-                         for hits in clause_hits]
-        full = [([i for i, s in fts_ranked if s > 0], 1.0), ([i for i, s in vec_ranked if s > 0], 1.0),
-                ([i for i, s in code_ranked if s > 0], CODE_LIST_WEIGHT)]
-        full += [([i for i, s in ranked_ if s > 0], CLAUSE_WEIGHT) for ranked_ in clause_ranked]
+        full += [(reordered(similar(hits)), CLAUSE_WEIGHT) for hits in clause_hits]
         # seeds from the head of each list (names: all of it); every list to its full depth tells how
         # directly each candidate matches, for the final rerank
         lists = [full[0]] + [(ids[:SEED_DEPTH], w) for ids, w in full[1:]]
