@@ -79,8 +79,8 @@ def map_section() -> None:
     if tm["shown"]:
         ui.chart(fig, key="community_map", height=560)
 
-    box = st.expander("Interactive map (search, open a community, click a node, path finder: the `nervapack "
-                      "visualize` page)", key="communities_interactive", on_change="rerun", icon=":material/hub:")
+    box = ui.panel("Interactive map (search, open a community, click a node, path finder: the `nervapack "
+                   "visualize` page)", "communities_interactive", ":material/hub:")
     if box.open:  # drawn when opened: it costs a layout
         with box:
             components.html(cache.graph_html(src), height=680, scrolling=False)

@@ -117,8 +117,8 @@ def code_section() -> None:
 
 def neighbourhood_section() -> None:
     """What the node uses and what uses it: arrows in their direction, a table, a way to walk on."""
-    box = st.expander("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
-                      key="explore_interactive", on_change="rerun", icon=":material/hub:")
+    box = ui.panel("Interactive view (search, click for details, path finder: the `nervapack explore --html` page)",
+                   "explore_interactive", ":material/hub:")
     if box.open:  # drawn when opened: it costs a layout (and a fresh tab no toggle scripts)
         with box:
             hops = st.pills("Hops", [1, 2], default=1, key="explore_hops")

@@ -87,7 +87,7 @@ if topic or names:  # a row of its own, where the buttons wrap
 top = st.columns([6, 2])
 with top[0]:
     # an occasional question, drawn when opened (a fresh tab pays for every text and select box it shows)
-    box = st.expander("Another topic…", key="topic_box", on_change="rerun", icon=":material/search:")
+    box = ui.panel("Another topic…", "topic_box", ":material/search:")
     if box.open:
         c = box.columns([3, 4, 3])
         find = c[0].text_input("Find entity", key="entity_find", placeholder="part of a name",
@@ -108,9 +108,7 @@ with top[0]:
 with top[1]:
     # an occasional question: its text box is drawn when opened (a fresh tab pays for every text box it shows);
     # a link that carries known_at opens it, and while closed the link's value still applies (the caption says so)
-    if ui.param("known_at") and "known_box" not in st.session_state:
-        st.session_state["known_box"] = True  # (not expanded=: a changing argument would make it a new widget)
-    known_box = st.expander("Known at…", key="known_box", on_change="rerun", icon=":material/history:")
+    known_box = ui.panel("Known at…", "known_box", ":material/history:", open_if=bool(ui.param("known_at")))
     known_text = ui.param("known_at", "")
     if known_box.open:
         known_text = known_box.text_input(
@@ -187,9 +185,7 @@ if asked is not None:  # a deep link: a day within the versions' span, or said w
             start_day = min(max(start_day, lo), hi)
 # the cursor in a panel drawn when opened, as "Known at…" (a slider's scripts cost a fresh tab ~0.06 s); a link
 # that carries as_of opens it, and while closed that day still applies (the message under it names the day)
-if asked is not None and "as_of_box" not in st.session_state:
-    st.session_state["as_of_box"] = True
-as_of_box = st.expander("As of another day…", key="as_of_box", on_change="rerun", icon=":material/schedule:")
+as_of_box = ui.panel("As of another day…", "as_of_box", ":material/schedule:", open_if=asked is not None)
 as_of_day = start_day
 if as_of_box.open and SLIDER_MIN <= lo and hi <= SLIDER_MAX:
     as_of_day = as_of_box.slider("As of", min_value=lo, max_value=hi, value=start_day, format="YYYY-MM-DD",

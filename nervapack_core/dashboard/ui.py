@@ -12,7 +12,7 @@ from .data import md_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
            "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
-           "status_badge", "pager", "sections", "preload_charts"]
+           "status_badge", "pager", "sections", "preload_charts", "panel"]
 
 PRELOAD_CHART = "chart_preload_figure"  # the key of preload_charts' hidden chart
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
@@ -117,6 +117,16 @@ def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "names
     if st.query_params.get("namespace") != ns:
         st.query_params["namespace"] = ns
     return ns
+
+
+def panel(label: str, key: str, icon: str, *, open_if: bool = False):
+    """An expander whose content the page draws only when it is open (``.open``; a click reruns
+    the page): a fresh tab pays for none of its widgets' scripts. ``open_if``: open it the first
+    time this session sees it (a link that carries one of its values). The initial state goes
+    through session state, not ``expanded=``: a changing argument would make it a new widget."""
+    if open_if and key not in st.session_state:
+        st.session_state[key] = True
+    return st.expander(label, key=key, on_change="rerun", icon=icon)
 
 
 def sections(parts: dict, key: str = "view", default: str | None = None) -> str:
