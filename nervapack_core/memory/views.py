@@ -221,6 +221,18 @@ def _window(total: int, around: int, size: int) -> tuple[int, int]:
     return start, start + size
 
 
+def _cursor(spans: list[tuple[str, str | None, bool]], instant: str, window: int) -> tuple[list[int], int, int]:
+    """Of ``spans`` (each version's ``(valid_from, valid_until, forgotten)`` in timeline order): the
+    indices of those valid at ``instant``, and ``[start, end)`` of the ``window`` around the latest of
+    them (else the last ones; ``(0, 0)`` without a window)."""
+    valid = [i for i, (since, until, gone) in enumerate(spans)
+             if not gone and since <= instant and (until is None or instant < until)]
+    if not window:
+        return valid, 0, 0
+    start, end = _window(len(spans), valid[-1] if valid else len(spans) - 1, int(window))
+    return valid, start, end
+
+
 def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, *, known_at: str | None = None,
                    kinds=None, newest: int = 200, window: int = 0) -> dict:
     """The versions of ``topic`` (those of :func:`timeline`) valid at ``instant`` (stored
@@ -237,12 +249,8 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
                                                       kinds=kinds)
         order = conn.execute(f"SELECT n.rid, n.valid_from, n.valid_until {matched} {_TIMELINE_ORDER}",
                              args).fetchall()
-        valid = [i for i, (_rid, since, until) in enumerate(order)
-                 if since is not None and since <= instant and (until is None or instant < until)]
-        position = valid[-1] if valid else None
+        valid, start, end = _cursor([(since, until, False) for _rid, since, until in order], instant, window)
         newest_at = valid[::-1][:int(newest)]
-        start, end = _window(len(order), len(order) - 1 if position is None else position, int(window)) \
-            if window else (0, 0)
         wanted = [order[i][0] for i in newest_at] + [order[i][0] for i in range(start, end)]
         rows: dict[int, sqlite3.Row] = {}
         for chunk in chunked(dict.fromkeys(wanted), 400):
@@ -250,18 +258,18 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
                                   f"({','.join('?' * len(chunk))})", chunk):
                 rows[r["rid"]] = r
         out = {"instant": instant, "count": len(valid),
-               "newest": _timeline_items(conn, [rows[order[i][0]] for i in newest_at], None), "position": position}
+               "newest": _timeline_items(conn, [rows[order[i][0]] for i in newest_at], None),
+               "position": valid[-1] if valid else None}
         if window:
             out["window"] = {"start": start, "total": len(order),
                              "items": _timeline_items(conn, [rows[order[i][0]] for i in range(start, end)], None)}
         return out
     items = _every_version(conn, ns, topic, known_at=known_at, kinds=kinds)
-    at = [i for i, n in enumerate(items) if not n.get("tombstoned") and n["valid_from"] <= instant
-          and (n.get("valid_until") is None or instant < n["valid_until"])]
+    at, start, end = _cursor([(n["valid_from"], n.get("valid_until"), bool(n.get("tombstoned"))) for n in items],
+                             instant, window)
     out = {"instant": instant, "count": len(at), "newest": [items[i] for i in reversed(at[-int(newest):])],
            "position": at[-1] if at else None}
     if window:
-        start, end = _window(len(items), len(items) - 1 if not at else at[-1], int(window))
         out["window"] = {"start": start, "total": len(items), "items": items[start:end]}
     return out
 
