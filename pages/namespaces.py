@@ -32,8 +32,8 @@ NAMES = {"namespace": "Namespace", "nodes": "Nodes", "current": "Current", "deci
          "last_recorded": "Last recorded"}
 COUNTS = ["nodes", "current", "decisions", "sessions", "entities", "tombstoned", "superseded"]
 if len(overview) <= 20:  # a plain table: no data grid to load in a fresh tab; counts with thousands separators
-    st.table(overview[list(NAMES)].rename(columns=NAMES).set_index("Namespace")
-             .style.format("{:,}", subset=[NAMES[c] for c in COUNTS]))
+    ui.table(overview[list(NAMES)].assign(last_recorded=overview["last_recorded"].str[:19].str.replace("T", " "))
+             .rename(columns=NAMES))
 else:
     st.dataframe(overview, hide_index=True, column_config={
         **NAMES, **{c: st.column_config.NumberColumn(NAMES[c], format="localized") for c in COUNTS}})
@@ -97,8 +97,8 @@ def kinds_section() -> None:
             m[2].metric("Recalls", ui.fmt_int(s["recalls"]), border=True)
             if s["top_entities"]:
                 st.caption("Most connected entities")
-                st.table(pd.DataFrame(s["top_entities"])[["name", "degree"]].rename(
-                    columns={"name": "Entity", "degree": "Links"}).set_index("Entity"))
+                ui.table(pd.DataFrame(s["top_entities"])[["name", "degree"]].rename(
+                    columns={"name": "Entity", "degree": "Links"}))
 
 
 def activity_section() -> None:

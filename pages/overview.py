@@ -61,9 +61,9 @@ def health_section() -> None:
                       xaxis_title="points", yaxis=dict(autorange="reversed"), legend=dict(orientation="h"))
     ui.chart(fig, key="health", height=300)
     # a plain table (five rows): every "Measured" (the why) in full, and no data grid to load in a fresh tab
-    st.table(pd.DataFrame({"Component": comp["name"], "Points": [f"{p:.1f}" for p in comp["points"]],
+    ui.table(pd.DataFrame({"Component": comp["name"], "Points": [f"{p:.1f}" for p in comp["points"]],
                            "Out of": comp["weight"], "Ratio": [f"{100 * r:.1f}%" for r in comp["score"]],
-                           "Measured": comp["detail"]}).set_index("Component"))
+                           "Measured": comp["detail"]}))
     explained = st.expander("What each component measures", icon=":material/info:", key="health_explained",
                             on_change="rerun")  # drawn when opened
     if explained.open:

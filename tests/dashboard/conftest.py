@@ -192,6 +192,44 @@ def charts(at) -> list:
     return [c for c in at.get("plotly_chart") if c.key != PRELOAD_CHART]
 
 
+def tables(at) -> list:
+    """The page's tables drawn by ``ui.table`` (plain HTML), as DataFrames indexed by their
+    first column, each cell as the page shows it (text: "1,234")."""
+    from html.parser import HTMLParser
+
+    import pandas as pd
+
+    class Cells(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.rows: list[list[str]] = []
+            self.cell: list[str] | None = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.cell = []
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th") and self.cell is not None:
+                self.rows[-1].append("".join(self.cell))
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    out = []
+    for h in at.get("html"):
+        if 'class="np-table"' in h.proto.body:
+            parser = Cells()
+            parser.feed(h.proto.body)
+            head, *rows = parser.rows
+            out.append(pd.DataFrame(rows, columns=head).set_index(head[0]))
+    return out
+
+
 def open_view(at, label: str, key: str = "view"):
     """Open one of a page's lazy tabs (``ui.sections``) as a click on it would, and rerun."""
     at.session_state[key] = label

@@ -13,7 +13,7 @@ import pytest
 
 from nervapack_core.memory import MemoryStore
 
-from .conftest import charts, open_details, open_view
+from .conftest import charts, open_details, open_view, tables
 from .test_dashboard_decisions import metrics, texts
 
 KINDS = ("decision", "fact", "outcome", "action", "procedure", "preference")
@@ -306,7 +306,7 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
     use_root(flasklike)
     at = app("overview")
     specs = [json.loads(c.proto.spec) for c in charts(at)]  # the health score
-    health = at.table[0].value  # a plain table: the "Measured" column (the why) never cut off
+    health = tables(at)[0]  # a plain table: the "Measured" column (the why) never cut off
     for view in ("Languages", "Most connected files", "Graph evolution"):
         specs += [json.loads(c.proto.spec) for c in charts(open_view(at, view))]
     evolution = next(s for s in specs if "Nodes, edges and health" in s["layout"]["title"]["text"])
