@@ -13,6 +13,8 @@ from nervapack_core.dashboard.data import GraphUnreadable, read_code
 
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10
+SEARCH_LIMIT = 50
+TOP_RESULTS = 8  # search results shown as buttons; all of them in a select box in a panel
 HISTORY_COMMITS = 10
 CODE_LINES = 60  # lines of a definition shown at first (each highlighted line is React work); a toggle: all
 EDGE_COLORS = {"CALLS": "#1d4ed8", "DEFINES": "#94a3b8", "IMPORTS": "#10b981", "INHERITS": "#a855f7",
@@ -32,7 +34,7 @@ if query != (ui.param("q", "") or ""):
     st.query_params["q"] = query
 
 try:
-    results = cache.search_nodes(src, query, kinds, 50) if query.strip() else []
+    results = cache.search_nodes(src, query, kinds, SEARCH_LIMIT) if query.strip() else []
 except GraphUnreadable as exc:
     ui.graph_error(exc)
 
@@ -51,11 +53,32 @@ if query.strip():
         labels = {r["id"]: f"{r['kind']}  {r['qualified_name']}  ({r['file']}:{r['start_line'] or 1})"
                   for r in results}
         ids = list(labels)
-        choice = st.selectbox(f"{len(results)} result(s)", ids, format_func=labels.get,
-                              index=ids.index(node_id) if node_id in ids else 0, key="result")
-        if choice != node_id:
-            node_id = choice
+        node_id = node_id if node_id in ids else ids[0]  # the best match opens by itself
+        if st.query_params.get("node") != node_id:
             st.query_params["node"] = node_id
+        # the first results as buttons, every result in a select box in a panel drawn when opened (a select box's
+        # scripts cost a fresh tab ~0.1 s); one choice, the URL's ``node``, whichever of the two set it
+        top = ids[:TOP_RESULTS]
+        st.session_state["result_top"] = node_id if node_id in top else None
+
+        def pick(key: str) -> None:
+            chosen = st.session_state.get(key)
+            if chosen is None:  # a click on the chosen button unselects it: it stays chosen
+                st.session_state[key] = node_id
+            else:
+                st.query_params["node"] = chosen
+
+        found = (f"The {SEARCH_LIMIT} best matches (more may match: add a word or pick fewer kinds)"
+                 if len(ids) >= SEARCH_LIMIT else f"{len(ids)} result(s)")
+        st.pills(found + (f", the first {len(top)}:" if len(ids) > len(top) else ":"), top,
+                 format_func=lambda i: ui.md_escape(labels[i].split("  ", 1)[1]), key="result_top", on_change=pick,
+                 args=("result_top",))
+        if len(ids) > len(top):
+            box = ui.panel(f"All {len(ids)} results…", "result_all", ":material/list:")
+            if box.open:
+                st.session_state["result"] = node_id
+                box.selectbox(found, ids, format_func=labels.get, key="result",
+                              on_change=pick, args=("result",))
 elif not node_id:
     try:
         starters = cache.degrees(src)["most_connected"]

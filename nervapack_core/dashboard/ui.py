@@ -266,10 +266,25 @@ def page_controls(total: int, page_size: int, key: str) -> int:
     return int(page) - 1
 
 
+PAGE_MOVES = {"« First": lambda page, pages: 1, "‹ Previous": lambda page, pages: page - 1,
+              "Next ›": lambda page, pages: page + 1, "Last »": lambda page, pages: pages}
+
+
+def _move_page(key: str, pages: int) -> None:
+    """A click on one of the pager's buttons: move, and leave the buttons unselected."""
+    step = st.session_state.get(f"{key}__step")
+    if step in PAGE_MOVES:
+        st.session_state[key] = min(max(1, PAGE_MOVES[step](int(st.session_state.get(key) or 1), pages)), pages)
+    st.session_state[f"{key}__step"] = None
+
+
 def pager(total: int, page_size: int, key: str, *, reset_on=None, noun: str = "") -> int:
-    """A page number input for ``total`` rows and the caption "showing X–Y of N"; returns
-    the 0-based page. ``reset_on``: a value (the filters) whose change sends it back to
-    page 1. The number is kept within the pages there are, whatever the filters did."""
+    """First/previous/next/last buttons for ``total`` rows, a "Go to page…" panel, and the
+    caption "showing X–Y of N"; returns the 0-based page (the 1-based one is kept in
+    ``st.session_state[key]``). ``reset_on``: a value (the filters) whose change sends it back
+    to page 1. The number is kept within the pages there are, whatever the filters did.
+    Buttons, and the number box only in a panel drawn when opened: a number box's scripts
+    cost a fresh tab ~0.065 s (measured against the floor)."""
     pages = max(1, -(-total // page_size))
     marker = f"{key}__on"
     if reset_on is not None and st.session_state.get(marker) != reset_on:
@@ -278,12 +293,24 @@ def pager(total: int, page_size: int, key: str, *, reset_on=None, noun: str = ""
     current = min(max(1, int(st.session_state.get(key, 1) or 1)), pages)
     st.session_state[key] = current
     if pages > 1:
-        st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=key)
-        current = int(st.session_state[key])
+        buttons, jump = st.columns([3, 2], vertical_alignment="center")
+        buttons.pills("Pages", list(PAGE_MOVES), selection_mode="single", key=f"{key}__step",
+                      label_visibility="collapsed", on_change=_move_page, args=(key, pages))
+        with jump:
+            box = panel(f"Go to page… (of {pages:,})", f"{key}__go", ":material/move_down:")
+        if box.open:
+            def go() -> None:
+                st.session_state[key] = int(st.session_state[f"{key}__to"])
+
+            st.session_state[f"{key}__to"] = current
+            box.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=f"{key}__to",
+                             on_change=go)
     page = current - 1
     first, last = page * page_size + 1, min(total, (page + 1) * page_size)
     what = f" {noun}" if noun else ""
-    st.caption(f"Showing {first:,}–{last:,} of {total:,}{what}" if total else f"None of the{what} match.")
+    st.caption((f"Showing {first:,}–{last:,} of {total:,}{what}" + (f" · page {current:,} of {pages:,}"
+                                                                     if pages > 1 else ""))
+               if total else f"None of the{what} match.")
     return page
 
 

@@ -181,8 +181,9 @@ def open_details(at, prefix: str = "dec_open_"):
 
 
 def decision_labels(at) -> list[str]:
-    """The labels of the Decisions list's entries (not the search and filter panel's)."""
-    return [e.label.replace("\\", "") for e in at.expander if not e.label.startswith("Search and filters")]
+    """The labels of the Decisions list's entries (not the search and filter panel's, nor the pager's)."""
+    return [e.label.replace("\\", "") for e in at.expander
+            if not e.label.startswith(("Search and filters", "Go to page…"))]
 
 
 def charts(at) -> list:

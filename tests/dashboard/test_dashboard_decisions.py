@@ -197,8 +197,16 @@ def test_ten_thousand_decisions_counted_and_paged_exactly(big, use_root, app):
     assert spec["layout"]["title"]["text"] == "10,000 decisions by the month they took effect"
     assert min(x for t in spec["data"] for x in t["x"]) == f"{first_month}-01"  # the chart starts at the start
     # the last page
-    at.number_input(key="dec_page").set_value(500).run()
-    assert "Showing 9,981–10,000 of 10,000" in texts(at) and len(decision_labels(at)) == 20
+    at.pills(key="dec_page__step").set_value("Last »").run()
+    assert "Showing 9,981–10,000 of 10,000 decisions, newest first · page 500 of 500" in texts(at)
+    assert len(decision_labels(at)) == 20 and at.pills(key="dec_page__step").value is None  # a button, not a state
+    at.pills(key="dec_page__step").set_value("‹ Previous").run()
+    assert "Showing 9,961–9,980 of 10,000" in texts(at)
+    open_details(at, "dec_page__go")  # "Go to page…": the number box, drawn when opened
+    at.number_input(key="dec_page__to").set_value(250).run()
+    assert "Showing 4,981–5,000 of 10,000" in texts(at) and at.number_input(key="dec_page__to").value == 250
+    at.pills(key="dec_page__step").set_value("Next ›").run()
+    assert "page 251 of 500" in texts(at) and at.number_input(key="dec_page__to").value == 251
     # a filter: metrics, chart and list follow it, and the list goes back to its first page
     open_details(at, "dec_filters")  # the filter panel: drawn when opened
     at.selectbox(key="dec_author").set_value("dev3").run()

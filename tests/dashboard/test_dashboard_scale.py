@@ -152,7 +152,7 @@ def test_the_recall_table_pages_through_400_recalls(team, use_root, app):
     assert metrics(at)["Recall p50"] == "199.0 ms"  # over all 400, not a loaded subset
     assert "Showing 1–50 of 400 recalls (newest first)" in texts(at)
     assert at.dataframe[-1].value["query"].iloc[0] == "recall question 399"
-    at.number_input(key="recall_page").set_value(8).run()
+    at.pills(key="recall_page__step").set_value("Last »").run()
     assert "Showing 351–400 of 400" in texts(at)
     assert at.dataframe[-1].value["query"].iloc[-1] == "recall question 0"
 
@@ -200,9 +200,21 @@ def test_explorer_search_puts_the_definition_named_so_first(flasklike, use_root,
         assert g.search("url_for", kinds=["doc"])[0]["kind"] == "doc"
     use_root(flasklike)
     at = app("graph_explorer", {"q": "url_for"})
+    with GraphReader(flasklike / ".nervapack" / "graph.db") as g:  # what the page lists (its default kinds)
+        listed = [r["id"] for r in g.search("url_for", ["function", "class", "file", "doc"], 50)]
+    top = at.pills(key="result_top")  # the first results as buttons, the best match chosen
+    assert top.value == listed[0] and top.options[0].startswith("url\\_for  \\(src/flask/helpers")
+    assert at.subheader[0].value == "function: url\\_for" and at.text[0].value == "src/flask/helpers.py"
+    top.set_value(listed[1]).run()  # another result: opened, and in the URL
+    assert at.text[0].value == "src/flask/app.py" and at.query_params["node"] in (listed[1], [listed[1]])
+    # every result in a select box, in a panel drawn when opened
+    assert len(listed) > 8 and len(at.pills(key="result_top").options) == 8
+    assert f"All {len(listed)} results…" in [e.label for e in at.expander]
+    open_details(at, "result_all")
     box = at.selectbox(key="result")
-    assert box.options[0].startswith("function  url_for  (src/flask/helpers.py:1)")
-    assert at.subheader[0].value == "function: url\\_for"
+    assert len(box.options) == len(listed) and box.value == listed[1]
+    box.set_value(listed[-1]).run()  # the last one: opened; no button shows as chosen
+    assert at.query_params["node"] in (listed[-1], [listed[-1]]) and at.pills(key="result_top").value is None
 
 
 # ---------------------------------------------------------------------------- Memory Timeline lineage
