@@ -227,22 +227,25 @@ def neighbourhood_section() -> None:
         with left:
             ui.chart(fig, key="neighbourhood", height=460)
         with right:
-            every = st.expander(f"All {len(nb):,} relations (table)", icon=":material/table:", key="nb_table",
-                                on_change="rerun")  # a data grid: drawn when opened
-            if every.open:
-                every.dataframe(
+            # a data grid and a select box: drawn when opened (their scripts cost a fresh tab ~0.1 s each)
+            every = st.expander(f"All {len(nb):,} relations: a table, go to one…", icon=":material/table:",
+                                key="nb_table", on_change="rerun")
+            if not every.open:
+                return
+            with every:
+                st.dataframe(
                     nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
                     hide_index=True, height=380,
                     column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
                                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})
-            options = list(dict.fromkeys(nb["id"]))
-            names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
-            target = st.selectbox("Go to a neighbour", [None] + options,
-                                  format_func=lambda i: "—" if i is None else names[i], key="goto")
+                options = list(dict.fromkeys(nb["id"]))
+                names = dict(zip(nb["id"], nb["node_kind"] + "  " + nb["qualified_name"]))
+                target = st.selectbox("Go to a neighbour", [None] + options,
+                                      format_func=lambda i: "—" if i is None else names[i], key="goto")
             if target:
                 st.query_params["node"] = target
                 st.query_params.pop("q", None)
-                for k in ("q", "result", "goto"):
+                for k in ("q", "result", "result_top", "goto"):
                     st.session_state.pop(k, None)
                 st.rerun()
 

@@ -210,6 +210,10 @@ def test_dashboard_graph_explorer_search_and_code(on_seeded, app):
     at.run()
     neighbours = at.dataframe[0].value
     assert "AuthService" in set(neighbours["qualified_name"])  # the class DEFINES the method
+    # go to a neighbour (a select box in the same panel): it opens, the search is left
+    at.selectbox(key="goto").set_value(_node_id(on_seeded[0], "AuthService")).run()
+    assert not at.exception and "q" not in at.query_params
+    assert at.subheader[0].value == "class: AuthService"
 
 
 def test_dashboard_graph_explorer_deep_link(on_seeded, app):
