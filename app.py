@@ -10,7 +10,7 @@ import streamlit as st
 
 from nervapack_core import __version__
 from nervapack_core.dashboard.data import resolve_sources
-from nervapack_core.dashboard.ui import favicon_png, preload_charts
+from nervapack_core.dashboard.ui import favicon_png, page_end, preload_charts
 from nervapack_core.errors import NervapackError
 
 # The favicon is drawn in code: with a ":material/…:" icon here, or none (then each page's
@@ -52,3 +52,5 @@ try:
     navigation.run()
 except NervapackError as exc:  # a damaged or locked store a page did not catch itself: said, with its file and fix
     st.error(str(exc), icon=":material/error:")
+finally:  # (st.stop() in a page ends the run through here too)
+    page_end()

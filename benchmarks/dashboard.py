@@ -56,8 +56,10 @@ READY = """([title, want]) => {
       .filter(e => e.offsetParent);
   const charts = plots.length;
   const drawn = plots.filter(e => e.querySelector('.main-svg')).length;
+  // the page's last element there (Streamlit's "running" sign shows only once a run has lasted 0.5 s)
+  const end = document.querySelector('.st-key-page_end');
   const running = document.querySelector('[data-testid="stStatusWidget"]');
-  return h && nav && !running && charts >= want && drawn >= charts;
+  return h && nav && end && !running && charts >= want && drawn >= charts;
 }"""
 
 H1 = "(title) => [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title)"

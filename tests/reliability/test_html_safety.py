@@ -36,7 +36,7 @@ PAGES = [  # url path (deep links filled in by the test), title
 ]
 READY = """(title) => {
   const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
-  return h && !document.querySelector('[data-testid="stStatusWidget"]');
+  return h && document.querySelector('.st-key-page_end') && !document.querySelector('[data-testid="stStatusWidget"]');
 }"""
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(
