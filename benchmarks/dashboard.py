@@ -570,7 +570,9 @@ def main(argv=None) -> int:
         "Targets: first load < 2 s, cached rerun < 200 ms; in a fresh tab, every page within 1.3× of the floor "
         "(a minimal Streamlit app with one Plotly chart, served alongside: a fresh tab of it is opened just before "
         "each page's, so both are measured under the same load — other jobs share the machine; *× floor* is the "
-        "page's time over that floor tab's)."
+        "page's time over that floor tab's). A page counts as drawn when its title, its charts and the empty "
+        "element app.py adds after the page's last one are there (Streamlit's own 'running' sign only shows once a "
+        "run has lasted 0.5 s)."
         + (f" Browser figures: the median of {rounds} rounds (each a fresh dashboard server, every page in a fresh "
            "tab, its caches cold)." if rounds > 1 else ""), "",
         "| page | browser, fresh tab: title shown | browser, fresh tab: first view drawn | the floor tab just before "
@@ -620,7 +622,13 @@ def main(argv=None) -> int:
               "the namespace counts read a covering index; the Graph Explorer's code is a tab of its own and its "
               "neighbourhood draws its arrowheads in one trace; the Communities treemap has the 20 largest "
               "communities with their 3 largest files each (a click on a community shows them; 30 × 4 cost a fresh "
-              "tab ~0.06 s more).",
+              "tab ~0.06 s more). Since then (2026-12-01, A/B of the page before and after, fresh servers, 8-10 "
+              "rounds, load 4-6 with another job): small tables (the Overview's health score, the Namespaces "
+              "overview and entities) are plain HTML (`ui.table`) instead of `st.table`, whose Arrow scripts are ~1 MB "
+              "(Namespaces -0.13× of the floor, Overview -0.04×); the pagers are buttons with the number box in a "
+              "'Go to page…' panel (Decisions -0.02×, within noise); the Graph Explorer's first 8 results are "
+              "buttons and every result, the relations' table and 'Go to a neighbour' are in panels drawn when "
+              "opened (no select box in its first view).",
               "", "How large data stays responsive: the Memory Timeline's first view is counted in SQL over every "
               "version (`MemoryStore.timeline_summary`: counts, dates, months; `timeline_as_of`: the versions valid "
               "at the cursor, the latest one's place and the 60 intervals around it), so nothing reads the 10,000 "
