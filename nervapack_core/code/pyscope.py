@@ -111,7 +111,13 @@ class _Scopes:
         self.attrs: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.local: set[tuple[str | None, str]] = set()
         self.value: set[tuple[str | None, str]] = set()  # *args, **kwargs: a tuple, a dict
+        copies = []  # `self.x = x`: read once every typed name is known
         for (name, type_node, obj), (scope, cls) in zip(binds, bind_where):
+            parent = type_node.parent
+            if type_node.type == "identifier" and parent is not None and parent.type == "assignment":
+                if obj is not None and _text(obj) in _SELF and cls:
+                    copies.append((cls, scope, _text(name), type_node))
+                continue
             type_text = _dotted(type_node) if type_node.type != "type" else annotation_type(_text(type_node))
             if not type_text:
                 if obj is None:
@@ -129,6 +135,10 @@ class _Scopes:
             entries.sort()
         self.local.update((scope, _text(node)) for node, scope in zip(locals_, local_scopes))
         self.value.update((scope, _text(node)) for node, scope in zip(values, value_scopes))
+        for cls, scope, name, value in copies:
+            how, typ = self.lookup(scope, _text(value), value.start_byte)
+            if how == "typed" and typ:
+                self.attrs[(cls, name)].add(typ)
 
     def chain(self, scope: str | None) -> list[str | None]:
         """The function scopes a name is looked up in from ``scope``, innermost first, then the

@@ -367,6 +367,15 @@ ATTRIBUTES = {
         def use():
             loader = MigrationLoader()
             return loader.graph.forwards_plan()
+
+
+        class Planner:
+            def __init__(self, loader: MigrationLoader, other):
+                self.loader = loader
+                self.other = other
+
+            def plan(self):
+                return self.loader.graph.forwards_plan(), self.other.forwards_plan()
     """,
 }
 
@@ -379,11 +388,16 @@ def test_calls_through_typed_attributes_and_properties(tmp_path):
     assert calls_from(repo, "pkg/query.py::Sub.again") == {"pkg/sql.py::Query.chain": 0.85}  # a base's attribute
     assert calls_from(repo, "pkg/query.py::use") == {"pkg/loader.py::MigrationLoader": 0.9,
                                                      "pkg/graph.py::MigrationGraph.forwards_plan": 0.85}
+    # a typed parameter kept in an attribute; an untyped one is a guess
+    assert calls_from(repo, "pkg/query.py::Planner.plan") == {
+        "pkg/graph.py::MigrationGraph.forwards_plan": pytest.approx(0.85)}
     # the attribute's class changes in another file: the callers through it follow, as a fresh ingest
     write(repo, {"pkg/loader.py": "from pkg.sql import Other\n\n\nclass MigrationLoader:\n"
                                   "    def build_graph(self):\n        self.graph = Other()\n"})
     sync(repo, embed=False, workers=1)
     assert calls_from(repo, "pkg/query.py::QuerySet.plan") == {}  # Other has no forwards_plan
+    assert calls_from(repo, "pkg/query.py::Planner.plan") == {
+        "pkg/graph.py::MigrationGraph.forwards_plan": pytest.approx(0.3)}  # only the guess is left
     assert_same_graph(repo, tmp_path / "fresh")
 
 
