@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "STOPWORDS", "fts_quote", "fts_match", "words", "split_identifier", "identifier_terms",
-    "is_test_path", "is_build_path", "register_path_functions",
+    "is_test_path", "is_test_support_path", "is_build_path", "register_path_functions",
 ]
 
 # Function words of English questions and statements. Dropped from searches when a query
@@ -86,8 +86,28 @@ _BUILD_PATH = re.compile(
 
 
 def is_test_path(path: str) -> bool:
-    """Test code: a tests/spec/fixtures folder, ``test_*.py``, ``*_test.go``, ``*.spec.ts``, conftest."""
-    return bool(_TEST_PATH.search(path or ""))
+    """Test code: a tests/spec/fixtures folder, ``test_*.py``, ``*_test.go``, ``*.spec.ts``, conftest;
+    not a library's own test framework (:func:`is_test_support_path`)."""
+    return bool(_TEST_PATH.search(path or "")) and not is_test_support_path(path)
+
+
+# a library's own test framework (``django/test/client.py``, ``numpy/testing/utils.py``): a ``test`` or
+# ``testing`` package inside the library's folder, under no other test folder, in a module not named as tests
+_LIBRARY_TEST_SUPPORT = re.compile(r"^(?:[^/]+/)+(?:test|testing)/(?:[^/]+/)*[^/]+\.py$", re.IGNORECASE)
+_TEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_tests?\.py|tests\.py|conftest\.py)$", re.IGNORECASE)
+_SUITE_FOLDER = re.compile(r"(^|/)(tests|__tests__|spec|specs|e2e|fixtures?)/", re.IGNORECASE)
+
+
+def is_test_support_path(path: str) -> bool:
+    """A library's test framework rather than its test suite: Python code in a ``test``/``testing``
+    package nested in the library (``django/test/client.py``), not under a tests/spec/fixtures
+    folder nor itself named as tests. Users call it (``django.test.Client``), so a search lists it
+    like the rest of the library (and embeds it); a top-level ``tests/`` folder stays a test suite."""
+    p = path or ""
+    if not _LIBRARY_TEST_SUPPORT.match(p) or _TEST_MODULE.search(p) or _SUITE_FOLDER.search(p):
+        return False
+    first = p.split("/", 1)[0].lower()
+    return first not in ("test", "testing")
 
 
 def is_build_path(path: str) -> bool:

@@ -19,14 +19,17 @@ caller imports, then a name defined once. An edge whose target was only guessed 
 Why the incremental way is exact: the edges of a reference depend only on the reference
 itself, its file's import bindings, and facts found by *name*: the definitions carrying a
 name, the names other modules' imports bind (re-exports), the bases of the classes its
-receiver's class derives from, what the function that made its receiver returns. Each
+receiver's class derives from, what the function that made its receiver returns, what a
+typed attribute on the way holds. Each
 Python call carries the names its receiver hint looks up as ``dep`` references of its
-caller, ``alias`` references record ``from m import a as b`` and ``returns`` references
-what a function returns, under each name that depends on. So after files change, the
+caller, ``alias`` references record ``from m import a as b``, ``returns`` references
+what a function returns and ``attr`` references what a class's attribute holds, under each
+name that depends on. So after files change, the
 *affected names* are those whose definitions differ, those a changed file's imports now
-bind differently, the classes whose bases and the functions whose returns changed, the
-module names of files that came or went, then (to a fixpoint) the aliases of affected
-names, the classes deriving from an affected class and the functions returning one; and
+bind differently, the classes whose bases or typed attributes and the functions whose
+returns changed, the module names of files that came or went, then (to a fixpoint) the
+aliases of affected names, the classes deriving from an affected class or holding one in an
+attribute and the functions returning one; and
 the callers resolved again are all those of the changed files, of files whose bindings
 differ, and every caller with a reference or dep of an affected name
 (all its references, so the edges from it can be replaced as a whole). A doc section's
@@ -176,11 +179,16 @@ def resolve_edges(conn) -> None:
         imports_by_file[r["file"]].append(r)
     bases: dict[str, set[str]] = defaultdict(set)
     returns: dict[str, str] = {}
+    attributes: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for r in refs:
         if r["kind"] == "returns":
             returns.setdefault(r["source_id"], r["hint"])
+        elif r["kind"] == "attr":
+            attribute, _, hint = r["hint"].partition("=")
+            attributes[r["source_id"]].setdefault(attribute, (r["file"], hint))
     python = PythonResolver(lambda name: by_name.get(name, []), lambda path: imports_by_file.get(path, ()), resolver,
-                            lambda cid: sorted(bases.get(cid, ())), lambda function: returns.get(function["id"]))
+                            lambda cid: sorted(bases.get(cid, ())), lambda function: returns.get(function["id"]),
+                            lambda cid: attributes.get(cid, {}))
     edges += _bases_then_calls(refs, lambda kind, name: (classes_by_name if kind == "base" else by_name).get(name),
                                imports_of, qname_of.get, languages, python, bases)
     index = DefinitionIndex([_definition(d, file_ids) for d in defs if d["kind"] in ("class", "function")])
@@ -240,6 +248,7 @@ class _Lookup:
         self._definitions: dict[tuple[str, str], list[Definition]] = {}
         self._imports: dict[str, list] = {}
         self._returns: dict[str, str | None] = {}
+        self._attributes: dict[str, dict[str, tuple[str, str]]] = {}
 
     def _rows(self, column: str, value: str) -> list:
         key = (column, value)
@@ -273,6 +282,19 @@ class _Lookup:
                                     " ORDER BY rowid LIMIT 1", (function["file"], function["id"])).fetchone()
             self._returns[function["id"]] = row[0] if row else None
         return self._returns[function["id"]]
+
+    def attributes(self, class_id: str) -> dict[str, tuple[str, str]]:
+        """``{attribute: (file, hint)}`` of a class's typed attributes (its ``attr`` references)."""
+        if class_id not in self._attributes:
+            out: dict[str, tuple[str, str]] = {}
+            row = self.conn.execute("SELECT file FROM nodes WHERE id = ?", (class_id,)).fetchone()
+            if row is not None:
+                for (hint,) in self.conn.execute("SELECT hint FROM refs WHERE file = ? AND source_id = ?"
+                                                 " AND kind = 'attr' ORDER BY rowid", (row[0], class_id)):
+                    attribute, _, value = hint.partition("=")
+                    out.setdefault(attribute, (row[0], value))
+            self._attributes[class_id] = out
+        return self._attributes[class_id]
 
     def index(self) -> DefinitionIndex:
         lookup = self
@@ -378,7 +400,7 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
         return stored_bases[cid]
 
     python = PythonResolver(lambda name: lookup.candidates("call", name), lookup.imports, resolver, bases,
-                            lookup.returns)
+                            lookup.returns, lookup.attributes)
     edges += _bases_then_calls(refs, lookup.candidates, imports_of, qname_of, languages, python, new_bases)
 
     docs = {r["id"]: r for r in _docs_in(conn, sorted(present))}
@@ -451,30 +473,30 @@ def _imports_by_file(refs) -> dict[str, list]:
 
 
 def _typing_refs(conn, paths: list[str]) -> set[tuple]:
-    """(kind, name of the class, function or variable, name, hint) of the base and returns
-    references of ``paths``: what the types of their classes and values depend on."""
+    """(kind, name of the class, function or variable, name, hint) of the base, returns and
+    attr references of ``paths``: what the types of their classes and values depend on."""
     return {tuple(r) for r in in_chunks(
         conn, "SELECT r.kind, n.name, r.name, r.hint FROM refs r JOIN nodes n ON n.id = r.source_id"
-              " WHERE r.file IN ({marks}) AND r.kind IN ('base', 'returns')", paths)}
+              " WHERE r.file IN ({marks}) AND r.kind IN ('base', 'returns', 'attr')", paths)}
 
 
 def _rebased(conn, before: Before, present: list[str]) -> set[str]:
-    """The names of the changed files' classes whose bases, and functions or variables whose
-    returns hint, changed."""
+    """The names of the changed files' classes whose bases or typed attributes, and functions
+    or variables whose returns hint, changed."""
     return {t[1] for t in before.bases ^ _typing_refs(conn, present)}
 
 
 def _closure(conn, names: set[str]) -> set[str]:
     """``names`` and, to a fixpoint, the aliases bound to one of them (``from m import name as
     alias``), the names of the classes deriving from a class of one of them and of the
-    functions whose returns hint looks one of them up."""
+    functions (classes) whose returns hint (typed attribute) looks one of them up."""
     out, frontier = set(names), set(names)
     while frontier:
         found = {r[0] for r in in_chunks(conn, "SELECT hint FROM refs WHERE name IN ({marks}) AND kind = 'alias'",
                                          sorted(frontier))}
         found |= {r[0] for r in in_chunks(
             conn, "SELECT n.name FROM refs r JOIN nodes n ON n.id = r.source_id"
-                  " WHERE r.name IN ({marks}) AND r.kind IN ('base', 'returns')", sorted(frontier))}
+                  " WHERE r.name IN ({marks}) AND r.kind IN ('base', 'returns', 'attr')", sorted(frontier))}
         frontier = found - out
         out |= frontier
     return out

@@ -361,7 +361,7 @@ def update(
     return report
 
 
-PARSER_VERSION = 4  # bump when extraction changes in code (query files are hashed below)
+PARSER_VERSION = 5  # bump when extraction changes in code (query files are hashed below)
 
 
 def parser_fingerprint() -> str:

@@ -44,7 +44,7 @@ class Entity:
 
 @dataclass
 class Ref:
-    kind: str  # import | call (plain name) | method (obj.name) | base | dep, alias, returns (Python, see below)
+    kind: str  # import | call (plain name) | method (obj.name) | base | dep, alias, returns, attr (Python, see below)
     name: str  # module text for imports, callee / base name otherwise
     source: str | None  # qualified name of the enclosing entity, None = the file
     line: int
@@ -52,7 +52,8 @@ class Ref:
     hint: str = ""  # Python: what the receiver of a call is (see pyscope.py); "as:x" for ``import a.b as x``
     # Python "dep": a name the hints of the calls in ``source`` look up (a receiver's class,
     # the parts of a dotted receiver); "alias": ``from m import name as hint``; "returns": what
-    # function ``source`` returns (``hint``), once per name that hint looks up. None makes an
+    # function ``source`` returns (``hint``), once per name that hint looks up; "attr": what an
+    # attribute of class ``source`` holds (``hint`` "attribute=hint"), the same way. None makes an
     # edge: an incremental resolve finds through them the calls a changed name concerns.
 
 
@@ -311,9 +312,11 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
     sorted_bases = sorted(bases, key=lambda n: n.start_byte)
     call_hints, base_hints = [""] * len(sorted_calls), [""] * len(sorted_bases)
     returned: dict[str, str] = {}
+    attributes: dict[tuple[str, str], str] = {}
     if language == "python":
-        call_hints, base_hints, returned = python_hints(sorted_calls, sorted_bases, binds, local_names, value_names,
-                                                        return_statements, return_annotations, spans, _innermost)
+        call_hints, base_hints, returned, attributes = python_hints(
+            sorted_calls, sorted_bases, binds, local_names, value_names, return_statements, return_annotations,
+            spans, _innermost)
     callers = _innermost(spans, [node.start_byte for _, node in sorted_calls], ("function", "class"))
     deps: dict[str | None, dict[str, int]] = {}  # per caller: the names its hints look up, first line
     for (kind, node), caller, hint in zip(sorted_calls, callers, call_hints):
@@ -332,6 +335,9 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
     line_of = {e.qualified_name: e.start_line for e in result.entities}
     for function, hint in returned.items():  # one per name it depends on, each with the whole hint
         result.refs.extend(Ref("returns", name, function, line_of.get(function, 0), hint=hint)
+                           for name in dict.fromkeys(hint_names(hint)))
+    for (cls, attribute), hint in attributes.items():  # "attr": what a class's attribute holds, as "name=hint"
+        result.refs.extend(Ref("attr", name, cls, line_of.get(cls, 0), hint=f"{attribute}={hint}")
                            for name in dict.fromkeys(hint_names(hint)))
     for stmt, module in sorted(imports, key=lambda p: p[1].start_byte):
         names: tuple[str, ...] = ()

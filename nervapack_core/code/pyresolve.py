@@ -13,6 +13,9 @@ of :mod:`.pyscope`, never by a method's name alone.
   of the hierarchy the graph holds: a mixin's partner, a base from outside) the caller falls
   back to a *guess* by name (confidence below ``confidence.CONFIDENT``), which centrality
   and impact analysis leave out.
+- ``obj.attr.m()`` (``of:`` hints): the class of the receiver, then for each attribute the
+  class its typed attribute (``attributes``) or its property's returns say, in its bases
+  too; the method of the last one (``ATTRIBUTE``). Unknown on the way: a guess by name.
 - ``class A(B)``: ``B`` as a name of the file, ``models.Model`` through ``models``.
 
 Bases are read through ``bases(class id)`` (the INHERITS edges resolved first), so a method
@@ -40,7 +43,9 @@ SAME_FILE = 0.95  # a name the caller's scopes define
 IMPORTED = 0.9  # a name an import binds, an attribute of an imported module
 TYPED = 0.9  # a method of the class a constructor or annotation gave the receiver
 RETURNED = 0.85  # a method of the class the function that made the receiver returns
+ATTRIBUTE = 0.85  # a method of the class an attribute of the receiver holds (its class's typed attribute)
 _MAX_RETURNS = 3  # functions returning another function's result, followed
+_MAX_DEPTH = 6  # attributes and returns followed in all, for one reference (a property returning itself)
 _MAX_HOPS = 4  # re-exports followed (`from .api import get` in a package's __init__)
 
 
@@ -118,13 +123,15 @@ def _first(rows: list) -> Row | None:
 class PythonResolver:
     """``named(name)``: the class and function rows of that name; ``imports(file)``: the
     import rows of a file; ``bases(class_id)``: the ids of its resolved base classes;
-    ``returns(function row)``: the hint of what it returns, or None."""
+    ``returns(function row)``: the hint of what it returns, or None; ``attributes(class_id)``:
+    ``{attribute: (file of the class, hint)}`` of its typed attributes."""
 
     def __init__(self, named: Callable[[str], list], imports: Callable[[str], Iterable],
                  resolver: ImportResolver, bases: Callable[[str], list[str]],
-                 returns: Callable[[Row], str | None]):
+                 returns: Callable[[Row], str | None],
+                 attributes: Callable[[str], dict[str, tuple[str, str]]] = lambda class_id: {}):
         self.named, self.imports, self.resolver, self.bases = named, imports, resolver, bases
-        self.returns = returns
+        self.returns, self.attributes = returns, attributes
         self._bindings: dict[str, Bindings] = {}
         self._groups: dict[str, tuple[dict[str, list], dict[str, list]]] = {}
         self._file_ids: dict[str, str] = {}
@@ -191,6 +198,8 @@ class PythonResolver:
         mode, _, path = hint.partition(":")
         if mode == "self":
             return self.class_row(function["file"], path)
+        if mode == "of":
+            return self.hinted_class(function["file"], hint, function["qualified_name"], depth + 1)
         if mode != "type":
             return None
         target = self.path(function["file"], path, function["qualified_name"])
@@ -199,6 +208,54 @@ class PythonResolver:
         if target.row["kind"] == "class":
             return target.row
         return self.returned_class(target.row, depth + 1) if depth < _MAX_RETURNS else None
+
+    def hinted_class(self, file: str, hint: str, source_q: str | None, depth: int = 0) -> Row | None:
+        """The class of the value a hint (``self:``, ``type:``, ``of:``) read in ``file`` describes, or None."""
+        if depth > _MAX_DEPTH:
+            return None
+        mode, _, path = hint.partition(":")
+        if mode == "self":
+            return self.class_row(file, path)
+        if mode == "of":
+            chain, _, inner = path.partition(":")
+            cls = self.hinted_class(file, inner, source_q, depth + 1)
+            for attribute in chain.split("."):
+                if cls is None:
+                    return None
+                cls = self.attribute_class(cls["id"], attribute, depth + 1)
+            return cls
+        if mode != "type":
+            return None
+        target = self.path(file, path, source_q)
+        if target is None or target.kind not in ("def", "instance"):
+            return None
+        if target.kind == "instance" or target.row["kind"] == "class":
+            return target.row
+        return self.returned_class(target.row, depth + 1)
+
+    def attribute_class(self, class_id: str, name: str, depth: int, seen: set[str] | None = None) -> Row | None:
+        """The class of what attribute ``name`` of an instance of the class holds: a typed
+        attribute of the class, else its property's (a method's) returns, else a nested class;
+        then the same in its bases, depth first."""
+        seen = seen if seen is not None else set()
+        if class_id in seen or depth > _MAX_DEPTH:
+            return None
+        seen.add(class_id)
+        called = name.endswith("()")  # `chain()`: what the method returns (or the nested class makes)
+        name = name.removesuffix("()")
+        typed = self.attributes(class_id).get(name) if not called else None
+        if typed is not None:
+            return self.hinted_class(typed[0], typed[1], None, depth + 1)
+        own = _first(self._grouped(name)[1].get(class_id, []))
+        if own is not None:
+            if own["kind"] == "class":
+                return own
+            return self.returned_class(own, depth + 1) if own["kind"] == "function" else None
+        for base in sorted(self.bases(class_id)):
+            found = self.attribute_class(base, f"{name}()" if called else name, depth, seen)
+            if found is not None:
+                return found
+        return None
 
     def class_row(self, file: str, qname: str) -> Row | None:
         cid = node_id(file, "class", qname)
@@ -329,6 +386,12 @@ class PythonResolver:
                              None)
             # not in the class nor its bases in the graph: a mixin's partner, an outside base
             return (found, OWN_CLASS) if found is not None else GUESS_BY_NAME
+        if mode == "of":
+            cls = self.hinted_class(file, hint, source_q)
+            if cls is None:
+                return GUESS_BY_NAME
+            found = self.member(cls["id"], name)
+            return (found, ATTRIBUTE) if found is not None else None
         if mode in ("type", "name"):
             target = self.path(file, path, source_q)
             if target is None:

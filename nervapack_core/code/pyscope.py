@@ -25,6 +25,14 @@ is its *returns* hint: ``s = requests.session()`` then ``s.get()`` is ``Session.
 module-level variable given one type (``engines = EngineHandler()``) gets one too, so
 ``template.engines.all()`` is ``EngineHandler.all``.
 
+An attribute chain on a receiver (``self.loader.graph.m()``; ``self.query.m()`` with ``query``
+a property; ``x.attr.m()`` with ``x`` typed; ``self.query.chain().m()``, ``chain()`` read as
+what that method returns) → ``of:<attributes>:<hint of the receiver>``: the resolver follows
+each attribute through the class's typed attributes (stored per class as ``attr``
+references: ``graph=type:MigrationGraph``, from a constructor assignment, ``x or Cls()`` or
+an annotation) and its properties' returns, in its bases too. A method returning ``self``,
+``self.attr`` or a call of that kind gets it as its returns hint.
+
 Scopes are read flow-insensitively: the typed binding of a name in a function nearest
 before the call wins (the first one when all come after, as in a loop), and a function's
 untyped local hides module-level names of the same spelling.
@@ -78,6 +86,9 @@ def hint_names(hint: str) -> list[str]:
     ``self:``/``super:``, every part of a ``type:``/``name:`` path): the parser stores them as
     ``dep`` references, so an incremental resolve finds the call when one of them changes."""
     mode, _, path = hint.partition(":")
+    if mode == "of":
+        chain, _, inner = path.partition(":")
+        return [*(part.removesuffix("()") for part in chain.split(".")), *hint_names(inner)]
     if mode in ("self", "super"):
         return [path.rsplit(".", 1)[-1]]
     if mode in ("type", "name"):
@@ -100,7 +111,13 @@ class _Scopes:
         self.attrs: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.local: set[tuple[str | None, str]] = set()
         self.value: set[tuple[str | None, str]] = set()  # *args, **kwargs: a tuple, a dict
+        copies = []  # `self.x = x`: read once every typed name is known
         for (name, type_node, obj), (scope, cls) in zip(binds, bind_where):
+            parent = type_node.parent
+            if type_node.type == "identifier" and parent is not None and parent.type == "assignment":
+                if obj is not None and _text(obj) in _SELF and cls:
+                    copies.append((cls, scope, _text(name), type_node))
+                continue
             type_text = _dotted(type_node) if type_node.type != "type" else annotation_type(_text(type_node))
             if not type_text:
                 if obj is None:
@@ -118,6 +135,10 @@ class _Scopes:
             entries.sort()
         self.local.update((scope, _text(node)) for node, scope in zip(locals_, local_scopes))
         self.value.update((scope, _text(node)) for node, scope in zip(values, value_scopes))
+        for cls, scope, name, value in copies:
+            how, typ = self.lookup(scope, _text(value), value.start_byte)
+            if how == "typed" and typ:
+                self.attrs[(cls, name)].add(typ)
 
     def chain(self, scope: str | None) -> list[str | None]:
         """The function scopes a name is looked up in from ``scope``, innermost first, then the
@@ -168,15 +189,27 @@ def _receiver(obj: Node, scope: str | None, cls: str | None, scopes: _Scopes) ->
             return ""
         head, _, rest = dotted.partition(".")
         if head in _SELF and cls:
-            types = scopes.attrs.get((cls, rest), set()) if "." not in rest else set()
-            return f"type:{next(iter(types))}" if len(types) == 1 else ""
-        how, _typ = scopes.lookup(scope, head, obj.start_byte)
+            first, _, more = rest.partition(".")
+            types = scopes.attrs.get((cls, first), set())
+            if len(types) > 1:
+                return ""
+            if types:
+                typ = f"type:{next(iter(types))}"
+                return f"of:{more}:{typ}" if more else typ
+            # typed nowhere in this file's class: a base's attribute, a property (the resolver looks)
+            return f"of:{rest}:self:{cls}"
+        how, typ = scopes.lookup(scope, head, obj.start_byte)
+        if how == "typed" and typ:  # `loader = MigrationLoader(); loader.graph.m()`
+            typ_head = typ.split(".", 1)[0]
+            if typ_head in _SELF or scopes.lookup(scope, typ_head, obj.start_byte)[0] != "free":
+                return ""
+            return f"of:{rest}:type:{typ}"
         return f"name:{dotted}" if how == "free" else ""
     if t == "call":
         fn = obj.child_by_field_name("function")
         if fn is not None and fn.type == "identifier" and _text(fn) == "super":
             return f"super:{cls}" if cls else ""
-        return _constructed(obj, scope, cls, scopes)
+        return _made(obj, scope, cls, scopes)
     if t in _LITERALS:
         return "value"
     return ""
@@ -197,6 +230,26 @@ def _constructed(call: Node, scope: str | None, cls: str | None, scopes: _Scopes
     return f"type:{dotted}"
 
 
+def _made(call: Node, scope: str | None, cls: str | None, scopes: _Scopes) -> str:
+    """The hint of what a call expression gives: an instance it constructs, else what a method
+    of a known receiver returns (``self.query.chain()`` → ``of:query.chain():self:QuerySet``)."""
+    made = _constructed(call, scope, cls, scopes)
+    fn = call.child_by_field_name("function")
+    if made or fn is None or fn.type != "attribute":
+        return made
+    obj, method = fn.child_by_field_name("object"), fn.child_by_field_name("attribute")
+    if obj is None or method is None:
+        return ""
+    inner = _receiver(obj, scope, cls, scopes)
+    mode, _, path = inner.partition(":")
+    if mode in ("self", "type"):
+        return f"of:{_text(method)}():{inner}"
+    if mode == "of":
+        chain, _, receiver = path.partition(":")
+        return f"of:{chain}.{_text(method)}():{receiver}"
+    return ""
+
+
 def _returned(returns: list[Node], annotations: list[Node], where_returns, where_annotations,
               scopes: _Scopes) -> dict[str, str]:
     """Per function (qualified name): the hint of what it returns, from its annotation, else
@@ -213,7 +266,13 @@ def _returned(returns: list[Node], annotations: list[Node], where_returns, where
         value = node.named_children[0] if node.named_child_count else None
         if value is None or value.type == "none":
             continue
-        seen[scope].add(_constructed(value, scope, cls, scopes) if value.type == "call" else "")
+        if value.type == "call":
+            seen[scope].add(_made(value, scope, cls, scopes))
+        elif value.type in ("identifier", "attribute") and cls and _text(value).split(".", 1)[0] in _SELF:
+            # `return self` (a fluent method), `return self._query` (a property of what an attribute holds)
+            seen[scope].add(_receiver(value, scope, cls, scopes))
+        else:
+            seen[scope].add("")
     for scope, hints in seen.items():
         if scope not in out and len(hints) == 1 and "" not in hints:
             out[scope] = hints.pop()
@@ -234,12 +293,28 @@ def _module_variables(scopes: _Scopes) -> dict[str, str]:
     return out
 
 
+def _attribute_types(scopes: _Scopes) -> dict[tuple[str, str], str]:
+    """Per (class, attribute) given one type in the class (``self.loader = MigrationLoader()``,
+    ``self.query = query or sql.Query(model)``, ``graph: MigrationGraph``): the hint of its
+    value, stored so that code of other files can follow ``executor.loader.graph.m()``."""
+    out = {}
+    for (cls, name), types in scopes.attrs.items():
+        if len(types) == 1:
+            typ = next(iter(types))
+            head = typ.split(".", 1)[0]
+            if head not in _SELF and scopes.lookup(None, head, 0)[0] == "free":
+                out[(cls, name)] = f"type:{typ}"
+    return out
+
+
 def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[tuple[Node, Node, Node | None]],
                  locals_: list[Node], values: list[Node], returns: list[Node], annotations: list[Node],
-                 spans: list[tuple[int, int, str, str]], innermost) -> tuple[list[str], list[str], dict[str, str]]:
+                 spans: list[tuple[int, int, str, str]], innermost
+                 ) -> tuple[list[str], list[str], dict[str, str], dict[tuple[str, str], str]]:
     """The hint of each call (``calls`` in ascending position, as (kind, name node)), of each
-    base (``bases`` ascending), and of what each function returns or module-level variable
-    holds (by qualified name).
+    base (``bases`` ascending), of what each function returns or module-level variable
+    holds (by qualified name), and of what each typed attribute of a class holds (by (class,
+    attribute)).
     ``binds``: (name, callee or annotation, ``self`` object or None) of the typed names;
     ``locals_``: the other local names, ``values`` those holding a builtin value (``*args``,
     ``**kwargs``); ``returns``: the return statements; ``annotations``: the return
@@ -278,4 +353,5 @@ def python_hints(calls: list[tuple[str, Node]], bases: list[Node], binds: list[t
         else:
             base_hints.append("")
     return call_hints, base_hints, {**_module_variables(scopes),
-                                    **_returned(returns, annotations, w_returns, w_annotations, scopes)}
+                                    **_returned(returns, annotations, w_returns, w_annotations, scopes)}, \
+        _attribute_types(scopes)

@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..text import is_build_path, is_test_path
+from ..text import is_build_path, is_test_path, is_test_support_path
 
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
@@ -101,11 +101,15 @@ _HISTORY_WORDS = frozenset({"changelog", "history", "release", "releases", "vers
 
 
 def node_prior(kind: str, path: str, words: set[str], named: bool = False) -> float:
-    """A question-independent prior: tests, changelogs and build output answer few questions
-    unless asked about (build output and type declarations duplicate the source). A definition the
-    prompt ``named`` exactly (``assertNumQueries`` in a test-helpers module) is not damped as a test."""
+    """A question-independent prior: tests (and a library's own test framework,
+    ``text.is_test_support_path``), changelogs and build output answer few questions unless asked
+    about (build output and type declarations duplicate the source). A definition the prompt
+    ``named`` exactly (``assertNumQueries`` in a test-helpers module) is not damped as a test."""
     prior = 1.0
-    if is_test_path(path) and not named and not (words & _TEST_WORDS):
+    # a library's test framework is listed (it is library code) but damped like tests: it answers the
+    # questions that ask about testing, and its helpers (the test client's post(), captureOnCommitCallbacks)
+    # would otherwise crowd the code they exercise out of questions that do not
+    if (is_test_path(path) or is_test_support_path(path)) and not named and not (words & _TEST_WORDS):
         # half, not less: a search no longer lists tests (selection.evidence_only), so a matching test
         # only lends its score to the code it calls; the half keeps many tests from crowding the seeds
         prior *= 0.5

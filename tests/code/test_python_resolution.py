@@ -306,6 +306,101 @@ def test_calls_on_a_module_level_instance(tmp_path):
     assert_same_graph(repo, tmp_path / "fresh")
 
 
+ATTRIBUTES = {
+    # the shape of Django's QuerySet / MigrationExecutor: what an attribute holds is known from
+    # `x or Cls()` in __init__, a property returning it, an annotation, a class of another file
+    "pkg/__init__.py": "",
+    "pkg/sql.py": """
+        class Query:
+            def chain(self):
+                return self
+
+            def get_aggregation(self):
+                return 1
+
+
+        class Other:
+            def chain(self):
+                return 2
+    """,
+    "pkg/graph.py": """
+        class MigrationGraph:
+            def forwards_plan(self):
+                return []
+    """,
+    "pkg/loader.py": """
+        from pkg.graph import MigrationGraph
+
+
+        class MigrationLoader:
+            graph: "MigrationGraph | None"
+
+            def build_graph(self):
+                self.graph = MigrationGraph()
+    """,
+    "pkg/query.py": """
+        from pkg import sql
+        from pkg.loader import MigrationLoader
+
+
+        class QuerySet:
+            def __init__(self, query=None):
+                self._query = query or sql.Query()
+                self.loader = MigrationLoader()
+
+            @property
+            def query(self):
+                return self._query
+
+            def aggregate(self):
+                return self.query.chain().get_aggregation()
+
+            def plan(self):
+                return self.loader.graph.forwards_plan()
+
+
+        class Sub(QuerySet):
+            def again(self):
+                return self._query.chain()
+
+
+        def use():
+            loader = MigrationLoader()
+            return loader.graph.forwards_plan()
+
+
+        class Planner:
+            def __init__(self, loader: MigrationLoader, other):
+                self.loader = loader
+                self.other = other
+
+            def plan(self):
+                return self.loader.graph.forwards_plan(), self.other.forwards_plan()
+    """,
+}
+
+
+def test_calls_through_typed_attributes_and_properties(tmp_path):
+    repo = build(tmp_path, ATTRIBUTES)
+    assert calls_from(repo, "pkg/query.py::QuerySet.aggregate") == {"pkg/sql.py::Query.chain": 0.85,
+                                                                    "pkg/sql.py::Query.get_aggregation": 0.85}
+    assert calls_from(repo, "pkg/query.py::QuerySet.plan") == {"pkg/graph.py::MigrationGraph.forwards_plan": 0.85}
+    assert calls_from(repo, "pkg/query.py::Sub.again") == {"pkg/sql.py::Query.chain": 0.85}  # a base's attribute
+    assert calls_from(repo, "pkg/query.py::use") == {"pkg/loader.py::MigrationLoader": 0.9,
+                                                     "pkg/graph.py::MigrationGraph.forwards_plan": 0.85}
+    # a typed parameter kept in an attribute; an untyped one is a guess
+    assert calls_from(repo, "pkg/query.py::Planner.plan") == {
+        "pkg/graph.py::MigrationGraph.forwards_plan": pytest.approx(0.85)}
+    # the attribute's class changes in another file: the callers through it follow, as a fresh ingest
+    write(repo, {"pkg/loader.py": "from pkg.sql import Other\n\n\nclass MigrationLoader:\n"
+                                  "    def build_graph(self):\n        self.graph = Other()\n"})
+    sync(repo, embed=False, workers=1)
+    assert calls_from(repo, "pkg/query.py::QuerySet.plan") == {}  # Other has no forwards_plan
+    assert calls_from(repo, "pkg/query.py::Planner.plan") == {
+        "pkg/graph.py::MigrationGraph.forwards_plan": pytest.approx(0.3)}  # only the guess is left
+    assert_same_graph(repo, tmp_path / "fresh")
+
+
 def test_re_exports_aliases_and_star_imports_are_followed(tmp_path):
     repo = build(tmp_path, {
         "pkg/__init__.py": "from .api import get\nfrom .models import *\n",

@@ -34,6 +34,14 @@
             right: (call function: [(identifier) (attribute)] @bind.type))
 (assignment left: (attribute object: (identifier) @bind.object attribute: (identifier) @bind.name)
             type: (type) @bind.type)
+; `self.x = x`: the attribute holds what a typed name of the method holds (a parameter `x: Cls`)
+(assignment left: (attribute object: (identifier) @bind.object attribute: (identifier) @bind.name)
+            right: (identifier) @bind.type)
+; `x = given or Cls(...)`: a default constructed when nothing was given
+(assignment left: (identifier) @bind.name
+            right: (boolean_operator operator: "or" right: (call function: [(identifier) (attribute)] @bind.type)))
+(assignment left: (attribute object: (identifier) @bind.object attribute: (identifier) @bind.name)
+            right: (boolean_operator operator: "or" right: (call function: [(identifier) (attribute)] @bind.type)))
 (assignment left: (identifier) @local)
 (assignment left: (pattern_list (identifier) @local))
 (parameters (identifier) @local)
