@@ -15,8 +15,13 @@ from .. import storage
 from ..text import identifier_terms
 from .faults import fault_point
 
-__all__ = ["EMBEDDED_WHERE", "record_pending", "embed_pending", "clear_pending", "embedding_text",
-           "release_freed_memory"]
+__all__ = ["EMBEDDED_WHERE", "EMBEDDING_TEXT_VERSION", "record_pending", "embed_pending", "clear_pending",
+           "embedding_text", "embedding_text_outdated", "release_freed_memory"]
+
+# what embedding_text makes of a node, versioned: change it with the text, and the next ingest of a
+# graph embedded from another version compares every stored text and embeds again those that changed
+# (even when no file changed); graphs without the meta key were embedded from version "1"
+EMBEDDING_TEXT_VERSION = "1"
 
 # Test code stays in the graph and in full-text search, but is not embedded: it is most
 # of a large repository's definitions (Django: 28k of 41k) and rarely what a question
@@ -98,7 +103,7 @@ def embed_pending(store, workspace, report, embedder, progress, *, rebuild: bool
         _note_vectors_written(store)
     clear_pending(store, [i for i, action in pending.items() if action == "delete" or i not in expected])
     changed_ids = {i for i, action in pending.items() if action == "upsert"} & expected
-    if moved:
+    if moved or embedding_text_outdated(store):  # every stored text is compared below
         changed_ids = expected
     ids = sorted((expected - present) | changed_ids)
     rows = []
@@ -129,8 +134,14 @@ def embed_pending(store, workspace, report, embedder, progress, *, rebuild: bool
     report.embedded = total
     with store.transaction():
         store.set_meta("embedder", index.embedder_name)
+        store.set_meta("embedding_text", EMBEDDING_TEXT_VERSION)
         store.set_meta("vectors_at", where.key)  # where the graph's vectors are, for query and the next ingest
         store.set_meta("embedder_requested", embedder)  # lets a no-change re-ingest skip loading Chroma
+
+
+def embedding_text_outdated(store) -> bool:
+    """Whether the graph's vectors were embedded from another version of :func:`embedding_text`."""
+    return (store.get_meta("embedding_text") or "1") != EMBEDDING_TEXT_VERSION
 
 
 def _note_vectors_written(store) -> None:
@@ -157,7 +168,8 @@ def clear_pending(store, ids: list[str], *, vectors_written: bool = False) -> No
 
 
 def embedding_text(row) -> str:
-    """What a node is embedded as: its name, where it lives, its header and the gist of its doc."""
+    """What a node is embedded as: its name, where it lives, its header and the gist of its doc
+    (a change here goes with a new :data:`EMBEDDING_TEXT_VERSION`, or existing indexes keep the old texts)."""
     if row["kind"] == "doc":
         return f"{row['qualified_name']} ({row['file']}): {row['text'][:400]}"
     doc = (row["docstring"] or "").split("\n\n")[0][:300]

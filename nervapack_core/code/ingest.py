@@ -54,7 +54,14 @@ from .changes import GitState, git_state
 from .discovery import MAX_FILE_BYTES, Candidate, Discovery, content_sha, discover, file_sha
 from .docs import chunk_doc
 from .edges import CROSS_FILE_EDGES, Before, capture_before, node_id, resolve_changed, resolve_edges
-from .embed_step import EMBEDDED_WHERE, embed_pending, embedding_text, record_pending, release_freed_memory
+from .embed_step import (
+    EMBEDDED_WHERE,
+    embed_pending,
+    embedding_text,
+    embedding_text_outdated,
+    record_pending,
+    release_freed_memory,
+)
 from .evolution import FileChanges, file_changes, record_snapshot, snapshot_missing
 from .faults import fault_point
 from .history import update_history
@@ -529,7 +536,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
                                         changed=sorted(replaced) if incremental else None)
     pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
     vectors_known = vector_store(workspace).filled(store.get_meta("vectors_at"))
-    if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder):
+    if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder
+                  or embedding_text_outdated(store)):
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             embed_pending(store, workspace, report, embedder, progress, rebuild=rebuild)
