@@ -204,7 +204,13 @@ class Retriever:
             try:
                 # keyed on the store's files as they are *after* opening: Chroma touches its
                 # sqlite file when a client opens it, so the key read before would never match again
-                VectorSnapshot.save(self.cache, self._snapshot_key(embedder, where), index)
+                key = self._snapshot_key(embedder, where)
+                if VectorSnapshot.save(self.cache, key, index):
+                    # and searched from now on, as every later process will: Chroma's index is approximate,
+                    # so the first query after an ingest answered otherwise (4 of 56 Django questions)
+                    snap = VectorSnapshot.load(self.cache, key, kind)
+                    if snap is not None and snap.embedder.name == embedder:
+                        self._vectors = snap
             except Exception:  # a cache: never fail a query over it
                 pass
         except Exception as exc:  # a broken store or a server that is down must not break FTS retrieval
