@@ -127,25 +127,30 @@ def test_ingest_and_query_on_a_server_equal_the_embedded_store(chroma_server, fi
         assert first == _query(kit, remote, prompt, url)
     assert not (remote / ".nervapack" / "chroma").exists()
 
-    # in-process: vector search is really used, and finds what the embedded store finds
+    # in-process: the server's collection finds what the embedded store finds, and a query with no snapshot
+    # asks the server, then searches the snapshot it wrote from it (as every later query does)
+    from nervapack_core.code.cache import VectorSnapshot
     from nervapack_core.code.retrieval import Retriever
 
-    shutil.rmtree(local / ".nervapack" / "cache", ignore_errors=True)  # the collection, not its float16 snapshot
-    disk_side = Retriever(local)
-    assert isinstance(disk_side.vectors(), VectorIndex)  # opened before the variable below is set
+    disk_index = VectorIndex(local / ".nervapack" / "chroma")  # the collection, not its float16 snapshot
     monkeypatch.setenv(CHROMA_URL_ENV, url)
+    server_index = VectorIndex(vector_store(Workspace(remote)))
+    assert server_index.store.url == url
     shutil.rmtree(remote / ".nervapack" / "cache", ignore_errors=True)  # no snapshot: ask the server
     server_side = Retriever(remote)
     try:
-        assert isinstance(server_side.vectors(), VectorIndex) and server_side.vectors().store.url == url
+        assert isinstance(server_side.vectors(), VectorSnapshot)
+        assert server_side.cache.path("vectors_snapshot.npz").exists()
         for prompt in PROMPTS:
             assert server_side.retrieve(prompt).vectors_used or prompt.startswith("what breaks")  # impact: graph
-            a, b = server_side.vectors().query(prompt, 8), disk_side.vectors().query(prompt, 8)
+            a, b = server_index.query(prompt, 8), disk_index.query(prompt, 8)
             assert [i for i, _ in a] == [i for i, _ in b]
             assert all(abs(x - y) < 1e-5 for (_, x), (_, y) in zip(a, b))
+            snap = server_side.vectors().query(prompt, 8)  # float16: the same first hits, distances within 0.01
+            assert [i for i, _ in snap][:3] == [i for i, _ in a][:3]
+            assert abs(snap[0][1] - a[0][1]) < 0.01
     finally:
         server_side.close()
-        disk_side.close()
 
     # an edit reaches the server: the changed function's vector is replaced, nothing else re-embedded
     pricing = remote / "shop" / "pricing.py"
