@@ -42,25 +42,14 @@ from pathlib import Path
 
 from machine import describe
 
+from nervapack_core.dashboard.ui import PAGE_DRAWN_JS
+
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "app.py"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync"]
-READY = """([title, want]) => {
-  const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
-  const nav = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
-      .some(a => a.innerText.includes('Memory Timeline'));
-  // the charts shown (not the hidden one that preloads plotly.js), and of those the ones drawn
-  const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
-      .filter(e => e.offsetParent);
-  const charts = plots.length;
-  const drawn = plots.filter(e => e.querySelector('.main-svg')).length;
-  // the page's last element there (Streamlit's "running" sign shows only once a run has lasted 0.5 s)
-  const end = document.querySelector('.st-key-page_end');
-  const running = document.querySelector('[data-testid="stStatusWidget"]');
-  return h && nav && end && !running && charts >= want && drawn >= charts;
-}"""
+READY = PAGE_DRAWN_JS  # the page fully drawn (title, charts, its last element)
 
 H1 = "(title) => [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title)"
 

@@ -306,7 +306,7 @@ class Retriever:
     def _vector_ids(self, prompt: str, n: int = 60) -> list[tuple[str, float]]:
         return self._vector_search(prompt, n)()[0]
 
-    def _vector_lists(self, prompt: str, n: int = 60) -> tuple[list[tuple[str, float]], list[list[tuple[str, float]]]]:
+    def _vector_lists(self, prompt: str, n: int = 60) -> VectorLists:
         """The vector hits of the whole prompt and of each of its clauses (``prompt.clauses``)."""
         return self._vector_search(prompt, n)()
 

@@ -264,6 +264,23 @@ def page_end() -> None:
         st.html("<span></span>")  # (an empty container is not drawn at all)
 
 
+# For a browser (the browser tests, benchmarks/dashboard.py): JavaScript true once the page titled
+# ``title`` is fully drawn — its title, the app's navigation, at least ``want`` charts shown (not the
+# hidden one that preloads plotly.js) and all of them drawn, the page-end element there, no run going.
+PAGE_DRAWN_JS = """([title, want]) => {
+  const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
+  const nav = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
+      .some(a => a.innerText.includes('Memory Timeline'));
+  const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+      .filter(e => e.offsetParent);
+  const charts = plots.length;
+  const drawn = plots.filter(e => e.querySelector('.main-svg')).length;
+  const end = document.querySelector('.st-key-""" + PAGE_END + """');
+  const running = document.querySelector('[data-testid="stStatusWidget"]');
+  return h && nav && end && !running && charts >= want && drawn >= charts;
+}"""
+
+
 def fmt_int(n) -> str:
     return f"{int(n or 0):,}"
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from servers import free_port, stop_process_group, wait_until_serving
 
+from nervapack_core.dashboard.ui import PAGE_DRAWN_JS
+
 CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -40,20 +42,7 @@ PAGES = [
     ("namespaces", "namespaces", "Namespaces", ["default", "memory-team", "Activity", "Sessions and memories"], 1),
 ]
 
-READY = """([title, want]) => {
-  const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
-  const nav = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
-      .some(a => a.innerText.includes('Memory Timeline'));
-  // the charts shown (not the hidden one that preloads plotly.js), and of those the ones drawn
-  const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
-      .filter(e => e.offsetParent);
-  const charts = plots.length;
-  const drawn = plots.filter(e => e.querySelector('.main-svg')).length;
-  // the page's last element there (Streamlit's "running" sign shows only once a run has lasted 0.5 s)
-  const end = document.querySelector('.st-key-page_end');
-  const running = document.querySelector('[data-testid="stStatusWidget"]');
-  return h && nav && end && !running && charts >= want && drawn >= charts;
-}"""
+READY = PAGE_DRAWN_JS  # the page fully drawn (title, charts, its last element)
 
 
 def nervapack_command() -> list[str]:

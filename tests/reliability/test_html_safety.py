@@ -26,6 +26,8 @@ from hostile import HOSTILE_NAMES, IMG, JS_LINK, MD_IMG, PAYLOADS, XSS, hostile_
 from html_checks import CHROMIUM, Watch, assert_inert_html, browser
 from servers import free_port, stop_process_group, wait_until_serving
 
+from nervapack_core.dashboard.ui import PAGE_END
+
 EVIL = " ".join(PAYLOADS)
 PAGES = [  # url path (deep links filled in by the test), title
     ("", "Overview"), ("analytics", "Analytics"), ("queries", "Query History"),
@@ -36,7 +38,8 @@ PAGES = [  # url path (deep links filled in by the test), title
 ]
 READY = """(title) => {
   const h = [...document.querySelectorAll('h1')].some(e => e.innerText.trim() === title);
-  return h && document.querySelector('.st-key-page_end') && !document.querySelector('[data-testid="stStatusWidget"]');
+  return h && document.querySelector('.st-key-""" + PAGE_END + """')
+      && !document.querySelector('[data-testid="stStatusWidget"]');
 }"""
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(
