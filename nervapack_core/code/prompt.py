@@ -13,6 +13,7 @@ import re
 
 from ..text import STOPWORDS as ENGLISH_STOPWORDS
 from ..text import fts_quote, split_identifier
+from .concepts import concept_terms
 
 __all__ = [
     "CODE_FILLER", "STOPWORDS", "ABBREVIATIONS", "query_words", "fts_query", "identifiers_in", "detect_route",
@@ -116,7 +117,8 @@ def clauses(prompt: str) -> list[str]:
 
 
 def fts_query(prompt: str) -> str | None:
-    """A safe FTS5 MATCH expression for a prompt: quoted terms joined by OR (``None`` if empty)."""
+    """A safe FTS5 MATCH expression for a prompt: quoted terms joined by OR (``None`` if empty): its words,
+    their stems and abbreviations, and the code words for its everyday phrases (:mod:`.concepts`)."""
     terms: list[str] = []
     seen: set[str] = set()
 
@@ -134,6 +136,8 @@ def fts_query(prompt: str) -> str | None:
             add(fts_quote(w) + "*")
         for abbr in ABBREVIATIONS.get(w, ()):
             add(fts_quote(abbr))
+    for t in concept_terms(prompt):  # "out of date" -> stale, expire, ...
+        add(fts_quote(t))
     if not terms:
         return None
     return " OR ".join(terms[:64])

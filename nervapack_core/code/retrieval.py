@@ -75,6 +75,7 @@ from .ranking import (
     SEEDS,
     ScoredNode,
     coverage,
+    declaration_prior,
     direct_evidence,
     expand,
     file_prior,
@@ -444,6 +445,8 @@ class Retriever:
                 continue  # a definition the prompt names is an answer wherever it lives
             if words is not None and hop > 0:  # seeds already carry their prior
                 score *= node_prior(r["kind"], r["file"], words, bool(named and nid in named))
+            if answers_only:
+                score *= declaration_prior(r["subkind"], words or set())
             if files:
                 score *= 1.0 + FILE_BOOST * files.get(r["file"], 0.0)
             if direct:
