@@ -387,6 +387,8 @@ def main() -> None:
     ap.add_argument("--skip-django", action="store_true", help="leave the Django set out (its ingest takes minutes)")
     ap.add_argument("--skip-cold", action="store_true", help="do not time cold `nervapack query` processes")
     ap.add_argument("--only", choices=sorted(QUESTION_FILES), default=None)
+    ap.add_argument("--questions", default=str(HERE / "questions"),
+                    help="folder of the question files (questions/heldout: the held-out sets)")
     ap.add_argument("--out", default=str(HERE / "results" / "retrieval.md"))
     args = ap.parse_args()
     corpora = Path(args.corpora)
@@ -398,7 +400,7 @@ def main() -> None:
         if not (corpora / name).exists():
             print(f"{name}: no corpus at {corpora / name}, skipped", flush=True)
             continue
-        questions = json.loads((HERE / "questions" / qfile).read_text())["questions"]
+        questions = json.loads((Path(args.questions) / qfile).read_text())["questions"]
         print(f"{name}: {len(questions)} questions", flush=True)
         res = run_corpus(name, corpora / name, questions, cold=not args.skip_cold)
         results["corpora"].append(res)
