@@ -40,8 +40,8 @@ def _ranks(ids: list[str], rows: dict) -> dict[tuple[str, str], int]:
     return out
 
 
-def diagnose(name: str, root: Path, budget: int, verbose: bool) -> Counter:
-    questions = json.loads((HERE / "questions" / QUESTION_FILES[name]).read_text())["questions"]
+def diagnose(name: str, root: Path, budget: int, verbose: bool, folder: Path = HERE / "questions") -> Counter:
+    questions = json.loads((folder / QUESTION_FILES[name]).read_text())["questions"]
     retriever = Retriever(root)
     answer(retriever, "warm up", budget=budget)
     where: Counter = Counter()
@@ -96,6 +96,7 @@ def main() -> None:
     ap.add_argument("--corpora", default="/work/corpora")
     ap.add_argument("--only", choices=sorted(QUESTION_FILES), default=None)
     ap.add_argument("--budget", type=int, default=2000)
+    ap.add_argument("--questions", default=str(HERE / "questions"), help="folder of the question files")
     ap.add_argument("--verbose", action="store_true", help="list the targets returned with code too")
     args = ap.parse_args()
     totals = {}
@@ -107,7 +108,7 @@ def main() -> None:
             print(f"{name}: no graph at {root}, skipped")
             continue
         print(f"== {name}")
-        totals[name] = diagnose(name, root, args.budget, args.verbose)
+        totals[name] = diagnose(name, root, args.budget, args.verbose, Path(args.questions))
     for name, where in totals.items():
         total = sum(where.values())
         print(f"{name}: " + ", ".join(f"{k} {v} ({100 * v / total:.0f}%)" for k, v in sorted(where.items())))
