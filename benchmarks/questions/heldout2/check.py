@@ -2,12 +2,14 @@
 
 Every listed symbol must exist as a node (file, qualified_name) in the corpus graph, every
 symbol's file must be listed in "files", ids must be unique with the set's prefix, and each
-question must be 8-25 words. Read-only: the graph is opened with mode=ro.
+question must be 8-25 words with no code identifiers (snake_case, camelCase, call
+syntax). Read-only: the graph is opened with mode=ro.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -36,6 +38,9 @@ def check(name: str, corpus: str, prefix: str, root: str) -> list[str]:
         words = len(q["question"].split())
         if not 8 <= words <= 25:
             problems.append(f"{name} {qid}: {words} words")
+        # The sets test everyday wording: no snake_case, camelCase or call syntax.
+        if re.search(r"\w_\w|[a-z][A-Z]|\w\(\)", q["question"]):
+            problems.append(f"{name} {qid}: looks like a code identifier")
         if not 1 <= len(q["symbols"]) <= 3:
             problems.append(f"{name} {qid}: {len(q['symbols'])} symbols")
         for sym in q["symbols"]:
