@@ -125,10 +125,11 @@ def node_prior(kind: str, path: str, words: set[str], named: bool = False) -> fl
 # A type alias or interface describes the shape of data; a question about how, when or why something
 # happens is answered by code that runs. Damped in the final ranking only (they stay seeds: a search
 # spreads from them to the functions that use them), unless the question asks about types or options.
-# query-core (TypeScript, where src/types.ts holds 86 of them), before -> after at 0.5: file recall@5
-# 0.864 -> 0.912, with code at 2k 0.862 -> 0.876, listed the same (0.3: file recall 0.919, code the same;
-# 0.7: 0.874). The Python sets have no such declarations.
-DECLARATION_PRIOR = 0.5
+# query-core (TypeScript, where src/types.ts holds 86 of them), none -> 0.3: file recall@5 0.864 -> 0.919,
+# with code at 2k/4k 0.862/0.886 -> 0.876/0.914, listed the same; its held-out sets: file recall@5
+# 0.800 -> 0.867, listed @2k 0.700 -> 0.733 (0.5: file recall 0.912; 0.7: 0.874; 0.2: as 0.3). The Python
+# sets have no such declarations.
+DECLARATION_PRIOR = 0.3
 _DECLARATION_SUBKINDS = frozenset({"interface", "type"})
 _SHAPE_WORDS = frozenset({"type", "types", "typed", "typing", "interface", "interfaces", "shape", "fields",
                           "generic", "generics", "option", "options", "props", "properties", "signature",
