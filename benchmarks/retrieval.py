@@ -313,6 +313,27 @@ def target_line(c: dict) -> str:
     return "Targets of the issue: " + "; ".join(parts) + "."
 
 
+def write_compact_markdown(results: dict, path: Path, folder: Path) -> None:
+    """One table for the question sets of another folder (the held-out sets): the same measures, no
+    per-question lines, the engine's commit named so that two runs compare side by side."""
+    m = results["machine"]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    shown = folder.relative_to(REPO) if folder.is_relative_to(REPO) else folder
+    lines = [f"# Retrieval on `{folder.name}`", "",
+             f"Engine at commit {commit}; {m['nproc']} cores, {m['cpu']}, load average at start "
+             f"{', '.join(f'{x:.1f}' for x in m['load_avg_at_start'])}; `benchmarks/retrieval.py --questions "
+             f"{shown}` on {results['date']}.",
+             "", "| set | questions | listed recall @1k / 2k / 4k | with code @1k / 2k / 4k | file recall@5 (BM25) "
+             "| p50 warm |", "|---|---:|---|---|---|---:|"]
+    for c in results["corpora"]:
+        o, b = c["ours"], c["baseline"]
+        lines.append(f"| {c['corpus']} | {c['questions']} | " + " / ".join(f"{o[f'recall@{x}']:.2f}" for x in BUDGETS)
+                     + " | " + " / ".join(f"{o[f'body_recall@{x}']:.2f}" for x in BUDGETS)
+                     + f" | {o['file_recall@5']:.2f} ({b['file_recall@5']:.2f}) | {o['p50_ms']:.0f} ms |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def write_markdown(results: dict, path: Path) -> None:
     m = results["machine"]
     load_end = m.get("load_avg_at_end")
@@ -389,7 +410,8 @@ def main() -> None:
     ap.add_argument("--only", choices=sorted(QUESTION_FILES), default=None)
     ap.add_argument("--questions", default=str(HERE / "questions"),
                     help="folder of the question files (questions/heldout: the held-out sets)")
-    ap.add_argument("--out", default=str(HERE / "results" / "retrieval.md"))
+    ap.add_argument("--out", default=str(HERE / "results" / "retrieval.md"),
+                    help="the results file (with --questions: a compact table, e.g. results/retrieval_heldout2.md)")
     args = ap.parse_args()
     corpora = Path(args.corpora)
     results: dict[str, Any] = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -411,7 +433,11 @@ def main() -> None:
                                       for t in res["targets"]), flush=True)
     results["machine"]["load_avg_at_end"] = os.getloadavg()
     out = Path(args.out)
-    if not args.only:
+    folder = Path(args.questions).resolve()
+    if folder != (HERE / "questions").resolve() and not args.only:
+        write_compact_markdown(results, out, folder)
+        print(f"wrote {out}")
+    elif not args.only:
         write_markdown(results, out)
         out.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
         print(f"wrote {out}")
