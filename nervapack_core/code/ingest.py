@@ -368,7 +368,7 @@ def update(
     return report
 
 
-PARSER_VERSION = 5  # bump when extraction changes in code (query files are hashed below)
+PARSER_VERSION = 6  # bump when extraction changes in code (query files are hashed below)
 
 
 def parser_fingerprint() -> str:

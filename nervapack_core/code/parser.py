@@ -213,6 +213,27 @@ def _innermost(spans: list[tuple[int, int, str, str]], positions: list[int],
     return out
 
 
+def _function_values(values: list[Node], imports: list[tuple[Node, Node]], entities: list[Entity]) -> list[Node]:
+    """The names among ``values`` (identifiers used as values in JavaScript/TypeScript) that can only mean a
+    function: imported into the file by name or defined at its top level. ``setTimeout(flush)`` and
+    ``const add = previous ? addToStart : addToEnd`` call those functions later; without this the graph
+    would not link the caller to them. Every other value name (a variable, a parameter) is left out, so a
+    local ``query`` never turns into a call of some function named ``query``."""
+    known = {e.name for e in entities if e.kind in ("function", "class") and not e.parent}
+    for stmt, _module in imports:
+        stack = [stmt]
+        while stack:
+            node = stack.pop()
+            if node.type == "import_specifier":
+                local = node.child_by_field_name("alias") or node.child_by_field_name("name")
+                if local is not None:
+                    known.add(_text(local))
+            elif node.type == "import_clause":
+                known.update(_text(c) for c in node.children if c.type == "identifier")  # a default import
+            stack.extend(node.children)
+    return [n for n in values if _text(n) in known]
+
+
 def parse_source(source: bytes, language: str) -> ParsedSource:
     """Entities and references of one file in a parsed ``language``."""
     from tree_sitter import QueryCursor
@@ -223,7 +244,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
 
     defs = []  # (start_byte, -end_byte, kind, node, name_node)
     seen = set()
-    calls: list[tuple[str, Node]] = []  # ("call" or "method", name node)
+    calls: list[tuple[str, Node]] = []  # ("call", "method" or "value", name node)
+    values: list[Node] = []  # JavaScript/TypeScript: names used as values (see _function_values)
     bases, imports = [], []
     binds: list[tuple[Node, Node, Node | None]] = []  # Python: typed names (name, type, self object)
     local_names: list[Node] = []
@@ -251,6 +273,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
                 calls.extend(("call", n) for n in caps["call.name"])
             elif "call.method" in caps:
                 calls.extend(("method", n) for n in caps["call.method"])
+            elif "call.value" in caps:
+                values.extend(caps["call.value"])
             elif "base" in caps:
                 bases.extend(caps["base"])
             elif "bind.name" in caps and "bind.type" in caps:
@@ -308,6 +332,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         spans.append((start, end, kind, unique_qname))
         stack.append((end, kind, qname, qname))
 
+    if values:
+        calls.extend(("value", n) for n in _function_values(values, imports, result.entities))
     sorted_calls = sorted(calls, key=lambda c: c[1].start_byte)
     sorted_bases = sorted(bases, key=lambda n: n.start_byte)
     call_hints, base_hints = [""] * len(sorted_calls), [""] * len(sorted_bases)
@@ -320,6 +346,10 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
     callers = _innermost(spans, [node.start_byte for _, node in sorted_calls], ("function", "class"))
     deps: dict[str | None, dict[str, int]] = {}  # per caller: the names its hints look up, first line
     for (kind, node), caller, hint in zip(sorted_calls, callers, call_hints):
+        if kind == "value":
+            if caller is None:
+                continue  # `module.exports = Calculator` at the top level exports it, nothing calls it
+            kind = "call"
         result.refs.append(Ref(kind, _text(node), caller, node.start_point[0] + 1, hint=hint))
         if hint:
             for name in hint_names(hint):

@@ -21,5 +21,16 @@
 (call_expression function: (member_expression property: (property_identifier) @call.method))
 (new_expression constructor: (identifier) @call.name)
 
+; a function named as a value (a callback, `const add = previous ? addToStart : addToEnd`): a reference the
+; parser keeps only when the name is imported into the file or defined at its top level
+(arguments (identifier) @call.value)
+(ternary_expression consequence: (identifier) @call.value)
+(ternary_expression alternative: (identifier) @call.value)
+(variable_declarator value: (identifier) @call.value)
+(pair value: (identifier) @call.value)
+(assignment_expression right: (identifier) @call.value)
+(array (identifier) @call.value)
+(return_statement (identifier) @call.value)
+
 (class_heritage (identifier) @base)
 (class_heritage (member_expression property: (property_identifier) @base))
