@@ -134,6 +134,9 @@ def fts_query(prompt: str) -> str | None:
             add(fts_quote(stem_) + "*")
         elif len(w) >= 5:
             add(fts_quote(w) + "*")
+        root = re.sub(r"ations?$", "", w)  # "transformation" -> transform*, as "-ate" misses it
+        if root != w and len(root) >= 5:
+            add(fts_quote(root) + "*")
         for abbr in ABBREVIATIONS.get(w, ()):
             add(fts_quote(abbr))
     for t in concept_terms(prompt):  # "out of date" -> stale, expire, ...

@@ -48,6 +48,9 @@ def test_fts_query_quotes_every_term_and_adds_stems_and_abbreviations():
     expr = fts_query("authentication redirects")
     assert '"authentication"' in expr and '"auth"' in expr
     assert '"redirect"*' in expr
+    # "-ation" words also search their root: "transformation" finds transformer, transformFn
+    parts = fts_query("transformation serialization").split(" OR ")
+    assert '"transform"*' in parts and '"serializ"*' in parts
     assert all(part.startswith('"') for part in expr.split(" OR "))
     assert fts_query("the of and") is None
 
