@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nervapack_core.code import prompt
-from nervapack_core.code.concepts import CONCEPTS, concept_terms
+from nervapack_core.code.concepts import CONCEPTS, SCANNED, concept_terms
 from nervapack_core.code.prompt import fts_query
 from nervapack_core.code.ranking import DECLARATION_PRIOR, declaration_prior
 from nervapack_core.code.retrieval import Retriever
@@ -102,6 +102,11 @@ def test_concept_terms():
     assert concept_terms("") == concept_terms(None) == []  # type: ignore[arg-type]
     # the prompt is data, never a pattern: regular-expression and FTS5 syntax in it are just characters
     assert concept_terms('(?P<x>.*) "offline" OR NEAR(a b)') == ["online", "offline", "reconnect", "network"]
+
+
+def test_only_the_head_of_a_pasted_text_is_read_for_phrases():
+    assert "stale" in concept_terms("out of date " + "x " * 100_000)
+    assert concept_terms("x " * SCANNED + "out of date") == []  # the FTS expression keeps 64 terms anyway
 
 
 def test_every_concept_pattern_matches_something_and_adds_distinct_words():
