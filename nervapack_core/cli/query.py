@@ -91,8 +91,10 @@ def _record_history(ws, result, source: str = "cli") -> None:
 def query(prompt, budget, hops, as_json, no_vectors, path):
     """Answer PROMPT with a token-budgeted context from the code graph.
 
-    Seeds from full-text (BM25 over split identifiers, signatures, docstrings, docs) and
-    vector search, fused by reciprocal rank; expands over calls, definitions, imports,
+    Seeds from full-text (BM25 over split identifiers, signatures, docstrings, docs and the
+    words of each definition's code; everyday phrases also search the words code uses for
+    them: "out of date" -> stale, "thrown away" -> gc) and vector search, fused by
+    reciprocal rank; expands over calls, definitions, imports,
     inheritance and doc links; packs the best nodes' code and the next ones' signatures
     into Markdown that never exceeds --budget tokens. "What breaks if I change X" and
     bare names (Session.send) are answered from the graph around X.
