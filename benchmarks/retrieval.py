@@ -353,8 +353,9 @@ def write_markdown(results: dict, path: Path) -> None:
              "Share of naive = tokens returned / tokens of the whole files holding the returned nodes. "
              "Warm latency = the 2k answer asked again (in-process, graph and models loaded, whole-file token "
              "counts cached); first sight = the first time the question is asked (the whole files of its answer "
-             "are token-counted then, for the naive baseline). The Django set is held out: written from Django's "
-             "documentation topics, its answers located by hand (`benchmarks/questions/django.json`).", "",
+             "are token-counted then, for the naive baseline). The Django set was written from Django's "
+             "documentation topics, its answers located by hand (`benchmarks/questions/django.json`); the "
+             "held-out sets in `benchmarks/questions/heldout*` are measured apart (`--questions`).", "",
              "| set | questions | listed recall @1k / 2k / 4k | with code @1k / 2k / 4k | file recall@5 (BM25) "
              "| MRR file (BM25) | tokens @2k | p50 warm (first sight) | targets met |",
              "|---|---:|---|---|---|---|---:|---|---|"]
