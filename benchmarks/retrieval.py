@@ -313,6 +313,13 @@ def target_line(c: dict) -> str:
     return "Targets of the issue: " + "; ".join(parts) + "."
 
 
+def recall_cells(ours: dict, baseline: dict) -> str:
+    """The table cells both reports share: listed and with-code recall per budget, file recall@5 (BM25)."""
+    return (" / ".join(f"{ours[f'recall@{x}']:.2f}" for x in BUDGETS) + " | "
+            + " / ".join(f"{ours[f'body_recall@{x}']:.2f}" for x in BUDGETS)
+            + f" | {ours['file_recall@5']:.2f} ({baseline['file_recall@5']:.2f})")
+
+
 def write_compact_markdown(results: dict, path: Path, folder: Path) -> None:
     """One table for the question sets of another folder (the held-out sets): the same measures, no
     per-question lines, the engine's commit named so that two runs compare side by side."""
@@ -328,9 +335,7 @@ def write_compact_markdown(results: dict, path: Path, folder: Path) -> None:
              "| p50 warm |", "|---|---:|---|---|---|---:|"]
     for c in results["corpora"]:
         o, b = c["ours"], c["baseline"]
-        lines.append(f"| {c['corpus']} | {c['questions']} | " + " / ".join(f"{o[f'recall@{x}']:.2f}" for x in BUDGETS)
-                     + " | " + " / ".join(f"{o[f'body_recall@{x}']:.2f}" for x in BUDGETS)
-                     + f" | {o['file_recall@5']:.2f} ({b['file_recall@5']:.2f}) | {o['p50_ms']:.0f} ms |")
+        lines.append(f"| {c['corpus']} | {c['questions']} | {recall_cells(o, b)} | {o['p50_ms']:.0f} ms |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -363,9 +368,7 @@ def write_markdown(results: dict, path: Path) -> None:
         o, b = c["ours"], c["baseline"]
         met = sum(t["met"] for t in c["targets"])
         lines.append(
-            f"| {c['corpus']} | {c['questions']} | " + " / ".join(f"{o[f'recall@{x}']:.2f}" for x in BUDGETS)
-            + " | " + " / ".join(f"{o[f'body_recall@{x}']:.2f}" for x in BUDGETS)
-            + f" | {o['file_recall@5']:.2f} ({b['file_recall@5']:.2f}) | {o['mrr_file']:.2f} ({b['mrr_file']:.2f}) "
+            f"| {c['corpus']} | {c['questions']} | {recall_cells(o, b)} | {o['mrr_file']:.2f} ({b['mrr_file']:.2f}) "
             f"| {o['tokens@2000']:,.0f} | {o['p50_ms']:.0f} ms ({o['first_p50_ms']:.0f} ms) "
             f"| {met} of {len(c['targets'])} |")
     lines.append("")

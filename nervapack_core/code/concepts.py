@@ -17,7 +17,6 @@ were kept unread while the table was written, as a check that it helps questions
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 __all__ = ["CONCEPTS", "SCANNED", "concept_terms"]
 
@@ -198,16 +197,11 @@ def concept_terms(prompt: str) -> list[str]:
     """The code words for the everyday phrases in ``prompt`` (:data:`CONCEPTS`), in table order, once each.
 
     Only the first :data:`SCANNED` characters are read: a question is a sentence or two, the FTS
-    expression keeps 64 terms (the prompt's own words first), and 77 patterns over a pasted megabyte
-    would cost a second. One search reads the prompt three times (names, code words, files): cached."""
-    return list(_concept_terms((prompt or "")[:SCANNED]))
-
-
-@lru_cache(maxsize=64)
-def _concept_terms(text: str) -> tuple[str, ...]:
-    text = text.lower()
+    expression keeps 64 terms (the prompt's own words first), and 103 patterns over a pasted megabyte
+    would cost most of a second."""
+    text = (prompt or "")[:SCANNED].lower()
     out: list[str] = []
     for pattern, terms in _COMPILED:
         if pattern.search(text):
             out.extend(t for t in terms if t not in out)
-    return tuple(out)
+    return out

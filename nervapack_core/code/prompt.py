@@ -10,6 +10,7 @@ change-impact question or a bare name from a search.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..text import STOPWORDS as ENGLISH_STOPWORDS
 from ..text import fts_quote, split_identifier
@@ -116,9 +117,11 @@ def clauses(prompt: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
+@lru_cache(maxsize=16)
 def fts_query(prompt: str) -> str | None:
     """A safe FTS5 MATCH expression for a prompt: quoted terms joined by OR (``None`` if empty): its words,
-    their stems and abbreviations, and the code words for its everyday phrases (:mod:`.concepts`)."""
+    their stems and abbreviations, and the code words for its everyday phrases (:mod:`.concepts`).
+    Cached: one search reads the same prompt's expression for names, code words and files."""
     terms: list[str] = []
     seen: set[str] = set()
 
