@@ -185,6 +185,7 @@ CONCEPTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bstart ?up\b|when the (?:app|application|program|server) starts|\bboot\w*",
      ("init", "setup", "ready", "startup")),
     (r"\bdecorat\w*", ("decorator", "wraps", "wrapper")),
+    (r"\bby hand\b|\bmanual(?:ly)?\b|\bimperative(?:ly)?\b", ("manual", "manually")),
     (r"\bjson\b", ("json", "dumps", "loads")),
     (r"\bdownload\w*", ("download", "stream", "content", "save")),
     (r"\bheaders?\b", ("header", "headers")),
@@ -197,7 +198,7 @@ def concept_terms(prompt: str) -> list[str]:
     """The code words for the everyday phrases in ``prompt`` (:data:`CONCEPTS`), in table order, once each.
 
     Only the first :data:`SCANNED` characters are read: a question is a sentence or two, the FTS
-    expression keeps 64 terms (the prompt's own words first), and 103 patterns over a pasted megabyte
+    expression keeps 64 terms (the prompt's own words first), and 104 patterns over a pasted megabyte
     would cost most of a second."""
     text = (prompt or "")[:SCANNED].lower()
     out: list[str] = []

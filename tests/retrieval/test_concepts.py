@@ -90,6 +90,23 @@ def test_an_everyday_phrase_finds_the_code_that_names_it_otherwise(retriever, qu
         prompt.fts_query.cache_clear()
 
 
+def test_by_hand_finds_what_code_calls_manual(tmp_path, monkeypatch):
+    files = {"src/overwrite.ts": '''
+        export function overwrite(holder: object, next: unknown): void {
+          Object.assign(holder, { value: next, manual: true })
+        }
+    ''', "src/read.ts": "export function read(holder: { value: unknown }): unknown { return holder.value }\n"}
+    r = Retriever(ingested_git_repo(tmp_path, files), use_vectors=False)
+    try:
+        assert ranks(r, "How do I put something in by hand?").get("overwrite") == 0
+        monkeypatch.setattr(prompt, "concept_terms", lambda text: [])
+        prompt.fts_query.cache_clear()
+        assert "overwrite" not in ranks(r, "How do I put something in by hand?")
+    finally:
+        prompt.fts_query.cache_clear()
+        r.close()
+
+
 def test_type_declarations_rank_below_code_unless_the_question_asks_about_types(retriever):
     how = ranks(retriever, "How is the updated time of an entry state set?")
     assert how["touch"] < how["EntryState"]
@@ -102,6 +119,7 @@ def test_type_declarations_rank_below_code_unless_the_question_asks_about_types(
 def test_concept_terms():
     assert concept_terms("Is the data out of date?")[:2] == ["stale", "expire"]
     assert "gc" in concept_terms("when does an unused query get thrown away")
+    assert concept_terms("How do I write data into the cache by hand?") == ["manual", "manually"]
     assert concept_terms("How do cookies end up in the session so later requests send them?") == []
     assert concept_terms("") == concept_terms(None) == []  # type: ignore[arg-type]
     # the prompt is data, never a pattern: regular-expression and FTS5 syntax in it are just characters
