@@ -215,7 +215,7 @@ def run_corpus(name: str, root: Path, questions: list[dict], cold: bool) -> dict
         file_r5.append(len(files & set(ranked_files[:5])) / len(files))
         mrr_file.append(rr(ranked_files, files))
         mrr_sym.append(rr([(n.file, n.qualified_name) for n in found.nodes], set(symbols)))
-        row = {"id": q["id"], "question": q["question"]}
+        row = {"id": q["id"], "question": q["question"], "file_recall@5": round(file_r5[-1], 3)}
         # 2k first: its time is the first sight (the answer's whole files are token-counted now)
         for b in (2000, *[x for x in BUDGETS if x != 2000]):
             t0 = time.perf_counter()
