@@ -118,7 +118,7 @@ CONCEPTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"not found|\b404\b|does not exist|doesn't exist", ("404", "notfound", "exist")),
     (r"security headers?|https only|strict transport|sniff\w*|guess(?:ing)? (?:the )?content[- ]types?|clickjack\w*",
      ("security", "hsts", "nosniff", "ssl", "xframe", "header")),
-    (r"cross[- ]site request|forged requests?|\bcsrf\b", ("csrf", "token")),
+    (r"cross[- ]site request|forged requests?|anti-?forgery|\bcsrf\b", ("csrf", "token")),
     # accounts
     (r"(?:forgot(?:ten)?|lost|reset(?:ting)?) (?:my |your |the |a )?password|password[- ]reset",
      ("password", "reset", "token")),
@@ -186,6 +186,12 @@ CONCEPTS: tuple[tuple[str, tuple[str, ...]], ...] = (
      ("init", "setup", "ready", "startup")),
     (r"\bdecorat\w*", ("decorator", "wraps", "wrapper")),
     (r"\bby hand\b|\bmanual(?:ly)?\b|\bimperative(?:ly)?\b", ("manual", "manually")),
+    (r"drop-?downs?|select box|pick ?list|list of choices", ("select", "choice", "choices", "option")),
+    (r"sample data|seed data|initial data|\bfixtures?\b", ("fixture", "fixtures", "loaddata")),
+    (r"if-?else|if/else|\bconditional\w*|depend(?:s|ing)? on (?:a |the )?conditions?",
+     ("case", "condition", "conditional")),
+    (r"history (?:entry|entries|log)|\baudit\w*|who changed", ("log", "history", "logentry", "audit")),
+    (r"\bannounc\w*|\bbroadcast\w*", ("signal", "send", "emit", "dispatch", "receiver")),
     (r"\bjson\b", ("json", "dumps", "loads")),
     (r"\bdownload\w*", ("download", "stream", "content", "save")),
     (r"\bheaders?\b", ("header", "headers")),
@@ -198,7 +204,7 @@ def concept_terms(prompt: str) -> list[str]:
     """The code words for the everyday phrases in ``prompt`` (:data:`CONCEPTS`), in table order, once each.
 
     Only the first :data:`SCANNED` characters are read: a question is a sentence or two, the FTS
-    expression keeps 64 terms (the prompt's own words first), and 104 patterns over a pasted megabyte
+    expression keeps 64 terms (the prompt's own words first), and 109 patterns over a pasted megabyte
     would cost most of a second."""
     text = (prompt or "")[:SCANNED].lower()
     out: list[str] = []
