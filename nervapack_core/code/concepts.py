@@ -192,6 +192,11 @@ CONCEPTS: tuple[tuple[str, tuple[str, ...]], ...] = (
      ("case", "condition", "conditional")),
     (r"history (?:entry|entries|log)|\baudit\w*|who changed", ("log", "history", "logentry", "audit")),
     (r"\bannounc\w*|\bbroadcast\w*", ("signal", "send", "emit", "dispatch", "receiver")),
+    (r"change requests?|write requests?", ("mutation", "mutate", "mutations")),
+    (r"load (?:its |the )?data again|\bre-?load\w*|\brefresh\w*|fetch(?:es|ed)? again",
+     ("refetch", "reload", "refresh")),
+    (r"back to (?:idle|initial|the start|its initial)", ("reset", "idle", "initial")),
+    (r"wait(?:s|ed)? on|\bawait\w*|\bpromises?\b", ("promise", "thenable", "await")),
     (r"\bjson\b", ("json", "dumps", "loads")),
     (r"\bdownload\w*", ("download", "stream", "content", "save")),
     (r"\bheaders?\b", ("header", "headers")),
@@ -204,7 +209,7 @@ def concept_terms(prompt: str) -> list[str]:
     """The code words for the everyday phrases in ``prompt`` (:data:`CONCEPTS`), in table order, once each.
 
     Only the first :data:`SCANNED` characters are read: a question is a sentence or two, the FTS
-    expression keeps 64 terms (the prompt's own words first), and 109 patterns over a pasted megabyte
+    expression keeps 64 terms (the prompt's own words first), and 113 patterns over a pasted megabyte
     would cost most of a second."""
     text = (prompt or "")[:SCANNED].lower()
     out: list[str] = []

@@ -122,6 +122,8 @@ def test_concept_terms():
     assert concept_terms("How do I write data into the cache by hand?") == ["manual", "manually"]
     assert concept_terms("Why does the hidden anti-forgery value change?") == ["csrf", "token"]
     assert concept_terms("How is sample data loaded into the database?")[:2] == ["fixture", "fixtures"]
+    assert "mutation" in concept_terms("How is a finished change request reset?")
+    assert concept_terms("How do I load its data again?") == ["refetch", "reload", "refresh"]
     assert concept_terms("How do cookies end up in the session so later requests send them?") == []
     assert concept_terms("") == concept_terms(None) == []  # type: ignore[arg-type]
     # the prompt is data, never a pattern: regular-expression and FTS5 syntax in it are just characters
