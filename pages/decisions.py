@@ -540,7 +540,9 @@ def list_section() -> None:
     page = ui.pager(first["total"], PAGE_SIZE, key="dec_page", reset_on=signature, noun="decisions, newest first")
     found = first if first["page"] == page else cache.decision_page(src, ns, page=page, page_size=PAGE_SIZE, **filters)
     if not found["decisions"]:
-        st.caption("No decision matches these filters.")
+        st.caption("No decision matches these filters." if active or text.strip() else
+                   f"No decision recorded in namespace {ui.md_escape(ns)} yet: `nervapack memory store \"…\" "
+                   "--kind decision`, or an agent's through MCP, lands here.")
     for d in found["decisions"]:
         flags = []
         if d["id"] in reasons:

@@ -308,11 +308,12 @@ def _move_page(key: str, pages: int) -> None:
 
 def pager(total: int, page_size: int, key: str, *, reset_on=None, noun: str = "") -> int:
     """First/previous/next/last buttons for ``total`` rows, a "Go to page…" panel, and the
-    caption "showing X–Y of N"; returns the 0-based page (the 1-based one is kept in
-    ``st.session_state[key]``). ``reset_on``: a value (the filters) whose change sends it back
-    to page 1. The number is kept within the pages there are, whatever the filters did.
-    Buttons, and the number box only in a panel drawn when opened: a number box's scripts
-    cost a fresh tab ~0.065 s (measured against the floor)."""
+    caption "showing X–Y of N" (none for no rows: the caller says why there are none);
+    returns the 0-based page (the 1-based one is kept in ``st.session_state[key]``).
+    ``reset_on``: a value (the filters) whose change sends it back to page 1. The number
+    is kept within the pages there are, whatever the filters did. Buttons, and the number
+    box only in a panel drawn when opened: a number box's scripts cost a fresh tab ~0.065 s
+    (measured against the floor)."""
     pages = max(1, -(-total // page_size))
     marker = f"{key}__on"
     if reset_on is not None and st.session_state.get(marker) != reset_on:
@@ -336,9 +337,9 @@ def pager(total: int, page_size: int, key: str, *, reset_on=None, noun: str = ""
     page = current - 1
     first, last = page * page_size + 1, min(total, (page + 1) * page_size)
     what = f" {noun}" if noun else ""
-    st.caption((f"Showing {first:,}–{last:,} of {total:,}{what}" + (f" · page {current:,} of {pages:,}"
-                                                                     if pages > 1 else ""))
-               if total else f"None of the{what} match.")
+    if total:  # nothing at all: the caller says why (no data yet, or filters that match nothing)
+        st.caption(f"Showing {first:,}–{last:,} of {total:,}{what}" + (f" · page {current:,} of {pages:,}"
+                                                                      if pages > 1 else ""))
     return page
 
 

@@ -384,3 +384,23 @@ def test_changes_view_lists_commits_with_the_decisions_each_touched(tmp_path, us
     assert "HEAD~1..HEAD: 1 file(s) changed, 0 decision(s) of namespace default touched" in texts(at)
     at.text_input(key="change_range").set_value("nope..HEAD").run()
     assert "'nope' is not a commit" in texts(at)
+
+
+def test_a_namespace_without_decisions_says_so_once_and_plainly(tmp_path, use_root, app):
+    """A namespace holding facts but no decision yet: one plain sentence that says so and how
+    to record one; no garbled pager caption ("None of the decisions, newest first match."), and
+    no word of filters, since none is set. With a filter that matches nothing, the filters are
+    named instead."""
+    root = tmp_path / "repo"
+    (root / ".nervapack").mkdir(parents=True)
+    db = root / ".nervapack" / "memory.db"
+    with MemoryStore(db_path=db) as m:
+        m.store("The nightly job runs at 02:00", kind="fact", namespace="ops")
+        m.store("Chose a queue for the nightly jobs", kind="decision", namespace="default")
+    use_root(root)
+    shown = texts(app("decisions", {"namespace": "ops"}))
+    assert "None of the" not in shown and "these filters" not in shown, shown
+    assert "No decision recorded in namespace ops yet" in shown
+    shown = texts(app("decisions", {"namespace": "default", "q": "nothing-like-this"}))
+    assert "None of the" not in shown
+    assert "No decision matches these filters." in shown
