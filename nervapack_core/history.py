@@ -144,13 +144,13 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def history_stats(records: list[dict], top: int = 10) -> dict:
-    """Totals and averages over records: savings, tokens saved, cost saved per model, keywords, latency."""
+    """Totals and averages over records: savings, tokens saved, cost saved per model,
+    keywords (each counted once per query), latency."""
     n = len(records)
     saved = sum(max(0, (r.get("naive_tokens") or 0) - (r.get("tokens") or 0)) for r in records)
     words: Counter = Counter()
-    for r in records:
-        for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", r.get("query", "")):
-            w = w.lower()
+    for r in records:  # each word once per query: the counts are queries (one pasted log is not 5,000)
+        for w in {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", r.get("query", ""))}:
             if len(w) > 2 and w not in STOPWORDS:
                 words[w] += 1
     latencies = [float(r["latency_ms"]) for r in records if isinstance(r.get("latency_ms"), (int, float))]

@@ -67,6 +67,16 @@ def test_unicode_and_newlines_in_queries_stay_one_line(tmp_path):
     assert read_history(path)[0]["query"] == "line\nbreak 日本 \"quoted\""
 
 
+def test_keywords_count_queries_not_repetitions():
+    """The dashboard charts these as "queries": a word counts once per query, so one long
+    pasted prompt (a log, a stack trace) cannot outweigh every other question, nor a word
+    show more queries than there are."""
+    records = [rec("auth " * 5_000), rec("cookies and auth"), rec("cookies again"), rec("Cookies cookies COOKIES")]
+    s = history_stats(records)
+    assert s["top_keywords"][:2] == [("cookies", 3), ("auth", 2)]
+    assert all(count <= s["total_queries"] for _, count in s["top_keywords"])
+
+
 def test_stats():
     records = [rec("auth tokens", 100, 1000, 10), rec("auth session", 300, 1000, 30, source="mcp"),
                rec("cookies", 50, 100, 20)]
