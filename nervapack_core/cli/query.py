@@ -103,6 +103,9 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     from ..code.retrieval import Retriever, answer
 
     budget = check_budget(budget)
+    if not prompt.strip():  # nothing to answer; and no empty row in the query history
+        raise NervapackError("The question is empty: ask in words, or name a function or class "
+                             "(nervapack query \"how are retries configured?\").")
     ws = require_workspace(path)
     retriever = Retriever(ws.root, use_vectors=not no_vectors)
     try:

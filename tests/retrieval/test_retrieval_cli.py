@@ -53,9 +53,19 @@ def test_bad_budget_is_a_message_not_a_traceback(run, budget):
 
 
 def test_fts_syntax_in_the_prompt(run):
-    for prompt in ['"unbalanced', "a AND (b", "NEAR(x", "*", ""]:
+    for prompt in ['"unbalanced', "a AND (b", "NEAR(x", "*"]:
         res = run("query", prompt, "--json")
         assert res.exit_code == 0, (prompt, res.output)
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "\n\t"])
+def test_an_empty_question_is_a_message_and_is_not_recorded(run, shop_repo, prompt):
+    """Nothing to answer: exit 1 with a one-line message, as for a budget of 0, and no empty
+    row in the query history (it showed on the dashboard as a query that saved 0%)."""
+    assert run("history", "--clear").exit_code == 0
+    res = run("query", prompt)
+    assert res.exit_code == 1 and "question is empty" in res.output and "Traceback" not in res.output
+    assert json.loads(run("history", "--json").stdout) == []
 
 
 def test_every_query_is_recorded_and_history_shows_it(run, shop_repo):
