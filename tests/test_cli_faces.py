@@ -44,6 +44,26 @@ def test_the_same_commands_as_before(capsys):
             assert group.commands[name].help, name  # every command keeps a --help text
 
 
+def test_every_visible_option_says_what_it_does():
+    """Each option listed by a --help page has a help text (a bare "--format [json|graphml]"
+    leaves the reader guessing what it formats), subcommands of subgroups included."""
+    import click
+
+    def commands(group, path):  # through list/get_command: the groups load their commands lazily
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            yield f"{path} {name}", command
+            if isinstance(command, click.Group):
+                yield from commands(command, f"{path} {name}")
+
+    every = list(commands(cli, "nervapack"))
+    assert len(every) >= len(NERVAPACK_COMMANDS) + len(MEMORY_COMMANDS)
+    bare = [f"{where} {param.opts[0]}" for where, command in every for param in command.params
+            if isinstance(param, click.Option) and not param.hidden and not param.help]
+    assert bare == []
+
+
 def _json(result) -> object:
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output

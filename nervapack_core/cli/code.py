@@ -451,7 +451,8 @@ def _print_status(console, d: dict, detailed: bool) -> None:
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["json", "graphml"]), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "graphml"]), default="json", show_default=True,
+              help="json: {nodes, edges}; graphml: for Gephi, yEd, networkx.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to FILE instead of stdout.")
 @path_option()

@@ -151,7 +151,8 @@ def register(cli: click.Group) -> None:
              + (f"; the previous hook is kept at {d['backup']}" if d["backup"] else ""))
 
     @hooks_group.command("uninstall")
-    @click.option("--hook", type=click.Choice(["pre-push", "commit-msg"]), default="pre-push", show_default=True)
+    @click.option("--hook", type=click.Choice(["pre-push", "commit-msg"]), default="pre-push", show_default=True,
+                  help="Which of the two hooks to remove.")
     @click.option("--path", "path", default=None, type=click.Path(file_okay=False, exists=True),
                   help="The repository (default: the one you are in).")
     def hooks_uninstall_cmd(hook, path):
