@@ -506,9 +506,10 @@ def node_detail(graph_db: Path, node_id: str) -> dict | None:
         d = dict(row)
         c = conn.execute("SELECT community FROM communities WHERE node_id = ?", (node_id,)).fetchone()
         d["community"] = c[0] if c else None
-        d["degree"] = conn.execute(
-            "SELECT (SELECT count(*) FROM edges WHERE source = ?) + (SELECT count(*) FROM edges WHERE target = ?)",
-            (node_id, node_id)).fetchone()[0]
+        d["out_degree"], d["in_degree"] = conn.execute(
+            "SELECT (SELECT count(*) FROM edges WHERE source = ?), (SELECT count(*) FROM edges WHERE target = ?)",
+            (node_id, node_id)).fetchone()
+        d["degree"] = d["out_degree"] + d["in_degree"]
         return d
 
 

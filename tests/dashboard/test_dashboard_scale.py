@@ -403,3 +403,32 @@ def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root,
     labels = next(t for t in spec["data"] if t.get("mode") == "text")
     assert 0 < len([t for t in labels["text"] if t]) <= 12 < len(points["x"])
     assert "hover for the rest" in spec["layout"]["title"]["text"]
+
+
+def test_a_node_with_more_relations_than_drawn_says_how_many_in_all(tmp_path, use_root, app):
+    """A hub with 260 callers: the page loads its first 200 relations and draws 60; the chart,
+    its "used by" count and the table's label give the totals (260 + what it defines), never
+    "All 200 relations" nor "used by (59)" as if that were all."""
+    from nervapack_core.code.ingest import ingest
+
+    root = tmp_path / "hub"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "core.py").write_text("def hub():\n    return 1\n")
+    (root / "pkg" / "users.py").write_text("from .core import hub\n\n\n" + "".join(
+        f"def user_{i}():\n    return hub()\n\n\n" for i in range(260)))
+    ingest(root, embed=False, workers=1)
+    with sqlite3.connect(root / ".nervapack" / "graph.db") as conn:
+        hub_id, total, into = conn.execute(
+            "SELECT id, (SELECT count(*) FROM edges WHERE source = n.id OR target = n.id), "
+            "(SELECT count(*) FROM edges WHERE target = n.id) FROM nodes n WHERE qualified_name = 'hub' "
+            "AND kind = 'function'").fetchone()
+    assert total > 260 and into >= 260
+    use_root(root)
+    at = app("graph_explorer", {"node": hub_id})
+    spec = next(s for s in (json.loads(c.proto.spec) for c in charts(at))
+                if "relation(s)" in s["layout"]["title"]["text"])
+    assert spec["layout"]["title"]["text"].startswith(f"{total:,} relation(s), the first 60 drawn")
+    notes = [a["text"] for a in spec["layout"]["annotations"]]
+    assert any(t.startswith("← used by (") and t.endswith(f" of {into:,})") for t in notes), notes
+    labels = [e.label for e in at.expander]
+    assert f"The first 200 of {total:,} relations (by kind): a table, go to one…" in labels, labels
