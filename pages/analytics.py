@@ -34,7 +34,8 @@ cols[1].metric("Edges", ui.fmt_int(edges_total), border=True)
 cols[2].metric("Imports", ui.fmt_int(an["import_edges"]), border=True,
                help=f"{an['import_statements']:,} import statements; "
                     "file-to-file edges where the target is in the repository.")
-cols[3].metric("Files in imports", f"{an['files_in_imports']:,}/{an['code_files']:,}", border=True,
+# the total in a short label: neither "2,078/3,405" nor "Files in imports, of 3,405" fits a fifth of the page
+cols[3].metric(f"In imports, of {an['code_files']:,}", ui.fmt_int(an["files_in_imports"]), border=True,
                help="Source files that import, or are imported by, another file of the repository.")
 cols[4].metric("Import cycles", ui.fmt_int(len(an["cycles"])), border=True,
                help="Strongly connected groups of files that import each other.")
