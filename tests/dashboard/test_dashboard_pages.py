@@ -3,6 +3,7 @@ numbers shown must be the numbers in the databases. Plus the empty states."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from datetime import date
@@ -195,6 +196,11 @@ def test_dashboard_query_history_numbers(on_seeded, app):
     assert m["Latency p50"] == "200 ms"
     recent = at.dataframe[0].value
     assert list(recent["query"]) == ["retry policy", "session handling login", "how does login work"]
+    # the p50 and p95 labels on either side of their lines: close together they were drawn on each other
+    latency = next(json.loads(c.proto.spec) for c in charts(at) if json.loads(c.proto.spec)["layout"].get(
+        "title", {}).get("text") == "Latency")
+    sides = {a["text"].split()[0]: (a["xanchor"], a["x"]) for a in latency["layout"]["annotations"]}
+    assert sides["p50"][0] == "right" and sides["p95"][0] == "left" and sides["p50"][1] <= sides["p95"][1]
 
 
 def test_dashboard_graph_explorer_search_and_code(on_seeded, app):
