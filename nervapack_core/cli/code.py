@@ -23,6 +23,9 @@ __all__ = ["register", "require_workspace", "read_graph"]
 def require_workspace(path: str | None = None) -> Workspace:
     if path:
         ws = Workspace(Path(path).expanduser().resolve())
+        if not ws.root.is_dir():  # not "run `nervapack ingest` on it": there is nothing to ingest
+            raise NervapackError(f"{ws.root} does not exist." if not ws.root.exists() else
+                                 f"{ws.root} is not a folder.")
         if not ws.graph_db.exists():
             raise NervapackError(f"No code graph in {ws.root}. Run `nervapack ingest {path}` first.")
         return ws

@@ -157,6 +157,8 @@ def history(limit, stats, clear, as_json, path):
         from pathlib import Path
 
         ws = Workspace(Path(path).expanduser().resolve())
+        if not ws.root.exists():
+            raise NervapackError(f"{ws.root} does not exist.")
     else:
         ws = find_workspace()
     if ws is None or not ws.dir.is_dir():

@@ -116,3 +116,13 @@ def test_no_workspace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(cli, ["query", "anything"])
     assert res.exit_code == 1 and "nervapack ingest" in res.output
+
+
+@pytest.mark.parametrize("command", [["query", "anything"], ["status"], ["history"], ["explore", "x"]])
+def test_a_missing_path_is_said_to_be_missing(tmp_path, command):
+    """--path to a folder that does not exist: say so (as `ingest` does), rather than suggest
+    ingesting a folder that is not there."""
+    missing = tmp_path / "no" / "such"
+    res = CliRunner().invoke(cli, [*command, "--path", str(missing)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert f"{missing} does not exist" in res.output and "ingest" not in res.output, res.output
