@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,8 +37,9 @@ from .errors import NervapackError
 
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
-    "open_reader", "reading", "read_error", "truncation", "in_chunks", "chunked", "is_busy", "integrity_ok",
-    "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout", "wait_reporter",
+    "open_reader", "reading", "read_error", "truncation", "read_header", "in_chunks", "chunked", "is_busy",
+    "integrity_ok", "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout",
+    "wait_reporter",
 ]
 
 T = TypeVar("T")
@@ -109,6 +111,41 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg)
 
 
+# (device, inode) -> a read-only descriptor kept open for the process's life: see read_header
+_HEADER_FDS: dict[tuple[int, int], int] = {}
+_HEADER_FDS_LOCK = threading.Lock()
+
+
+def read_header(p: Path) -> bytes:
+    """The first 100 bytes of ``p``, through a descriptor this process keeps open.
+
+    Closing *any* descriptor of a file drops every POSIX lock the process holds on it, the
+    shared locks of its live SQLite connections included (SQLite never closes its own while
+    they hold one). A writer in another process then gets its exclusive lock at close, takes
+    itself for the last connection and deletes the ``-wal`` and ``-shm`` files under them:
+    they read "database disk image is malformed" from then on. One descriptor per database
+    file the process looks at; those of files deleted or replaced since are closed."""
+    if not hasattr(os, "pread"):  # Windows: locks are not POSIX locks there
+        with open(p, "rb") as fh:
+            return fh.read(100)
+    st = os.stat(p)
+    with _HEADER_FDS_LOCK:
+        fd = _HEADER_FDS.get((st.st_dev, st.st_ino))
+        if fd is None:
+            for key, old in list(_HEADER_FDS.items()):  # a file gone or replaced: no lock of ours to keep
+                try:
+                    gone = os.fstat(old).st_nlink == 0
+                except OSError:
+                    gone = True
+                if gone:
+                    os.close(old)
+                    del _HEADER_FDS[key]
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            opened = os.fstat(fd)
+            _HEADER_FDS[(opened.st_dev, opened.st_ino)] = fd
+        return os.pread(fd, 100, 0)
+
+
 def truncation(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is a truncated SQLite file, or None: shorter than the size its own header
     declares (the "in-header database size", valid when its change counter matches).
@@ -124,8 +161,7 @@ def truncation(path: str | os.PathLike[str]) -> str | None:
         if size < 100 or any(Path(f"{p}{x}").exists() and Path(f"{p}{x}").stat().st_size > 0
                              for x in ("-wal", "-journal")):
             return None
-        with open(p, "rb") as fh:
-            head = fh.read(100)
+        head = read_header(p)
     except OSError:
         return None
     if len(head) < 100 or head[:16] != b"SQLite format 3\x00" or head[24:28] != head[92:96]:

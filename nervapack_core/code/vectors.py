@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from ..errors import NervapackError
 from ..settings import setting
+from ..storage import read_header
 from ..workspace import Workspace
 
 __all__ = ["VectorIndex", "VectorStore", "VectorServerError", "VectorStoreDamaged", "vector_store", "open_index",
@@ -88,9 +89,8 @@ class VectorStore:
         if self.path is None:
             return None
         db = self.path / "chroma.sqlite3"
-        try:
-            with open(db, "rb") as fh:
-                head = fh.read(len(SQLITE_HEADER))
+        try:  # not open() and close(): that would drop the locks of this process's Chroma client on it
+            head = read_header(db)[:len(SQLITE_HEADER)]
         except FileNotFoundError:
             return None
         except OSError as exc:
