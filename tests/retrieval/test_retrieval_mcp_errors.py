@@ -52,9 +52,12 @@ def test_bad_input_reaches_the_client_with_the_exact_message(workspace, tmp_path
             return (await client.call_tool("query_codebase", {"prompt": "tax", "budget": 0}),
                     await client.call_tool("impact_analysis", {"target": "  "}),
                     await client.call_tool("list_entities", {"entity_type": "planet"}),
-                    await client.call_tool("list_entities", {"name_contains": "compute_tax"}))
+                    await client.call_tool("list_entities", {"name_contains": "compute_tax"}),
+                    await client.call_tool("query_codebase", {"prompt": " \n "}))
 
-    bad_budget, no_target, bad_kind, fine = anyio.run(session)
+    bad_budget, no_target, bad_kind, fine, empty = anyio.run(session)
+    assert empty.is_error and _text(empty) == "The question is empty: ask in words, or name a function or class."
+    assert not (workspace / ".nervapack" / "query_history.jsonl").exists()  # nothing recorded for it
     assert bad_budget.is_error and _text(bad_budget) == str(budget_error.value)
     assert no_target.is_error and _text(no_target) == "Give the name of a function, method or class."
     assert bad_kind.is_error and _text(bad_kind).startswith("entity_type must be one of")
