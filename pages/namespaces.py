@@ -113,8 +113,11 @@ def activity_section() -> None:
         # the ISO day strings as they are: plotly.js reads any year 1-9999 on a date axis, while
         # pandas timestamps (nanoseconds) stop at 1677
         tops.append(int(daily.sum()))
-        fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines", name=ns,
-                        line=dict(color=COLORS[i % len(COLORS)], width=2))
+        # a namespace whose memories all took effect on one day is one point: a line of one point is
+        # not drawn at all, a marker is
+        fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines" if len(daily) > 1 else "markers",
+                        name=ns, line=dict(color=COLORS[i % len(COLORS)], width=2),
+                        marker=dict(color=COLORS[i % len(COLORS)], size=9))
     fig.update_layout(title="Memories over time (cumulative, by the day they took effect; log scale)",
                       yaxis=ui.log_axis(tops, "memories"), xaxis=dict(type="date"),
                       legend=dict(orientation="h"))

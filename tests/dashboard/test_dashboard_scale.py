@@ -432,3 +432,22 @@ def test_a_node_with_more_relations_than_drawn_says_how_many_in_all(tmp_path, us
     assert any(t.startswith("← used by (") and t.endswith(f" of {into:,})") for t in notes), notes
     labels = [e.label for e in at.expander]
     assert f"The first 200 of {total:,} relations (by kind): a table, go to one…" in labels, labels
+
+
+def test_activity_draws_a_namespace_whose_memories_share_one_day(tmp_path, use_root, app):
+    """Seventeen memories stored today in a new namespace: one point of the cumulative chart,
+    drawn as a marker (a one-point line is not drawn at all: the legend named an empty chart)."""
+    root = tmp_path / "repo"
+    (root / ".nervapack").mkdir(parents=True)
+    with MemoryStore(db_path=root / ".nervapack" / "memory.db") as m:
+        m.import_nodes([{"content": f"Memory {i}", "kind": "fact", "valid_from": f"2025-{1 + i % 12:02d}-01"}
+                        for i in range(40)], namespace="old-team")
+        m.import_nodes([{"content": f"Small team fact {i}", "kind": "fact", "valid_from": "2026-11-30"}
+                        for i in range(17)], namespace="new-team")
+    use_root(root)
+    at = open_view(app("namespaces", {"namespace": "old-team", "compare": "new-team"}), "Activity")
+    spec = chart(at, "Memories over time")
+    traces = {t["name"]: t for t in spec["data"]}
+    assert set(traces) == {"old-team", "new-team"}, traces.keys()
+    assert traces["new-team"]["y"] == [17] and "markers" in traces["new-team"]["mode"]
+    assert traces["old-team"]["mode"] == "lines" and traces["old-team"]["y"][-1] == 40
