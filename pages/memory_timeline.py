@@ -262,8 +262,10 @@ def intervals_section() -> None:
                                   "<extra></extra>")
     cursor = plot_time(as_of)
     fig.add_shape(type="line", x0=cursor, x1=cursor, y0=0, y1=1, yref="paper", line=dict(color="#ef4444", dash="dash"))
-    fig.add_annotation(x=cursor, y=1, yref="paper", text="as of", showarrow=False, font=dict(color="#ef4444"),
-                       yanchor="bottom")
+    # the cursor named in the legend: a label above the line sat on the legend (the cursor is at "now",
+    # the right edge, by default), over "superseded"
+    fig.add_scatter(x=[None], y=[None], mode="lines", name=f"as of {as_of.date().isoformat()}", hoverinfo="skip",
+                    line=dict(color="#ef4444", dash="dash"))
     window_note = f" (versions {start + 1}-{end} of {n:,}, around the cursor)" if n > WINDOW else ""
     fig.update_layout(title=f"Validity intervals{window_note}; superseded versions hatched",
                       xaxis=dict(type="date"), yaxis=dict(autorange="reversed", categoryorder="array",

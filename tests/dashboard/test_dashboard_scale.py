@@ -451,3 +451,15 @@ def test_activity_draws_a_namespace_whose_memories_share_one_day(tmp_path, use_r
     assert set(traces) == {"old-team", "new-team"}, traces.keys()
     assert traces["new-team"]["y"] == [17] and "markers" in traces["new-team"]["mode"]
     assert traces["old-team"]["mode"] == "lines" and traces["old-team"]["y"][-1] == 40
+
+
+def test_timeline_cursor_is_named_in_the_legend_not_over_it(chain_ws, use_root, app):
+    """The "as of" cursor is at now, the right edge, by default: its label sat on the legend
+    (over "superseded"). It is a legend entry with its date now, and no floating label."""
+    root, ids, others = chain_ws
+    use_root(root)
+    spec = chart(app("memory_timeline", {"topic": "Cache"}), "Validity intervals")
+    assert not [a for a in spec["layout"].get("annotations", []) if "as of" in a.get("text", "")]
+    cursor = [t for t in spec["data"] if str(t.get("name", "")).startswith("as of ")]
+    assert len(cursor) == 1 and cursor[0]["line"]["dash"] == "dash"
+    assert date.fromisoformat(cursor[0]["name"].removeprefix("as of ")) >= date(2026, 1, 1)  # today, by default
