@@ -7,6 +7,7 @@ import streamlit as st
 from nervapack_core.dashboard import cache, ui
 
 PAGE_SIZE = 25
+SESSIONS_SHOWN = 50  # the newest; the caption says so when there are more
 KINDS = ["decision", "fact", "outcome", "action", "procedure", "preference", "entity"]
 COLORS = ["#1d4ed8", "#f59e0b", "#10b981", "#a855f7"]
 
@@ -132,11 +133,15 @@ def memories_section() -> None:
             st.subheader(ui.md_escape(ns), anchor=False)
             sess = cache.sessions(src, ns)
             if sess:
-                st.caption(f"Sessions ({len(sess):,})")
-                st.dataframe(pd.DataFrame(sess)[["name", "started_at", "ended_at", "nodes", "summary"]].head(50),
-                             hide_index=True, column_config={"name": "Session", "started_at": "Started",
-                                                             "ended_at": "Ended", "nodes": "Memories",
-                                                             "summary": "Summary"})
+                shown = pd.DataFrame(sess[:SESSIONS_SHOWN])[["name", "started_at", "ended_at", "nodes", "summary"]]
+                st.caption(f"Sessions ({len(sess):,})" + (f", the newest {SESSIONS_SHOWN} shown"
+                                                          if len(sess) > SESSIONS_SHOWN else ""))
+                for when in ("started_at", "ended_at"):  # "2026-12-01 19:37", not "2026-12-01T19:37:22.389554Z"
+                    shown[when] = shown[when].map(lambda t: t[:16].replace("T", " ") if isinstance(t, str) else "")
+                shown["summary"] = shown["summary"].fillna("")  # no summary: blank, not a grey "None"
+                st.dataframe(shown, hide_index=True, column_config={
+                    "name": "Session", "started_at": "Started (UTC)", "ended_at": "Ended (UTC)",
+                    "nodes": st.column_config.NumberColumn("Memories", format="localized"), "summary": "Summary"})
             st.caption("Memories (newest first, by when they took effect)")
             f = st.columns(2)
             text = f[0].text_input("Filter", key=f"text_{ns}", placeholder="words in the content")

@@ -463,3 +463,22 @@ def test_timeline_cursor_is_named_in_the_legend_not_over_it(chain_ws, use_root, 
     cursor = [t for t in spec["data"] if str(t.get("name", "")).startswith("as of ")]
     assert len(cursor) == 1 and cursor[0]["line"]["dash"] == "dash"
     assert date.fromisoformat(cursor[0]["name"].removeprefix("as of ")) >= date(2026, 1, 1)  # today, by default
+
+
+def test_sessions_table_says_when_it_shows_only_the_newest(tmp_path, use_root, app):
+    """Sixty sessions: the table holds the newest 50 and the caption says so (it said
+    "Sessions (60)" over 50 rows); times read as minutes, not raw ISO strings."""
+    root = tmp_path / "repo"
+    (root / ".nervapack").mkdir(parents=True)
+    with MemoryStore(db_path=root / ".nervapack" / "memory.db") as m:
+        for k in range(60):
+            m.start_session(f"task {k}")
+            m.store(f"Fact of task {k}", kind="fact")
+            m.end_session()
+    use_root(root)
+    at = open_view(app("namespaces"), "Sessions and memories")
+    assert "Sessions (60), the newest 50 shown" in texts(at)
+    table = at.dataframe[0].value
+    assert len(table) == 50 and table["name"].iloc[0] == "task 59"
+    assert all(len(t) == 16 and "T" not in t for t in table["started_at"])
+    assert list(table["summary"].unique()) == [""]  # none given: blank, not "None"
