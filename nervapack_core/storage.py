@@ -111,9 +111,10 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg)
 
 
-# (device, inode) -> a read-only descriptor kept open for the process's life: see read_header
+# (device, inode) -> a read-only descriptor kept open, least recently read first: see read_header
 _HEADER_FDS: dict[tuple[int, int], int] = {}
 _HEADER_FDS_LOCK = threading.Lock()
+_HEADER_FDS_MAX = 64  # a process keeps a few databases open; beyond this many, the least recently read go
 
 
 def read_header(p: Path) -> bytes:
@@ -124,13 +125,14 @@ def read_header(p: Path) -> bytes:
     they hold one). A writer in another process then gets its exclusive lock at close, takes
     itself for the last connection and deletes the ``-wal`` and ``-shm`` files under them:
     they read "database disk image is malformed" from then on. One descriptor per database
-    file the process looks at; those of files deleted or replaced since are closed."""
+    file the process looks at (at most ``_HEADER_FDS_MAX``, the least recently read closed
+    first); those of files deleted or replaced since are closed."""
     if not hasattr(os, "pread"):  # Windows: locks are not POSIX locks there
         with open(p, "rb") as fh:
             return fh.read(100)
     st = os.stat(p)
     with _HEADER_FDS_LOCK:
-        fd = _HEADER_FDS.get((st.st_dev, st.st_ino))
+        fd = _HEADER_FDS.pop((st.st_dev, st.st_ino), None)
         if fd is None:
             for key, old in list(_HEADER_FDS.items()):  # a file gone or replaced: no lock of ours to keep
                 try:
@@ -140,9 +142,11 @@ def read_header(p: Path) -> bytes:
                 if gone:
                     os.close(old)
                     del _HEADER_FDS[key]
+            while len(_HEADER_FDS) >= _HEADER_FDS_MAX:  # the least recently read (a test run opens hundreds)
+                os.close(_HEADER_FDS.pop(next(iter(_HEADER_FDS))))
             fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            opened = os.fstat(fd)
-            _HEADER_FDS[(opened.st_dev, opened.st_ino)] = fd
+            st = os.fstat(fd)  # the file opened, should it have been replaced since the stat
+        _HEADER_FDS[(st.st_dev, st.st_ino)] = fd  # last: the most recently read
         return os.pread(fd, 100, 0)
 
 

@@ -64,3 +64,25 @@ def test_a_long_lived_reader_survives_other_processes_writing(tmp_path, beside):
             ["again", "1999"]]
     finally:
         reader.close()
+
+
+def test_header_descriptors_are_bounded_and_follow_replaced_files(tmp_path):
+    """One kept descriptor per database file, at most _HEADER_FDS_MAX of them (a test run reads
+    hundreds of files); a file replaced since is read anew, its old descriptor closed."""
+    from nervapack_core import storage
+
+    paths = []
+    for k in range(storage._HEADER_FDS_MAX + 6):
+        with MemoryStore(db_path=tmp_path / f"m{k}.db"):
+            pass
+        paths.append(tmp_path / f"m{k}.db")
+        assert truncation(paths[-1]) is None
+    assert len(storage._HEADER_FDS) <= storage._HEADER_FDS_MAX
+    before = os.stat(paths[-1]).st_ino
+    replacement = tmp_path / "replacement.db"
+    replacement.write_bytes(paths[0].read_bytes())
+    os.replace(replacement, paths[-1])
+    assert truncation(paths[-1]) is None
+    keys = set(storage._HEADER_FDS)
+    assert (os.stat(paths[-1]).st_dev, os.stat(paths[-1]).st_ino) in keys
+    assert not any(ino == before for _, ino in keys)
