@@ -237,10 +237,12 @@ def test_cli_writes_the_views_and_explains_bad_input(hostile, tmp_path):
     assert Path(json.loads(done.stdout)["output"]).name == "explore-Evil.html"
     done = run_cli("dependencies", "--html", "--path", str(hostile), "-o", str(tmp_path / "deps.html"))
     assert done.returncode == 0 and (tmp_path / "deps.html").is_file(), done.stderr
+    (tmp_path / "empty").mkdir(exist_ok=True)
     for args, message in ((["visualize", str(hostile), "--hops", "2"], "--hops needs --around"),
                           (["explore", "Evil", "-o", "x.html", "--path", str(hostile)], "go with --html"),
                           (["visualize", str(hostile), "--around", "NoSuchThing", "--no-browser"],
                            "Nothing in the graph"),
+                          (["visualize", str(tmp_path / "missing"), "--no-browser"], "missing does not exist"),
                           (["visualize", str(tmp_path / "empty"), "--no-browser"], "No code graph"),
                           (["visualize", str(hostile), "-o", "/dev/null/graph.html", "--no-browser"],
                            "Cannot write /dev/null/graph.html")):
