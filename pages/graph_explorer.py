@@ -215,16 +215,16 @@ def neighbourhood_section() -> None:
                         hoverinfo="skip", showlegend=False)
         fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
                         text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
-        def drawn(k: int, of: int) -> str:  # of all: the drawn ones are the first by kind, not a sample
+        def drawn(k: int, of: int) -> str:  # of all: the drawn ones are each kind's first, in turn
             return f"{k}" if k == of else f"{k} of {of:,}"
 
         notes = [dict(x=x, y=1.15, text=text, showarrow=False, font=dict(color="#475569"))
                  for x, text in ((1.25, f"uses → ({drawn(len(outs), node.get('out_degree', len(outs)))})"),
                                  (-1.25, f"← used by ({drawn(len(ins), node.get('in_degree', len(ins)))})"))]
-        # the total is the node's degree: the table holds the first 200 (by kind), the chart their first 60
+        # the total is the node's degree: the table holds 200 (each kind and direction in turn), the chart 60
         total = max(int(node["degree"]), len(nb))
         labels_note = f"<br><sup>{len(labelled)} labelled, hover for the rest</sup>" if n > len(labelled) else ""
-        title = f"{total:,} relation(s)" + (f", the first {n} drawn" if total > n else "") + labels_note
+        title = f"{total:,} relation(s)" + (f", {n} drawn (each kind in turn)" if total > n else "") + labels_note
         fig.update_layout(annotations=notes, title=title,
                           xaxis=dict(visible=False, range=[-1.9, 1.9]),
                           yaxis=dict(visible=False, scaleanchor="x", range=[-1.3, 1.3]),
@@ -235,13 +235,14 @@ def neighbourhood_section() -> None:
         with right:
             # a data grid and a select box: drawn when opened (their scripts cost a fresh tab ~0.1 s each)
             every = st.expander((f"All {total:,} relations" if total == len(nb) else
-                                 f"The first {len(nb):,} of {total:,} relations (by kind)") + ": a table, go to one…",
+                                 f"{len(nb):,} of {total:,} relations (each kind in turn)") + ": a table, go to one…",
                                 icon=":material/table:", key="nb_table", on_change="rerun")
             if not every.open:
                 return
             with every:
                 st.dataframe(
-                    nb[["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
+                    nb.sort_values(["kind", "direction", "file", "start_line"])[
+                        ["direction", "kind", "qualified_name", "node_kind", "file", "start_line", "confidence"]],
                     hide_index=True, height=380,
                     column_config={"qualified_name": "Node", "node_kind": "Kind", "file": "File", "start_line": "Line",
                                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f")})

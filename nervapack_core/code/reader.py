@@ -372,16 +372,20 @@ class GraphReader:
         return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}
 
     def edges_of(self, node_id: str, limit: int = 200) -> list[dict]:
-        """Edges in and out of one node with the other end described, by kind and place."""
+        """Edges in and out of one node with the other end described, each kind and direction in
+        turn (the first of each, then the second of each, ...; within one, by place): the first
+        ``limit`` of a hub hold some of every kind, not 200 of the alphabetically first one."""
         return [dict(r) for r in self.rows(
-            """SELECT * FROM (
-                 SELECT 'out' AS direction, e.kind, e.confidence, e.evidence, n.id, n.kind AS node_kind,
-                        n.qualified_name, n.file, n.start_line
-                 FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source = ?
-                 UNION ALL
-                 SELECT 'in', e.kind, e.confidence, e.evidence, n.id, n.kind, n.qualified_name, n.file, n.start_line
-                 FROM edges e JOIN nodes n ON n.id = e.source WHERE e.target = ?)
-               ORDER BY kind, direction, file, start_line LIMIT ?""", (node_id, node_id, int(limit)))]
+            """SELECT direction, kind, confidence, evidence, id, node_kind, qualified_name, file, start_line
+               FROM (SELECT *, row_number() OVER (PARTITION BY kind, direction ORDER BY file, start_line, id) AS turn
+                     FROM (SELECT 'out' AS direction, e.kind, e.confidence, e.evidence, n.id, n.kind AS node_kind,
+                                  n.qualified_name, n.file, n.start_line
+                           FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source = ?
+                           UNION ALL
+                           SELECT 'in', e.kind, e.confidence, e.evidence, n.id, n.kind, n.qualified_name, n.file,
+                                  n.start_line
+                           FROM edges e JOIN nodes n ON n.id = e.source WHERE e.target = ?))
+               ORDER BY turn, kind, direction LIMIT ?""", (node_id, node_id, int(limit)))]
 
     # -- search and lookup ---------------------------------------------------------------
     def search(self, text: str, kinds: Sequence[str] | None = None, limit: int = 50) -> list[dict]:

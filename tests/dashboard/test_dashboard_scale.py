@@ -406,9 +406,10 @@ def test_neighbourhood_arrows_show_direction_and_few_labels(flasklike, use_root,
 
 
 def test_a_node_with_more_relations_than_drawn_says_how_many_in_all(tmp_path, use_root, app):
-    """A hub with 260 callers: the page loads its first 200 relations and draws 60; the chart,
-    its "used by" count and the table's label give the totals (260 + what it defines), never
-    "All 200 relations" nor "used by (59)" as if that were all."""
+    """A hub with 260 callers: the page loads 200 relations and draws 60; the chart, its "used
+    by" count and the table's label give the totals (260 + what it defines), never "All 200
+    relations" nor "used by (59)" as if that were all; and each kind takes its turn, so the one
+    DEFINES edge is drawn beside 59 of the 260 CALLS (alphabetically it came after all of them)."""
     from nervapack_core.code.ingest import ingest
 
     root = tmp_path / "hub"
@@ -427,11 +428,12 @@ def test_a_node_with_more_relations_than_drawn_says_how_many_in_all(tmp_path, us
     at = app("graph_explorer", {"node": hub_id})
     spec = next(s for s in (json.loads(c.proto.spec) for c in charts(at))
                 if "relation(s)" in s["layout"]["title"]["text"])
-    assert spec["layout"]["title"]["text"].startswith(f"{total:,} relation(s), the first 60 drawn")
+    assert spec["layout"]["title"]["text"].startswith(f"{total:,} relation(s), 60 drawn (each kind in turn)")
+    assert {t["name"] for t in spec["data"] if t.get("mode") == "lines"} == {"CALLS", "DEFINES"}
     notes = [a["text"] for a in spec["layout"]["annotations"]]
     assert any(t.startswith("← used by (") and t.endswith(f" of {into:,})") for t in notes), notes
     labels = [e.label for e in at.expander]
-    assert f"The first 200 of {total:,} relations (by kind): a table, go to one…" in labels, labels
+    assert f"200 of {total:,} relations (each kind in turn): a table, go to one…" in labels, labels
 
 
 def test_activity_draws_a_namespace_whose_memories_share_one_day(tmp_path, use_root, app):
