@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,9 @@ __all__ = [
     "memory_options",
     "namespace_option",
     "path_option",
+    "read_stdin",
     "safe_text",
+    "text_arg",
     "to_json",
 ]
 
@@ -233,3 +236,20 @@ def emit(data: Any, human: Callable[[Any], Any] | str | None) -> None:
         echo(out)
     else:
         console().print(out)
+
+
+def read_stdin() -> str:
+    """Standard input as UTF-8 text; anything else is a clear error (it could never be stored or shown)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return sys.stdin.read()
+    try:
+        return stream.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NervapackError(f"standard input is not valid UTF-8 (byte {exc.start}): give the text in UTF-8.") from None
+
+
+def text_arg(text: str) -> str:
+    """A text argument, or standard input when it is ``-`` (text longer than a command line holds:
+    Linux refuses one argument over 128 KiB before the program runs)."""
+    return read_stdin() if text == "-" else text

@@ -28,6 +28,8 @@ from .common import (
     memory_namespace,
     memory_options,
     namespace_option,
+    read_stdin,
+    text_arg,
 )
 
 __all__ = ["memory_cli", "main"]
@@ -105,21 +107,6 @@ def _node_block(n: dict) -> str:
     if n.get("aliases"):
         lines.append(f"  aliases: {', '.join(n['aliases'])}")
     return "\n".join(lines)
-
-
-def _read_stdin() -> str:
-    """Standard input as UTF-8 text; anything else is a clear error (it could never be stored or shown)."""
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:
-        return sys.stdin.read()
-    try:
-        return stream.read().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NervapackError(f"standard input is not valid UTF-8 (byte {exc.start}): give the text in UTF-8.") from None
-
-
-def _read_text_arg(text: str) -> str:
-    return _read_stdin() if text == "-" else text
 
 
 @click.group(cls=UserErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -206,7 +193,7 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
     Storing what is already current (same kind, text and entities) returns the existing id.
     """
     store = _store()
-    nid = store.store(_read_text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
+    nid = store.store(text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
                       rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
                       valid_from=valid_from, expires_at=expires_at, expires_in=expires_in, source=source,
                       metadata=metadata, caused_by=caused_by, contradicts=list(contradicts),
@@ -443,7 +430,7 @@ def import_cmd(file):
     if file != "-" and not path.is_file():
         raise NervapackError(f"file not found: {file}")
     try:
-        raw = _read_stdin() if file == "-" else path.read_text(encoding="utf-8")
+        raw = read_stdin() if file == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise NervapackError(f"cannot read {file}: {exc}") from None
     try:

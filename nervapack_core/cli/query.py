@@ -13,7 +13,7 @@ import click
 from ..errors import NervapackError
 from .code import read_graph, require_workspace
 from .common import console as _rich_console
-from .common import echo, emit, json_option, path_option
+from .common import echo, emit, json_option, path_option, text_arg
 from .common import markup_escape as _escape
 from .visualize import namespace_for_view, publish, slug
 
@@ -89,7 +89,8 @@ def _record_history(ws, result, source: str = "cli") -> None:
 @click.option("--no-vectors", is_flag=True, help="Full-text seeds only (skip the Chroma vector search).")
 @path_option()
 def query(prompt, budget, hops, as_json, no_vectors, path):
-    """Answer PROMPT with a token-budgeted context from the code graph.
+    """Answer PROMPT with a token-budgeted context from the code graph (PROMPT "-": read it from
+    standard input, for text longer than a command line holds).
 
     Seeds from full-text (BM25 over split identifiers, signatures, docstrings, docs and the
     words of each definition's code; everyday phrases also search the words code uses for
@@ -103,6 +104,7 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     from ..code.retrieval import Retriever, answer
 
     budget = check_budget(budget)
+    prompt = text_arg(prompt)
     if not prompt.strip():  # nothing to answer; and no empty row in the query history
         raise NervapackError("The question is empty: ask in words, or name a function or class "
                              "(nervapack query \"how are retries configured?\").")

@@ -68,6 +68,21 @@ def test_an_empty_question_is_a_message_and_is_not_recorded(run, shop_repo, prom
     assert json.loads(run("history", "--json").stdout) == []
 
 
+def test_the_question_can_come_from_standard_input(shop_repo, monkeypatch):
+    """``nervapack query -`` reads the question from standard input: Linux refuses a single
+    argument over 128 KiB before the program runs, so a long pasted text can only come that way."""
+    monkeypatch.chdir(shop_repo)
+    runner = CliRunner()
+    res = runner.invoke(cli, ["query", "-", "--json", "--budget", "500"], input="how is tax added to the total\n",
+                        catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "compute_tax" in [n["qualified_name"] for n in json.loads(res.stdout)["nodes"]]
+    bad = runner.invoke(cli, ["query", "-"], input=b"tax \xff\xfe", catch_exceptions=False)
+    assert bad.exit_code == 1 and "not valid UTF-8" in bad.output and "Traceback" not in bad.output
+    empty = runner.invoke(cli, ["query", "-"], input="", catch_exceptions=False)
+    assert empty.exit_code == 1 and "question is empty" in empty.output
+
+
 def test_every_query_is_recorded_and_history_shows_it(run, shop_repo):
     assert run("history", "--clear").exit_code == 0
     run("query", "discount coupon", "--budget", "300")
