@@ -28,6 +28,12 @@ def test_a_sound_workspace_passes(tmp_path, rel):
     assert human.exit_code == 0 and "All good" in human.output
 
 
+def test_a_folder_that_does_not_exist_is_not_all_good(tmp_path, rel):
+    done = rel.invoke("doctor", "--path", str(tmp_path / "nowhere"))
+    assert rel.no_traceback(done), (done.output, done.exception)
+    assert done.exit_code == 1 and "does not exist" in done.output and "All good" not in done.output
+
+
 def test_damaged_databases_are_named_with_the_fix(tmp_path, rel):
     root = rel.ingested(tmp_path / "repo")
     nervapack = root / ".nervapack"
