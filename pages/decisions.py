@@ -16,6 +16,7 @@ from nervapack_core.dashboard.data import (
     explorer_params,
     review_blocker,
     review_decision,
+    store_command,
 )
 from nervapack_core.dashboard.decision_graph import figure as graph_figure
 from nervapack_core.errors import NervapackError
@@ -541,8 +542,8 @@ def list_section() -> None:
     found = first if first["page"] == page else cache.decision_page(src, ns, page=page, page_size=PAGE_SIZE, **filters)
     if not found["decisions"]:
         st.caption("No decision matches these filters." if active or text.strip() else
-                   f"No decision recorded in namespace {ui.md_escape(ns)} yet: `nervapack memory store \"…\" "
-                   "--kind decision`, or an agent's through MCP, lands here.")
+                   f"No decision recorded in namespace {ui.md_escape(ns)} yet: {store_command(ns)}, or an "
+                   "agent's through MCP, lands here.")
     for d in found["decisions"]:
         flags = []
         if d["id"] in reasons:

@@ -1011,6 +1011,18 @@ def area_options(files: list[dict]) -> list[dict]:
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&=\"'])")
 
 
+def store_command(namespace: str, kind: str = "decision") -> str:
+    """The ``nervapack memory store`` command line that records a ``kind`` in ``namespace`` (its
+    ``--namespace`` left out for the default one), as Markdown: a code span, or escaped text when
+    the namespace holds a backtick (it would end the span)."""
+    import shlex
+
+    cmd = f'nervapack memory store "…" --kind {kind}'
+    if namespace != "default":
+        cmd += f" --namespace {shlex.quote(namespace)}"
+    return f"`{cmd}`" if "`" not in cmd else md_escape(cmd)
+
+
 def md_escape(text) -> str:
     """``text`` safe to place inside Markdown: every punctuation mark that Markdown, HTML or
     LaTeX reads is backslash-escaped, and colons become ``&#58;`` (Streamlit expands

@@ -368,3 +368,10 @@ def test_namespace_counts_are_the_numbers_stats_gives(tmp_path):
             counts, stats = data.namespace_counts(db, ns), m.stats(namespace=ns)
             assert counts == {k: stats[k] for k in counts}
         assert data.namespace_counts(db, "a")["superseded"] == 1 and data.namespace_counts(db, "a")["recalls"] == 1
+
+
+def test_store_command_names_the_namespace_and_stays_markdown_safe():
+    assert data.store_command("default") == '`nervapack memory store "…" --kind decision`'
+    assert data.store_command("team a") == "`nervapack memory store \"…\" --kind decision --namespace 'team a'`"
+    hostile = data.store_command("a`b **c**")  # a backtick would end the code span: escaped text instead
+    assert "`" not in hostile.replace("\\`", "") and "\\*\\*c\\*\\*" in hostile

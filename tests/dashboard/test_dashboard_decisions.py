@@ -401,6 +401,7 @@ def test_a_namespace_without_decisions_says_so_once_and_plainly(tmp_path, use_ro
     shown = texts(app("decisions", {"namespace": "ops"}))
     assert "None of the" not in shown and "these filters" not in shown, shown
     assert "No decision recorded in namespace ops yet" in shown
+    assert "nervapack memory store \"…\" --kind decision --namespace ops" in shown  # the command for this one
     shown = texts(app("decisions", {"namespace": "default", "q": "nothing-like-this"}))
     assert "None of the" not in shown
     assert "No decision matches these filters." in shown
