@@ -97,9 +97,9 @@ def kinds_section() -> None:
             m[1].metric("Sessions", ui.fmt_int(s["sessions"]), border=True)
             m[2].metric("Recalls", ui.fmt_int(s["recalls"]), border=True)
             if s["top_entities"]:
-                st.caption("Most connected entities")
-                ui.table(pd.DataFrame(s["top_entities"])[["name", "degree"]].rename(
-                    columns={"name": "Entity", "degree": "Links"}))
+                st.caption("Entities the most memories are about")
+                ui.table(pd.DataFrame(s["top_entities"])[["name", "memories"]].rename(
+                    columns={"name": "Entity", "memories": "Memories"}))
 
 
 def activity_section() -> None:

@@ -326,7 +326,7 @@ def stats_cmd():
                "edges: " + ", ".join(f"{k} {v}" for k, v in d["edges"].items()),
                f"sessions: {d['sessions']} (active: {d['active_session'] or 'none'}) · recalls logged: {d['recalls']}"]
         if d["top_entities"]:
-            out.append("top entities: " + ", ".join(f"{e['name']} ({e['degree']})" for e in d["top_entities"]))
+            out.append("top entities: " + ", ".join(f"{e['name']} ({e['memories']})" for e in d["top_entities"]))
         return "\n".join(out)
 
     emit(d, human)

@@ -756,9 +756,10 @@ def namespace_counts(memory_db: Path, namespace: str, top: int = 10) -> dict:
     """What the Namespaces page compares, in one pass over the namespace's nodes (not
     ``MemoryStore.stats``, whose edge counts are a scan of every edge the page does not
     show): ``{namespace, nodes: {kind: not forgotten}, total_nodes, tombstoned, superseded,
-    current, sessions, recalls, top_entities: [{id, name, degree}]}`` — the same numbers
+    current, sessions, recalls, top_entities: [{id, name, memories}]}`` — the same numbers
     ``stats`` gives for these keys."""
     from ..memory.validate import NODE_KINDS
+    from ..memory.views import top_entities
 
     kinds = {k: 0 for k in NODE_KINDS}
     total = tombstoned = superseded = current = 0
@@ -773,9 +774,7 @@ def namespace_counts(memory_db: Path, namespace: str, top: int = 10) -> dict:
             superseded += replaced or 0
             if kind not in ("session", "entity"):
                 current += now or 0
-        entities = as_dicts(conn.execute(
-            "SELECT id, content AS name, degree FROM mem_nodes WHERE namespace = ? AND kind = 'entity' "
-            "AND tombstoned = 0 ORDER BY degree DESC, id LIMIT ?", (namespace, int(top))))
+        entities = top_entities(conn, namespace, top)
         recalls = conn.execute("SELECT COUNT(*) FROM mem_recall_log WHERE namespace = ?", (namespace,)).fetchone()[0]
     return {"namespace": namespace, "nodes": kinds, "total_nodes": total, "tombstoned": tombstoned,
             "superseded": superseded, "current": current, "sessions": kinds.get("session", 0), "recalls": recalls,

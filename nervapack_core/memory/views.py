@@ -22,7 +22,8 @@ from .timeutil import now_iso
 from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
 
 __all__ = [
-    "get_node", "search", "timeline", "about", "why", "namespaces", "namespace_names", "stats", "data_version",
+    "get_node", "search", "timeline", "about", "why", "namespaces", "namespace_names", "stats", "top_entities",
+    "data_version",
     "recall_log",
     "list_decisions", "for_code", "touching", "to_code", "code_refs", "stale_refs", "touching_code",
     "active_session", "review_queue", "reviews", "open_contradictions",
@@ -345,6 +346,17 @@ def namespaces(conn: sqlite3.Connection) -> list[dict]:
     return [dict(r) for r in rows]
 
 
+
+def top_entities(conn: sqlite3.Connection, ns: str, limit: int = 10) -> list[dict]:
+    """The entities of ``ns`` that the most memories are about: ``[{id, name, memories}]``, where
+    ``memories`` counts each memory once (a memory about an entity that names code is linked to it
+    twice, ABOUT and TOUCHES: the node's ``degree`` counts edges)."""
+    return [dict(r) for r in conn.execute(
+        "SELECT e.id, e.content AS name, (SELECT COUNT(DISTINCT x.src) FROM mem_edges x WHERE x.dst = e.id "
+        "AND x.kind IN ('ABOUT', 'TOUCHES')) AS memories FROM mem_nodes e WHERE e.namespace = ? "
+        "AND e.kind = 'entity' AND e.tombstoned = 0 ORDER BY memories DESC, e.id LIMIT ?", (ns, int(limit)))]
+
+
 def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int,
           session_hint: str | None = None) -> dict:
     kinds = {k: 0 for k in NODE_KINDS}
@@ -358,9 +370,7 @@ def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int
     edges = {k: 0 for k in EDGE_KINDS}
     for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_edges WHERE namespace = ? GROUP BY kind", (ns,)):
         edges[k] = c
-    top = [dict(r) for r in conn.execute(
-        "SELECT id, content AS name, degree FROM mem_nodes WHERE namespace = ? AND kind = 'entity' "
-        "AND tombstoned = 0 ORDER BY degree DESC, id LIMIT 10", (ns,))]
+    top = top_entities(conn, ns)
     aliases = conn.execute("SELECT COUNT(*) FROM mem_aliases WHERE namespace = ?", (ns,)).fetchone()[0]
     recalls = conn.execute("SELECT COUNT(*) FROM mem_recall_log WHERE namespace = ?", (ns,)).fetchone()[0]
     pending = conn.execute("SELECT COUNT(*) FROM mem_review_queue WHERE namespace = ? AND status = 'pending'",

@@ -123,3 +123,20 @@ def test_touching_pages_decisions_on_a_definition_and_what_it_contains(tmp_path)
     # a qualified name is matched literally, never as a LIKE pattern
     assert m.touching("src/auth/service.py", "Auth%")["total"] == 0
     m.close()
+
+
+def test_an_entity_naming_code_counts_each_memory_once(tmp_path):
+    """A memory about an entity that names code is linked to it twice (ABOUT and TOUCHES): the
+    namespace's top entities count memories, not links (28 memories read as 56 on the dashboard)."""
+    from nervapack_core.dashboard.data import namespace_counts
+
+    repo, ws = _workspace(tmp_path)
+    with MemoryStore(ws / "memory.db") as m:
+        for i in range(3):
+            m.store(f"AuthService rule {i}", kind="decision", entities=["auth_service"])
+        for i in range(2):
+            m.store(f"marketing note {i}", kind="fact", entities=["Marketing"])
+        top = {e["name"]: e["memories"] for e in m.stats()["top_entities"]}
+    assert top == {"auth_service": 3, "Marketing": 2}
+    shown = {e["name"]: e["memories"] for e in namespace_counts(ws / "memory.db", "default")["top_entities"]}
+    assert shown == top
