@@ -14,7 +14,7 @@ import click
 from ..errors import NervapackError
 from ..workspace import Workspace, find_workspace
 from .common import console as _rich_console
-from .common import echo, emit, json_option, path_option
+from .common import echo, emit, existing_folder, json_option, path_option
 from .common import markup_escape as _escape
 
 __all__ = ["register", "require_workspace", "read_graph"]
@@ -22,10 +22,7 @@ __all__ = ["register", "require_workspace", "read_graph"]
 
 def require_workspace(path: str | None = None) -> Workspace:
     if path:
-        ws = Workspace(Path(path).expanduser().resolve())
-        if not ws.root.is_dir():  # not "run `nervapack ingest` on it": there is nothing to ingest
-            raise NervapackError(f"{ws.root} does not exist." if not ws.root.exists() else
-                                 f"{ws.root} is not a folder.")
+        ws = Workspace(existing_folder(path))
         if not ws.graph_db.exists():
             raise NervapackError(f"No code graph in {ws.root}. Run `nervapack ingest {path}` first.")
         return ws

@@ -15,6 +15,7 @@ import re
 import sqlite3
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,6 +28,7 @@ __all__ = [
     "db_option",
     "echo",
     "emit",
+    "existing_folder",
     "json_mode",
     "json_option",
     "markup_escape",
@@ -253,3 +255,12 @@ def text_arg(text: str) -> str:
     """A text argument, or standard input when it is ``-`` (text longer than a command line holds:
     Linux refuses one argument over 128 KiB before the program runs)."""
     return read_stdin() if text == "-" else text
+
+
+def existing_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` resolved, when it is a folder; else a one-line error that says what it is instead
+    (not "no code graph, run ingest": there is nothing there to ingest or check)."""
+    where = Path(path).expanduser().resolve()
+    if not where.is_dir():
+        raise NervapackError(f"{where} does not exist." if not where.exists() else f"{where} is not a folder.")
+    return where

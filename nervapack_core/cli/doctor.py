@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from ..errors import NervapackError
-from .common import console, emit, json_option, path_option
+from .common import console, emit, existing_folder, json_option, path_option
 
 __all__ = ["register"]
 
@@ -27,9 +24,8 @@ def doctor(as_json, path):
 
     from ..doctor import run_checks
 
-    if path and not Path(path).expanduser().is_dir():  # not "all good": there is nothing there to check
-        where = Path(path).expanduser().resolve()
-        raise NervapackError(f"{where} does not exist." if not where.exists() else f"{where} is not a folder.")
+    if path:
+        existing_folder(path)  # not "all good": there is nothing there to check
     ws, checks = run_checks(path)
     errors = [c for c in checks if c.status == "error"]
     data = {"ok": not errors, "workspace": str(ws.root) if ws else None, "checks": [c.as_json() for c in checks]}

@@ -13,7 +13,7 @@ import click
 from ..errors import NervapackError
 from .code import read_graph, require_workspace
 from .common import console as _rich_console
-from .common import echo, emit, json_option, path_option, text_arg
+from .common import echo, emit, existing_folder, json_option, path_option, text_arg
 from .common import markup_escape as _escape
 from .visualize import namespace_for_view, publish, slug
 
@@ -156,11 +156,7 @@ def history(limit, stats, clear, as_json, path):
     if clear and stats:
         raise NervapackError("Use either --stats or --clear, not both.")
     if path:
-        from pathlib import Path
-
-        ws = Workspace(Path(path).expanduser().resolve())
-        if not ws.root.exists():
-            raise NervapackError(f"{ws.root} does not exist.")
+        ws = Workspace(existing_folder(path))
     else:
         ws = find_workspace()
     if ws is None or not ws.dir.is_dir():
