@@ -6,6 +6,10 @@ Every ``nervapack query`` and every MCP ``query_codebase`` call appends one reco
      "nodes": 12, "files": 5, "tokens": 1980, "naive_tokens": 25010, "savings_pct": 92.08,
      "latency_ms": 85.2, "top_files": ["src/a.py", …], "budget": 2000}
 
+A question longer than :data:`QUERY_KEPT` characters (a pasted log) keeps its head, marked
+with "…", and its full length in ``query_chars``: the file, the dashboard's hover texts
+and the keyword counts stay small however much was pasted.
+
 Appends are single ``write`` calls of one line on a file opened in append mode, so
 concurrent writers (CLI and MCP server) do not interleave within a record. Malformed
 lines are skipped with a warning, never an error.
@@ -26,8 +30,10 @@ from .storage import utc_now
 from .text import STOPWORDS
 
 __all__ = ["append_query", "read_history", "scan_history", "damage_message", "clear_history", "history_stats",
-           "make_record", "MODEL_PRICES",
+           "make_record", "MODEL_PRICES", "QUERY_KEPT",
            "cost_usd"]
+
+QUERY_KEPT = 2000  # characters of a question a record keeps (the rest is counted in query_chars)
 
 # USD per million input tokens, as priced in the seed README
 MODEL_PRICES = {"GPT-4o": 2.50, "Claude Sonnet": 3.00}
@@ -41,10 +47,15 @@ def make_record(query: str, *, source: str, nodes: int, files: int, tokens: int,
     if source not in ("cli", "mcp"):
         raise ValueError(f"source must be 'cli' or 'mcp', not {source!r}")
     savings = round(100.0 * (1 - tokens / naive_tokens), 2) if naive_tokens else 0.0
-    return {"timestamp": timestamp or utc_now(), "query": str(query), "source": source, "nodes": int(nodes),
-            "files": int(files), "tokens": int(tokens), "naive_tokens": int(naive_tokens),
-            "savings_pct": float(savings), "latency_ms": round(float(latency_ms), 2),
-            "top_files": [str(f) for f in top_files], "budget": int(budget)}
+    text = str(query)
+    kept = text if len(text) <= QUERY_KEPT else text[:QUERY_KEPT] + "…"
+    record = {"timestamp": timestamp or utc_now(), "query": kept, "source": source, "nodes": int(nodes),
+              "files": int(files), "tokens": int(tokens), "naive_tokens": int(naive_tokens),
+              "savings_pct": float(savings), "latency_ms": round(float(latency_ms), 2),
+              "top_files": [str(f) for f in top_files], "budget": int(budget)}
+    if len(text) > QUERY_KEPT:
+        record["query_chars"] = len(text)
+    return record
 
 
 def append_query(path: str | os.PathLike, record: dict) -> None:
@@ -68,7 +79,8 @@ def _valid(rec) -> bool:
     ``make_record`` writes — a ``null`` or a string where a number belongs is a malformed line, not a crash."""
     return (isinstance(rec, dict) and isinstance(rec.get("query"), str) and isinstance(rec.get("timestamp"), str)
             and all(_number(rec.get(k)) for k in ("tokens", "naive_tokens"))
-            and all(_number(rec[k]) for k in ("nodes", "files", "savings_pct", "latency_ms", "budget") if k in rec)
+            and all(_number(rec[k]) for k in ("nodes", "files", "savings_pct", "latency_ms", "budget", "query_chars")
+                    if k in rec)
             and isinstance(rec.get("source", ""), str)
             and isinstance(rec.get("top_files", []), list)
             and all(isinstance(f, str) for f in rec.get("top_files", [])))

@@ -9,6 +9,7 @@ import pytest
 
 from nervapack_core.history import (
     MODEL_PRICES,
+    QUERY_KEPT,
     append_query,
     clear_history,
     history_stats,
@@ -32,6 +33,20 @@ def test_record_shape():
     assert r["savings_pct"] == 90.0
     with pytest.raises(ValueError):
         rec("x", source="web")
+
+
+def test_a_pasted_text_keeps_its_head_and_says_how_long_it_was(tmp_path):
+    """A 120 KB pasted prompt: the record keeps QUERY_KEPT characters and "…", with the full
+    length in query_chars (the file grew by the whole text per query, and the dashboard put it in
+    a chart's hover text); a question of ordinary length is kept whole, without query_chars."""
+    path = tmp_path / "query_history.jsonl"
+    long = "traceback line " * 8_000
+    append_query(path, rec(long))
+    append_query(path, rec("how does auth work"))
+    got = read_history(path)
+    assert got[0]["query"] == long[:QUERY_KEPT] + "…" and got[0]["query_chars"] == len(long)
+    assert got[1]["query"] == "how does auth work" and "query_chars" not in got[1]
+    assert path.stat().st_size < 3 * QUERY_KEPT + 1_000
 
 
 def test_append_read_clear(tmp_path):
