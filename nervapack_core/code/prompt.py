@@ -25,7 +25,7 @@ __all__ = [
 CODE_FILLER = frozenset("""
 code codebase function functions method methods class classes file files work works working happen happens
 thing things somewhere actually really implemented implement implementation handle handled handles handling
-find look see tell explain call called
+find look see tell explain call called notice notices noticed
 """.split())
 STOPWORDS = ENGLISH_STOPWORDS | CODE_FILLER
 

@@ -14,6 +14,8 @@ from nervapack_core.code.ranking import EDGE_WEIGHTS, SEARCH_DECAY, expand, node
 def test_query_words_split_identifiers_and_drop_stopwords():
     assert query_words("How does getHTTPResponse_code work?") == ["gethttpresponse_code", "http", "response"]
     assert query_words("what is the") == []
+    # "notice" the verb is how a question says "detect": as a search word it found GEOS's notice handler
+    assert query_words("How does makemigrations notice a changed field?") == ["makemigrations", "changed", "field"]
     assert query_words("") == []
 
 
