@@ -101,13 +101,10 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     bare names (Session.send) are answered from the graph around X.
     """
     from ..code.pack import check_budget
-    from ..code.retrieval import Retriever, answer
+    from ..code.retrieval import Retriever, answer, check_question
 
     budget = check_budget(budget)
-    prompt = text_arg(prompt)
-    if not prompt.strip():  # nothing to answer; and no empty row in the query history
-        raise NervapackError("The question is empty: ask in words, or name a function or class "
-                             "(nervapack query \"how are retries configured?\").")
+    prompt = check_question(text_arg(prompt), example='nervapack query "how are retries configured?"')
     ws = require_workspace(path)
     retriever = Retriever(ws.root, use_vectors=not no_vectors)
     try:

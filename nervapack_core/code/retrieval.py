@@ -95,7 +95,16 @@ if TYPE_CHECKING:
 
     from .prefetch import VectorPrefetch
 
-__all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query"]
+__all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query", "check_question"]
+
+def check_question(prompt: str | None, example: str = "") -> str:
+    """``prompt`` when it has words; else the one message every face gives (``example``: a question
+    to show after it). Asked before answering, so an empty question adds no row to the query history."""
+    if not (prompt or "").strip():
+        raise NervapackError("The question is empty: ask in words, or name a function or class"
+                             + (f" ({example})" if example else "") + ".")
+    return str(prompt)
+
 
 # vector hits ``[(node id, distance)]`` of the whole prompt, and of each of its clauses
 VectorLists = tuple[list[tuple[str, float]], list[list[tuple[str, float]]]]

@@ -186,9 +186,9 @@ def build_server(root: Path | None = None):
         sections (file, qualified name, line range, code), never more than `budget` tokens (cl100k_base).
         Seeds from full-text and vector search, expanded `max_hops` hops over calls, definitions,
         imports, inheritance and doc links."""
-        if not (prompt or "").strip():  # as the CLI: an error result, and no empty row in the query history
-            raise NervapackError("The question is empty: ask in words, or name a function or class.")
-        return _answer(prompt, budget, max(0, min(int(max_hops), 5)))
+        from ..code.retrieval import check_question
+
+        return _answer(check_question(prompt), budget, max(0, min(int(max_hops), 5)))
 
     @tool
     def impact_analysis(target: str, max_hops: int = 2, budget: int = 2000) -> str:
