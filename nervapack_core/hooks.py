@@ -113,11 +113,13 @@ def _script(hook: str, fail_on: str) -> str:
             "if \"$recorded\" -c 'import nervapack_core' >/dev/null 2>&1; then\n"
             f"    exec \"$recorded\" -m nervapack_core.cli {args}\n"
             "fi\n"
-            f"echo \"nervapack {hook} hook: cannot run the decisions check: 'nervapack' is not on PATH, and the\" >&2\n"
-            "echo \"Python it was installed with ($recorded) is gone or no longer has NervaPack.\" >&2\n"
-            "echo \"Fix: put nervapack on PATH (activate its environment), or run 'nervapack hooks install\" >&2\n"
-            f"echo \"--hook {hook}' again from the environment NervaPack is installed in. To skip the check once:\" >&2\n"
-            f"echo \"{'git push --no-verify' if hook == 'pre-push' else 'git commit --no-verify'}.\" >&2\n"
+            # printf is a shell builtin: the message needs nothing from PATH
+            "printf >&2 '%s\\n' \\\n"
+            f"  \"nervapack {hook} hook: cannot run the decisions check: 'nervapack' is not on PATH, and the\" \\\n"
+            "  \"Python it was installed with ($recorded) is gone or no longer has NervaPack.\" \\\n"
+            "  \"Fix: put nervapack on PATH (activate its environment), or run\" \\\n"
+            f"  \"'nervapack hooks install --hook {hook}' again from the environment NervaPack is installed in.\" \\\n"
+            f"  \"To skip the check once: {'git push' if hook == 'pre-push' else 'git commit'} --no-verify.\"\n"
             "exit 1\n")
 
 

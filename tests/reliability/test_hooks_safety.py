@@ -156,10 +156,11 @@ def test_the_hook_finds_nervapack_when_it_runs_and_says_when_it_cannot(rel, tmp_
     on_path = run_hook(os.pathsep.join([str(Path(sys.executable).parent), clean_path()]))
     assert on_path.returncode == 0 and "Decisions touched by push" in on_path.stdout, on_path.stderr
 
-    neither = run_hook(clean_path())
-    assert neither.returncode == 1 and neither.stdout == ""
-    said = " ".join(neither.stderr.split())
-    assert "cannot run the decisions check" in said and "'nervapack' is not on PATH" in said
-    assert str(recorded) in said and "hooks install" in said and "git push --no-verify" in said
-    for shell_noise in ("not found", "No such file", "exec:", "sh:", "line "):
-        assert shell_noise not in neither.stderr, neither.stderr
+    for path in (clean_path(), str(tmp_path / "no-such-bin")):  # the message needs nothing from PATH
+        neither = run_hook(path)
+        assert neither.returncode == 1 and neither.stdout == ""
+        said = " ".join(neither.stderr.split())
+        assert "cannot run the decisions check" in said and "'nervapack' is not on PATH" in said
+        assert str(recorded) in said and "hooks install" in said and "git push --no-verify" in said
+        for shell_noise in ("not found", "No such file", "exec:", "sh:", "line "):
+            assert shell_noise not in neither.stderr, neither.stderr
