@@ -84,8 +84,7 @@ def hooks_dir(root: Path) -> Path:
         raise NervapackError(
             f"git runs this repository's hooks from {resolved}, outside the repository: core.hooksPath{where} "
             "points there, and nervapack does not write files outside the work tree and the git directory. "
-            "Point core.hooksPath inside the repository (or `git config --unset core.hooksPath` for .git/hooks) "
-            "and install again.")
+            "Point core.hooksPath inside the repository, or `git config --unset core.hooksPath` for .git/hooks.")
     return folder
 
 
