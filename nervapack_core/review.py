@@ -36,8 +36,8 @@ from typing import Any
 
 from .errors import NervapackError
 
-__all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "TRAILER", "AREA_MIN_DECISIONS",
-           "FAIL_ON", "failures", "to_markdown", "acknowledged_in"]
+__all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "merge_base", "TRAILER",
+           "AREA_MIN_DECISIONS", "FAIL_ON", "failures", "to_markdown", "acknowledged_in"]
 
 TRAILER = "Decision-Reviewed"
 # a folder "has many" decisions when at least this many standing decisions govern code in it
@@ -99,6 +99,26 @@ def _commit(root: Path, ref: str) -> str:
     return sha
 
 
+def merge_base(root: Path, base_ref: str, head: str, head_label: str = "HEAD") -> str:
+    """The commit ``base_ref`` and ``head`` (a commit) last shared; when there is none, why (an
+    orphan branch, or a shallow clone that lacks the shared history) and what to pass instead."""
+    base = _commit(root, base_ref)
+    done = _git(root, "merge-base", base, head, check=False).decode().strip()
+    if done:
+        return done
+    shallow = _git(root, "rev-parse", "--is-shallow-repository", check=False).decode().strip() == "true"
+    explicit = (f"give the change explicitly instead: `nervapack review-changes {base_ref}..{head_label}` "
+                "compares the two commits directly (or BASE..HEAD from the commit the change starts at), "
+                "or --staged / --working")
+    if shallow:
+        raise NervapackError(
+            f"{base_ref} and {head_label} have no common commit here: this is a shallow clone (git clone --depth), "
+            f"so the history they share was not fetched. Run `git fetch --unshallow`, or {explicit}.")
+    raise NervapackError(
+        f"{base_ref} and {head_label} share no history (git merge-base finds no common commit): one of them is on "
+        f"an orphan branch (git checkout --orphan) or comes from an unrelated repository. To review it, {explicit}.")
+
+
 def default_branch(root: Path) -> str | None:
     """The branch changes are reviewed against: ``origin/HEAD``'s target, else main or master."""
     out = _git(root, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False).decode().strip()
@@ -122,7 +142,7 @@ def resolve_change(root: Path, range_: str | None = None, *, staged: bool = Fals
         if "..." in range_:
             a, b = range_.split("...", 1)
             head = _commit(root, b or "HEAD")
-            base = _git(root, "merge-base", _commit(root, a), head).decode().strip()
+            base = merge_base(root, a, head, b or "HEAD")
         elif ".." in range_:
             a, b = range_.split("..", 1)
             base, head = _commit(root, a), _commit(root, b or "HEAD")
@@ -134,7 +154,7 @@ def resolve_change(root: Path, range_: str | None = None, *, staged: bool = Fals
     branch = default_branch(root)
     if branch is None:
         raise NervapackError("no default branch (origin/HEAD, main or master) to compare with; give a range BASE..HEAD")
-    base = _git(root, "merge-base", _commit(root, branch), head).decode().strip()
+    base = merge_base(root, branch, head)
     return ChangeSpec(base, head, f"{branch}...HEAD")
 
 

@@ -31,7 +31,7 @@ def _root(path: str | None) -> Path:
 
 def _pre_push_specs(root: Path, stdin_text: str):
     """One change per pushed ref, from the lines git gives a pre-push hook."""
-    from ..review import ChangeSpec, _commit, _git, default_branch
+    from ..review import ChangeSpec, _git, default_branch, merge_base
 
     zero = "0" * 40
     for line in stdin_text.splitlines():
@@ -44,7 +44,7 @@ def _pre_push_specs(root: Path, stdin_text: str):
             base = remote_sha  # an update of a branch the remote has: the commits being pushed
         else:  # a new branch (or a remote commit we do not have): against the default branch
             branch = default_branch(root)
-            base = _git(root, "merge-base", _commit(root, branch), local_sha).decode().strip() if branch else local_sha
+            base = merge_base(root, branch, local_sha, local_ref) if branch else local_sha
         yield ChangeSpec(base, local_sha, f"push {local_ref}")
 
 
@@ -139,11 +139,13 @@ def register(cli: click.Group) -> None:
                   help="pre-push checks the pushed commits; commit-msg the staged change and its message.")
     @click.option("--fail-on", type=click.Choice(["accepted", "proposed", "any"]), default="accepted",
                   show_default=True, help="What blocks the push or commit until acknowledged.")
-    @click.option("--force", is_flag=True, help="Replace a hook nervapack did not write (kept aside).")
+    @click.option("--force", is_flag=True, help="Replace a hook nervapack did not write (moved aside as "
+                  "HOOK.before-nervapack; a symlink is moved, never written through).")
     @click.option("--path", "path", default=None, type=click.Path(file_okay=False, exists=True),
                   help="The repository (default: the one you are in).")
     def hooks_install_cmd(hook, fail_on, force, path):
-        """Write .git/hooks/HOOK running the decisions check."""
+        """Write HOOK where git runs hooks (.git/hooks, or core.hooksPath inside the repository)
+        running the decisions check."""
         from ..hooks import install
 
         d = install(_root(path), hook, fail_on=fail_on, force=force)

@@ -257,6 +257,9 @@ def test_a_server_that_goes_away_leaves_full_text_search_and_a_warning(fixture_r
 def test_settings_are_checked_and_the_variable_wins(tmp_path, monkeypatch):
     ws = Workspace(tmp_path)
     ws.ensure()
+    # the user's own file: a repository that does not track it (a tracked one may not name a server)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.setenv("NERVAPACK_USER_CONFIG", str(tmp_path / "no-user-config.toml"))
     monkeypatch.delenv(CHROMA_URL_ENV, raising=False)
     assert vector_store(ws) == VectorStore(path=ws.chroma_dir)
     (ws.dir / "config.toml").write_text('[vectors]\nurl = "https://vectors.example:9443/"\n')

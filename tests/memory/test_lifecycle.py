@@ -112,6 +112,9 @@ def test_review_workflow_proposed_to_accepted_with_history(tmp_path):
 
 def test_agent_decisions_follow_the_workspace_setting(tmp_path, monkeypatch):
     monkeypatch.delenv("NERVAPACK_AGENT_DECISIONS", raising=False)
+    monkeypatch.setenv("NERVAPACK_USER_CONFIG", str(tmp_path / "no-user-config.toml"))
+    # the user's own file: a repository that does not track it (a tracked one may not set the policy)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert agent_decision_status(tmp_path) == "proposed"
     (tmp_path / ".nervapack").mkdir()
     (tmp_path / ".nervapack" / "config.toml").write_text('[memory]\nagent_decisions = "accepted"\n')
