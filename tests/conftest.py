@@ -19,6 +19,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 _USER_CACHE = tempfile.mkdtemp(prefix="np-test-xdg-cache-")
 os.environ["XDG_CACHE_HOME"] = _USER_CACHE
 atexit.register(shutil.rmtree, _USER_CACHE, ignore_errors=True)
+# nor the user's own settings (~/.config/nervapack/config.toml): a test that wants one sets its own
+os.environ["NERVAPACK_USER_CONFIG"] = os.path.join(_USER_CACHE, "no-user-config.toml")
 
 
 def git_init(path: Path) -> None:
