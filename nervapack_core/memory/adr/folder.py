@@ -32,6 +32,7 @@ from ..provenance import repo_root
 from .parse import AdrSkip, ParsedAdr, parse_adr
 
 __all__ = ["AdrFile", "AdrRecord", "scan", "read_records", "find_adr_dir", "base_root", "file_name_date",
+           "checked_folder", "resolved_inside",
            "AUTO_DIRS", "MARKDOWN"]
 
 MARKDOWN = (".md", ".markdown")
@@ -94,11 +95,16 @@ def checked_folder(folder) -> Path:
         raise NervapackError(f"ADR folder {folder} does not exist")
     if not path.is_dir():
         raise NervapackError(f"{folder} is a file, not a folder of ADR files")
-    named = Path(os.path.abspath(path))  # as named: ".." folded, links not followed
+    return resolved_inside(path, str(folder))
+
+
+def resolved_inside(path: Path, named: str) -> Path:
+    """``path`` resolved; refused when, named inside a repository, it resolves outside it (a
+    link in the name leads out: its files are not the repository's, nor a place to write)."""
     resolved = path.resolve()
-    for parent in named.parents:  # the repository the name lies in, before any link is followed
+    for parent in Path(os.path.abspath(path)).parents:  # as named: ".." folded, links not followed
         if (parent / ".git").exists():
-            refuse_outside(resolved, parent.resolve(), str(folder))
+            refuse_outside(resolved, parent.resolve(), named)
             break
     return resolved
 
@@ -112,7 +118,7 @@ def refuse_outside(resolved: Path, root: Path, named: str) -> None:
     """Refuse an ADR folder named inside ``root`` that resolves to ``resolved`` outside it."""
     if not inside(resolved, root):
         raise NervapackError(f"the ADR folder {named} leads outside the repository {root} (a symlink to "
-                             f"{resolved}); it is not followed. Name that folder itself to import it.")
+                             f"{resolved}); it is not followed. Name that folder itself if you mean it.")
 
 
 def _skip_reason(full: str, root: Path) -> str | None:
@@ -163,9 +169,9 @@ def scan(folder: Path, root: Path) -> list[AdrFile]:
                 continue
             path = Path(dirpath) / name
             source = _source(path, root)
-            reason = _skip_reason(str(path), root)
-            if reason:
-                found.append(AdrFile(path, source, "", error=reason))
+            why = _skip_reason(str(path), root)
+            if why:
+                found.append(AdrFile(path, source, "", error=why))
             elif path.is_symlink():
                 links.append((path, source))
             else:
