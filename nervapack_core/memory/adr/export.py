@@ -192,12 +192,14 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False) -> dict:
         raise NervapackError(f"{len(conflicts)} file(s) in {path} already exist with other content ({shown}); "
                              "nothing was written. Use --overwrite to replace them.")
     writes = {target.name: text for _, target, text, action in planned if action != "unchanged"}
-    if writes:
-        try:
+    try:
+        if writes:
             write_folder(path, writes)
-        except OSError as exc:
-            raise NervapackError(f"cannot write the ADR folder {path}: {exc.strerror or exc}; it was left as it "
-                                 "was") from None
+        elif not path.exists():  # no decisions: the folder, empty (one mkdir: whole or not at all)
+            path.mkdir()
+    except OSError as exc:
+        raise NervapackError(f"cannot write the ADR folder {path}: {exc.strerror or exc}; it was left as it "
+                             "was") from None
     report: dict = {"folder": str(path), "namespace": ns, "decisions": len(decisions), "written": 0,
                     "replaced": 0, "unchanged": 0, "files": []}
     for d, target, _, action in planned:
