@@ -5,11 +5,12 @@ The folder (a real git repository's ``docs/adr``) holds 30 exported decisions, a
 subfolder and a link; the memory then gains 10 decisions, each superseding an old one, so an
 ``export-adr --overwrite`` writes 10 files and replaces 10. The real CLI (forked from this test
 process, as ``test_crash_safety`` does, so the kills land in the command's own work) is killed
-with SIGKILL at every named step of the export (``NERVAPACK_TEST_KILL_AFTER``: after each staged
-file, after the mirror, before and after the swap) and at seeded random moments over the time a
-clean run takes. Every outcome is compared with both references (every path, its kind, bytes,
-mode, link target); the next run reaches the clean state and leaves nothing of the killed one
-beside the folder. ``NERVAPACK_RELIABILITY_KILLS`` sets the random kills (default 20)."""
+with SIGKILL as soon as each change of the folders is seen, at named steps of the export
+(``NERVAPACK_TEST_KILL_AFTER``: after 6 seeded staged files, after the mirror, before and after
+the swap) and at seeded random moments over the time a clean run takes. Every outcome is
+compared with both references (every path, its kind, bytes, mode, link target); the next run
+reaches the clean state and leaves nothing of the killed one beside the folder.
+``NERVAPACK_RELIABILITY_KILLS`` sets the random kills (default 10)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import pytest
 
 pytestmark = pytest.mark.timeout(900)
 
-KILLS = int(os.environ.get("NERVAPACK_RELIABILITY_KILLS") or 20)
+KILLS = int(os.environ.get("NERVAPACK_RELIABILITY_KILLS") or 10)
 OLD, NEW = 30, 10
 SEED = 20261201
 
