@@ -279,6 +279,11 @@ def _print_sync(console, report, llm: dict | None = None) -> None:
         console.print(f"[yellow]{_escape(report.memory_note)}[/]")
     if report.adr_note:
         console.print(f"[yellow]{escape(report.adr_note)}[/]")
+    skipped_adrs = report.adr.get("skipped", []) if report.adr else []
+    for source, reason in skipped_adrs[:20]:  # each with its reason: a link out of the repository among them
+        console.print(f"  ADR skipped {source}: {reason}", markup=False, highlight=False)
+    if len(skipped_adrs) > 20:
+        console.print(f"  … and {len(skipped_adrs) - 20} more ADR files skipped (see --json)", style="dim")
     if report.memories:
         mt = Table(title=f"{len(report.memories)} memory reference(s) to code that changed or vanished",
                    title_justify="left")

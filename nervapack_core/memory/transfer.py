@@ -65,12 +65,59 @@ def parse_import(data) -> tuple[str, object]:
         except RecursionError:
             raise NervapackError("import data is nested too deeply (an export is a few levels deep)") from None
     if isinstance(data, dict) and "nodes" in data:
+        check_unicode(data)
         return "export", data
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
         raise NervapackError("import expects a JSON array of node specs or an export object with 'nodes'")
+    check_unicode(data)  # after the wrap above: places read [0].content for a single spec too
     return "specs", data
+
+
+def check_unicode(data) -> None:
+    """Refuse import data holding a lone surrogate (JSON may escape half of a UTF-16 pair,
+    ``"\\ud800"``, which no UTF-8 text can hold and SQLite cannot store), naming where it is.
+
+    Checked on the whole data before any write: one C-speed ``json.dumps`` and encode when
+    all is well, a walk to find the place only when it is not."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    except (TypeError, ValueError, RecursionError):  # not JSON data: the shape checks say so
+        return
+    found = _first_surrogate(data)
+    if found is not None:
+        where, char, at = found
+        raise NervapackError(f"import data holds a lone surrogate (\\u{ord(char):04x}, character {at}) in {where}: "
+                             "it is not Unicode text; nothing was imported (write the character itself, or drop it)")
+
+
+def _first_surrogate(data) -> tuple[str, str, int] | None:
+    """(JSON path such as ``[1].content`` or ``nodes[0].metadata``, the surrogate, its index)
+    of the first text in ``data`` (keys included) that cannot be encoded, in document order."""
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack:  # a stack, not recursion: the data may be deep
+        path, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return path or "the data", value[exc.start], exc.start
+        elif isinstance(value, dict):
+            items = list(value.items())
+            for key, _ in items:
+                if isinstance(key, str):
+                    hit = _first_surrogate(key)
+                    if hit is not None:
+                        shown = key.encode("utf-8", "backslashreplace").decode()
+                        return f"{path or 'the data'} (in the key {shown})", hit[1], hit[2]
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(items))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
 
 
 def check_specs(specs: list, prov: dict | None = None) -> list[dict]:

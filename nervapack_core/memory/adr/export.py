@@ -9,16 +9,17 @@ decision makers, author, tags and commit; the body is MADR's: Context (the ratio
 Considered Options (the decision and its rejected alternatives), Decision Outcome, and
 "Superseded by" / "Supersedes" links between the files.
 
-Nothing is written unless every file can be: a file that exists with other content is
-replaced only with ``overwrite``.
+Nothing is written unless every file can be: a file that exists with other content (a
+symbolic link among them: it is replaced by a file, its target never written) is replaced
+only with ``overwrite``. The folder changes in one step (:mod:`.staging`): it is the old
+folder or the new one, also for a process killed part-way. A folder named inside a
+repository that a link leads out of it is refused, as is a repository's root.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
-import tempfile
 import unicodedata
 from datetime import date
 from pathlib import Path
@@ -26,9 +27,11 @@ from pathlib import Path
 import yaml
 
 from ...errors import NervapackError
+from ...workspace import WORKSPACE_DIR
 from ..nodes import NODE_COLS, node_dict
-from .folder import base_root, scan
+from .folder import base_root, resolved_inside, scan
 from .parse import AdrSkip, decision_content, one_line, parse_adr
+from .staging import tidy, write_folder
 
 __all__ = ["export_folder", "render", "slug"]
 
@@ -153,20 +156,6 @@ def _names(decisions: list[dict], folder: Path, root: Path) -> dict[str, str]:
     return names
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".nervapack-", suffix=".md", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def export_folder(store, folder, ns: str, *, overwrite: bool = False) -> dict:
     """Write the decisions of namespace ``ns`` of ``store`` into ``folder`` as MADR files."""
     if folder is None or not str(folder).strip():
@@ -174,11 +163,17 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False) -> dict:
     path = Path(folder).expanduser()
     if path.exists() and not path.is_dir():
         raise NervapackError(f"{folder} is a file, not a folder")
+    path = resolved_inside(path, str(folder))
+    if (path / ".git").exists() or (path / WORKSPACE_DIR).is_dir():
+        raise NervapackError(f"{folder} is a repository's root; give a folder of ADR files of its own (e.g. docs/adr)")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)  # the folder itself appears whole, when it is written
     except OSError as exc:
-        raise NervapackError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
-    path = path.resolve()
+        raise NervapackError(f"cannot create the folder {path.parent}: {exc.strerror or exc}") from None
+    try:
+        tidy(path)  # before reading the folder: a killed run's leftovers go, its old folder comes back
+    except OSError as exc:
+        raise NervapackError(f"cannot prepare the ADR folder {path}: {exc.strerror or exc}") from None
     root = base_root(path, store.graph.root)
     decisions = store._read(lambda conn: _decisions(conn, ns))
     names = _names(decisions, path, root)
@@ -188,11 +183,7 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False) -> dict:
     for d in decisions:
         target = path / names[d["id"]]
         text = render(d, names, by_id)
-        try:
-            old = target.read_text(encoding="utf-8") if target.exists() else None
-        except (OSError, UnicodeDecodeError):
-            old = ""
-        action = "written" if old is None else ("unchanged" if old == text else "replaced")
+        action = _action(target, text)
         if action == "replaced" and not overwrite:
             conflicts.append(target.name)
         planned.append((d, target, text, action))
@@ -200,14 +191,30 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False) -> dict:
         shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
         raise NervapackError(f"{len(conflicts)} file(s) in {path} already exist with other content ({shown}); "
                              "nothing was written. Use --overwrite to replace them.")
+    writes = {target.name: text for _, target, text, action in planned if action != "unchanged"}
+    try:
+        if writes:
+            write_folder(path, writes)
+        elif not path.exists():  # no decisions: the folder, empty (one mkdir: whole or not at all)
+            path.mkdir()
+    except OSError as exc:
+        raise NervapackError(f"cannot write the ADR folder {path}: {exc.strerror or exc}; it was left as it "
+                             "was") from None
     report: dict = {"folder": str(path), "namespace": ns, "decisions": len(decisions), "written": 0,
                     "replaced": 0, "unchanged": 0, "files": []}
-    for d, target, text, action in planned:
-        if action != "unchanged":
-            try:
-                _write_atomic(target, text)
-            except OSError as exc:
-                raise NervapackError(f"cannot write {target}: {exc.strerror or exc}") from None
+    for d, target, _, action in planned:
         report[action] += 1
         report["files"].append({"file": target.name, "id": d["id"], "status": d["status"], "action": action})
     return report
+
+
+def _action(target: Path, text: str) -> str:
+    """"written" (no such file), "unchanged" (the same text) or "replaced" (other content, or a
+    symbolic link: never read through, it is replaced by the file)."""
+    if target.is_symlink():
+        return "replaced"
+    try:
+        old = target.read_text(encoding="utf-8") if target.exists() else None
+    except (OSError, UnicodeDecodeError):
+        old = ""
+    return "written" if old is None else ("unchanged" if old == text else "replaced")

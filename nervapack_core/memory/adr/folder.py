@@ -4,6 +4,12 @@
 Reading is separate from writing: :func:`scan` lists and hashes every Markdown file (cheap);
 :func:`read_records` parses only the files the caller asks for (new or changed ones) and
 asks git once for the whole folder, so a re-import of an unchanged folder parses nothing.
+
+The folder is read under the ingest's rule (:mod:`nervapack_core.code.discovery`): nothing
+outside the repository is read. A link to a file outside it, a broken or looping link and a
+symlinked folder (never followed) are listed as skipped with their reason; a link to a file
+inside the repository is read, unless it names another record of the folder (imported once,
+under its own name). A folder that is itself a link out of its repository is refused.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import subprocess
 import unicodedata
 from dataclasses import dataclass, field
@@ -18,12 +25,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ...code.discovery import _link_reason as link_reason
 from ...errors import NervapackError
 from ...workspace import WORKSPACE_DIR, Workspace
 from ..provenance import repo_root
 from .parse import AdrSkip, ParsedAdr, parse_adr
 
 __all__ = ["AdrFile", "AdrRecord", "scan", "read_records", "find_adr_dir", "base_root", "file_name_date",
+           "checked_folder", "resolved_inside",
            "AUTO_DIRS", "MARKDOWN"]
 
 MARKDOWN = (".md", ".markdown")
@@ -77,7 +86,8 @@ def base_root(folder: Path, project: Path | None = None) -> Path:
 
 
 def checked_folder(folder) -> Path:
-    """``folder`` as an absolute directory, or a clear error."""
+    """``folder`` as an absolute directory, or a clear error (also when, named inside a
+    repository, it leads out of it through a symlink: its files are not the repository's)."""
     if folder is None or not str(folder).strip():
         raise NervapackError("give the folder of ADR files (e.g. docs/adr)")
     path = Path(folder).expanduser()
@@ -85,38 +95,110 @@ def checked_folder(folder) -> Path:
         raise NervapackError(f"ADR folder {folder} does not exist")
     if not path.is_dir():
         raise NervapackError(f"{folder} is a file, not a folder of ADR files")
-    return path.resolve()
+    return resolved_inside(path, str(folder))
+
+
+def resolved_inside(path: Path, named: str) -> Path:
+    """``path`` resolved; refused when, named inside a repository, it resolves outside it (a
+    link in the name leads out: its files are not the repository's, nor a place to write)."""
+    resolved = path.resolve()
+    for parent in Path(os.path.abspath(path)).parents:  # as named: ".." folded, links not followed
+        if (parent / ".git").exists():
+            refuse_outside(resolved, parent.resolve(), named)
+            break
+    return resolved
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether the resolved ``path`` is ``root`` (resolved) or lies under it."""
+    return path == root or root in path.parents
+
+
+def refuse_outside(resolved: Path, root: Path, named: str) -> None:
+    """Refuse an ADR folder named inside ``root`` that resolves to ``resolved`` outside it."""
+    if not inside(resolved, root):
+        raise NervapackError(f"the ADR folder {named} leads outside the repository {root} (a symlink to "
+                             f"{resolved}); it is not followed. Name that folder itself if you mean it.")
+
+
+def _skip_reason(full: str, root: Path) -> str | None:
+    """Why the folder entry ``full`` is not read (None: read it): a link leaving ``root``, a
+    broken or looping link, a symlinked folder, anything but a regular file (a FIFO would
+    block the read)."""
+    if os.path.islink(full):
+        reason = link_reason(root, full)
+        if reason:
+            return reason
+    try:
+        mode = os.stat(full).st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _source(path: Path, root: Path) -> str:
+    try:
+        source = path.relative_to(root).as_posix()
+    except ValueError:
+        source = path.as_posix()
+    return unicodedata.normalize("NFC", source)
 
 
 def scan(folder: Path, root: Path) -> list[AdrFile]:
     """Every Markdown file under ``folder`` (hidden folders and ``node_modules`` aside),
-    sorted by path, read and hashed."""
+    sorted by path, read and hashed; the links that are not read (see the module docstring)
+    come with their reason as ``error``, so they are listed as skipped."""
+    root = root.resolve()
     found: list[AdrFile] = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
+    links: list[tuple[Path, str]] = []
+    regular: dict[Path, str] = {}  # the folder's own files (their resolved path) -> source
+    for dirpath, dirnames, filenames in os.walk(folder):  # never into a symlinked folder
+        kept = []
+        for d in sorted(dirnames):
+            if d.startswith(".") or d in _SKIP_DIRS:
+                continue
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                reason = link_reason(root, full) or "symlinked folder (not followed)"
+                found.append(AdrFile(Path(full), _source(Path(full), root), "", error=reason))
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if name.startswith(".") or not name.lower().endswith(MARKDOWN):
                 continue
             path = Path(dirpath) / name
-            try:
-                source = path.relative_to(root).as_posix()
-            except ValueError:
-                source = path.as_posix()
-            source = unicodedata.normalize("NFC", source)
-            try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                found.append(AdrFile(path, source, "", error=f"cannot be read ({exc.strerror or exc})"))
-                continue
-            sha = hashlib.sha256(raw).hexdigest()
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                found.append(AdrFile(path, source, sha, error=f"is not UTF-8 text (byte {exc.start})"))
-                continue
-            found.append(AdrFile(path, source, sha, text=text))
+            source = _source(path, root)
+            why = _skip_reason(str(path), root)
+            if why:
+                found.append(AdrFile(path, source, "", error=why))
+            elif path.is_symlink():
+                links.append((path, source))
+            else:
+                regular[path.resolve()] = source
+                found.append(_read(path, source))
+    for path, source in links:  # inside the repository: read, unless it is another record of the folder
+        twin = regular.get(path.resolve())
+        if twin is not None:
+            found.append(AdrFile(path, source, "", error=f"symlink to {twin} (imported under that name)"))
+        else:
+            found.append(_read(path, source))
     found.sort(key=lambda f: f.source)
     return found
+
+
+def _read(path: Path, source: str) -> AdrFile:
+    """One file of the folder, read and hashed (or why it cannot be)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return AdrFile(path, source, "", error=f"cannot be read ({exc.strerror or exc})")
+    sha = hashlib.sha256(raw).hexdigest()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return AdrFile(path, source, sha, error=f"is not UTF-8 text (byte {exc.start})")
+    return AdrFile(path, source, sha, text=text)
 
 
 def file_name_date(stem: str) -> str | None:
@@ -289,6 +371,8 @@ def find_adr_dir(workspace: Workspace) -> tuple[Path | None, str]:
         return path.resolve(), f"set by {chosen.origin}"
     for rel in AUTO_DIRS:
         path = workspace.root / rel
+        if path.is_dir():  # a repository's docs/adr linking out of it is refused, not read
+            refuse_outside(path.resolve(), workspace.root.resolve(), rel)
         if path.is_dir() and any(p.suffix.lower() in MARKDOWN for p in path.iterdir() if p.is_file()):
             return path.resolve(), f"found at {rel}"
     return None, "no ADR folder (set [memory] adr_dir in .nervapack/config.toml)"

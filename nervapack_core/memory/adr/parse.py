@@ -198,6 +198,19 @@ def _first_sentence(text: str | None, limit: int = 300) -> str | None:
     return sentence or None
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``): a few lines of them name billions of
+    values ("billion laughs": 400 bytes took 6.9 GB), and a record's front matter has no use for
+    them. Anchors alone (``&name``) expand nothing and are read as before."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise AdrSkip(f"front matter uses a YAML alias (*{event.anchor} at line {event.start_mark.line + 2}); "
+                          "aliases are not read, as a few lines of them can expand to gigabytes")
+        return super().compose_node(parent, index)
+
+
 def _split_front_matter(text: str) -> tuple[dict | None, str, int]:
     """(front matter mapping or None, the rest, the line number where the rest starts)."""
     if not re.match(r"^---[ \t]*\r?\n", text):
@@ -207,7 +220,8 @@ def _split_front_matter(text: str) -> tuple[dict | None, str, int]:
         if lines[i].strip() in ("---", "..."):
             raw = "".join(lines[1:i])
             try:
-                data = yaml.safe_load(raw) if raw.strip() else {}
+                # a SafeLoader (no Python objects) that also refuses aliases
+                data = yaml.load(raw, Loader=_NoAliasLoader) if raw.strip() else {}
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 where = f" at line {mark.line + 2}" if mark is not None else ""
