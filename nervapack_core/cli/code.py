@@ -76,7 +76,7 @@ def _llm_setup(llm: str | None, model: str | None, path: str, assume_yes: bool):
     if not model:
         configured = setting(ws, "llm", "model", "NERVAPACK_LLM_MODEL")
         model = str(configured.value) if configured else None
-    provider = make_provider(llm, model, timeout=settings.timeout)
+    provider = make_provider(llm, model, timeout=settings.timeout, max_reply_bytes=settings.max_reply_bytes)
     if provider.remote and not assume_yes and not sys.stdin.isatty() and not _consented(ws, provider):
         raise NervapackError(
             f"--llm {llm} sends doc sections to {provider.host}, outside this machine, and this workspace has not "

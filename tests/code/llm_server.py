@@ -38,6 +38,29 @@ def slow(seconds: float, then: tuple) -> tuple:
     return ("sleep", seconds, then)
 
 
+def drip(seconds_per_byte: float, then: tuple) -> tuple:
+    """The reply ``then`` one byte at a time, status line and headers included."""
+    return ("drip", seconds_per_byte, then)
+
+
+def huge(size: int, declared: bool = True) -> tuple:
+    """A 200 reply of ``size`` bytes of JSON; without a Content-Length (ended by closing the
+    connection) when not ``declared``. What was written before the client hung up is kept in
+    ``FakeLLM.written``."""
+    return ("huge", size, declared)
+
+
+def cut(keep: int, then: tuple) -> tuple:
+    """The reply ``then`` with its Content-Length, but only the first ``keep`` bytes of its
+    body, then the connection closed."""
+    return ("cut", keep, then)
+
+
+def body(data: bytes) -> tuple:
+    """A 200 reply whose body is ``data`` as it is (e.g. JSON cut short), with its length."""
+    return ("body", data)
+
+
 class FakeLLM:
     """``with FakeLLM(script) as llm:`` — ``llm.url`` is ``http://127.0.0.1:<port>``."""
 
@@ -45,6 +68,7 @@ class FakeLLM:
         self.script = {k: list(v) for k, v in (script or {}).items()}
         self.model = model
         self.requests: list[dict] = []
+        self.written: list[int] = []  # bytes of each huge() reply written before the client hung up
         self.lock = threading.Lock()
         fake = self
 
@@ -106,8 +130,48 @@ class FakeLLM:
         if behaviour[0] == "status":
             self._error(handler, path, behaviour[1], behaviour[2])
             return
+        if behaviour[0] == "huge":
+            self._huge(handler, behaviour[1], behaviour[2])
+            return
+        if behaviour[0] == "body":
+            self._raw(handler, _head(len(behaviour[1])) + behaviour[1])
+            return
+        if behaviour[0] in ("drip", "cut"):
+            inner = behaviour[2]
+            content = json.dumps(inner[1]) if inner[0] == "json" else inner[1]
+            payload = json.dumps(self._payload(path, content, prompt)).encode()
+            if behaviour[0] == "cut":
+                self._raw(handler, _head(len(payload)) + payload[:behaviour[1]])
+                handler.close_connection = True
+                return
+            for byte in _head(len(payload)) + payload:
+                if not self._raw(handler, bytes([byte])):
+                    return
+                time.sleep(behaviour[1])
+            return
         content = json.dumps(behaviour[1]) if behaviour[0] == "json" else behaviour[1]
         self._reply(handler, path, content, prompt)
+
+    def _raw(self, handler, data: bytes) -> bool:
+        """Bytes straight onto the connection; False when the client has hung up."""
+        try:
+            handler.wfile.write(data)
+            handler.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+
+    def _huge(self, handler, size: int, declared: bool) -> None:
+        head = _head(size) if declared else (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                                             b"connection: close\r\n\r\n")
+        handler.close_connection = True
+        written = 0
+        if self._raw(handler, head):
+            chunk = b" " * 65536
+            while written < size and self._raw(handler, chunk[:size - written]):
+                written += min(len(chunk), size - written)
+        with self.lock:
+            self.written.append(written)
 
     def _send(self, handler, code: int, data: dict, headers: dict | None = None) -> None:
         payload = json.dumps(data).encode()
@@ -123,6 +187,14 @@ class FakeLLM:
             pass
 
     def _reply(self, handler, path: str, content: str, prompt: str) -> None:
+        data = self._payload(path, content, prompt)
+        if data is None:
+            self._send(handler, 404, {"error": f"no route {path}"})
+            return
+        self._send(handler, 200, data)
+
+    def _payload(self, path: str, content: str, prompt: str) -> dict | None:
+        """The API's reply body carrying ``content`` (None: not a route of the three APIs)."""
         tokens_in, tokens_out = max(1, len(prompt) // 4), max(1, len(content) // 4)
         if path.endswith("/api/chat"):
             data = {"model": self.model, "created_at": "2026-01-01T00:00:00Z",
@@ -139,9 +211,8 @@ class FakeLLM:
                     "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
                     "stop_sequence": None, "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
         else:
-            self._send(handler, 404, {"error": f"no route {path}"})
-            return
-        self._send(handler, 200, data)
+            return None
+        return data
 
     def _error(self, handler, path: str, code: int, retry_after: str | None) -> None:
         headers = {"retry-after": retry_after} if retry_after is not None else {}
@@ -153,3 +224,7 @@ class FakeLLM:
         else:
             data = {"error": {"message": message, "type": "server_error", "code": code}}
         self._send(handler, code, data, headers)
+
+
+def _head(length: int) -> bytes:
+    return f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n\r\n".encode()

@@ -10,7 +10,8 @@ are applied again without a request. The resulting EXPLAINS edges carry
 deterministic resolvers never delete them, and an edge the deterministic binder draws
 between the same two nodes replaces one.
 
-Requests run ``concurrency`` at a time, each with a timeout; 429, 5xx and timeouts are
+Requests run ``concurrency`` at a time, each within a total deadline (``timeout``) and a cap
+on its reply's size (``max_reply_bytes``, :mod:`.limits`); 429, 5xx and timeouts are
 retried with exponential backoff (the server's ``Retry-After`` when it gives one); a reply
 that is not the JSON asked for is asked once more, then the section is skipped and
 counted. An endpoint that cannot answer at all (unreachable, key refused, unknown model)
@@ -45,6 +46,7 @@ from ..ingest_lock import ingest_lock
 from ..prompt import query_words
 from ..store import GraphStore
 from .consent import SendSummary, consent_given, record_consent
+from .limits import DEFAULT_MAX_REPLY_BYTES
 from .prompt import RETRY_NOTE, SYSTEM, Candidate, MalformedAnswer, Parsed, parse_answer
 from .providers import Completion, EndpointError, Provider, RequestFailed, Transient
 from .shortlist import MIN_WORDS, Section, is_release_notes, section_prompt, section_rows, shortlist, shortlist_sha
@@ -64,17 +66,18 @@ class LLMSettings:
     in ``.nervapack/config.toml``, else the default."""
 
     concurrency: int = 4
-    timeout: float = 60.0
+    timeout: float = 60.0  # seconds per request in all: connecting, waiting, reading the reply
     retries: int = 3
     backoff: float = 1.0
     max_tokens: int = 400
     min_confidence: float = 0.5
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES  # a longer reply is refused (not read further)
 
     @classmethod
     def for_workspace(cls, workspace: Workspace, provider: str = "") -> LLMSettings:
         out = cls(concurrency=2 if provider == "ollama" else 4)  # one local GPU: two at a time is plenty
         for name, kind in (("concurrency", int), ("timeout", float), ("retries", int), ("backoff", float),
-                           ("max_tokens", int), ("min_confidence", float)):
+                           ("max_tokens", int), ("min_confidence", float), ("max_reply_bytes", int)):
             found = setting(workspace, "llm", name, f"NERVAPACK_LLM_{name.upper()}")
             if found is None:
                 continue
@@ -82,7 +85,7 @@ class LLMSettings:
                 value = kind(found.value)
             except (TypeError, ValueError):
                 raise NervapackError(f"{found.origin}: {name} must be a number, not {found.value!r}.") from None
-            if value < 0 or (name in ("concurrency", "timeout", "max_tokens") and value <= 0):
+            if value < 0 or (name in ("concurrency", "timeout", "max_tokens", "max_reply_bytes") and value <= 0):
                 raise NervapackError(f"{found.origin}: {name} must be positive, not {found.value!r}.")
             setattr(out, name, value)
         return out

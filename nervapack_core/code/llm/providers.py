@@ -21,7 +21,9 @@ servers when their host is not a loopback address. Remote providers need the use
 confirmation once per workspace and host (:mod:`.consent`).
 
 The clients' own retries are off (``max_retries=0``): :mod:`.binding` retries itself, the
-same way for all three, and counts what it did. Failures are sorted here into what the
+same way for all three, and counts what it did. Every request has a total deadline (the
+``timeout``: connecting, waiting and reading the reply together) and a cap on its reply's
+size (``max_reply_bytes``), both enforced under the client by :mod:`.limits`. Failures are sorted here into what the
 binder does next: :class:`Transient` (429, 5xx, timeouts: retry with backoff),
 :class:`EndpointError` (unreachable, key refused, unknown model: stop asking, keep the
 deterministic edges) and :class:`RequestFailed` (this request only: skip the section).
@@ -37,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...errors import NervapackError
+from .limits import DEFAULT_MAX_REPLY_BYTES, Guard, RequestLimits
 
 __all__ = ["PROVIDERS", "CLI_PROVIDERS", "DEFAULT_MODELS", "Completion", "Provider", "Transient", "EndpointError",
            "RequestFailed", "make_provider", "is_loopback"]
@@ -117,10 +120,12 @@ class Provider:
 
     package = ""
 
-    def __init__(self, model: str, endpoint: str, timeout: float):
+    def __init__(self, model: str, endpoint: str, timeout: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         self.model = model
         self.endpoint = endpoint
         self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
+        self.limits = RequestLimits(timeout, max_reply_bytes)
         self._lib: Any = None  # the client's module, once imported
         self._client_obj: Any = None
         self._client_lock = threading.Lock()
@@ -160,7 +165,38 @@ class Provider:
         return f"llm:{self.name}/{self.model}"
 
     def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
+        """One request within :attr:`limits`, its failures sorted (see the module docstring)."""
+        client = self._client
+        with self.limits.guard() as guard:
+            try:
+                return self._complete(client, system, prompt, max_tokens)
+            except Exception as exc:
+                raise self._failure(exc, guard) from None
+
+    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
         raise NotImplementedError
+
+    def _library_failure(self, exc: Exception) -> Exception | None:
+        """The client library's own exception as one of ours (None: not one of its kinds)."""
+        return None
+
+    def _failure(self, exc: Exception, guard: Guard) -> Exception:
+        """What ``exc``, raised while asking, means for the binder. The guard first: its
+        shut-down socket reaches here as a dropped connection. Anything the client raised
+        reading a reply that is not its API's JSON (a truncated body) is this request's
+        failure, said in one line, never a traceback."""
+        ended = guard.failure()
+        if ended == "refused":
+            return RequestFailed(guard.refused)
+        if ended == "deadline":
+            return Transient(f"timed out after {self.timeout:g} s (the whole request's deadline)")
+        if isinstance(exc, (Transient, EndpointError, RequestFailed)):
+            return exc
+        mapped = self._library_failure(exc)
+        if mapped is not None:
+            return mapped
+        detail = " ".join(str(exc).split())[:200]
+        return Transient(f"unreadable reply ({type(exc).__name__}: {detail}); truncated or not the API's JSON")
 
     # -- sorting failures ------------------------------------------------------------------
     def _status_error(self, status: int, message: str, exc) -> Exception:
@@ -201,15 +237,15 @@ def _require(provider: str) -> None:
             "(or [llm] for all providers).")
 
 
-def _httpx_failure(provider: Provider, exc: Exception) -> Exception | None:
-    """Timeouts and dropped connections of the underlying httpx transport."""
-    import httpx
-
-    if isinstance(exc, httpx.TimeoutException):
+def _httpx_failure(provider: Provider, exc: BaseException | None) -> Exception | None:
+    """Timeouts and dropped connections of the underlying httpx transport (told by class
+    name: a client may bring its own fork of httpx)."""
+    kinds = {c.__name__ for c in type(exc).__mro__} if exc is not None else set()
+    if "TimeoutException" in kinds:
         return Transient(f"timed out after {provider.timeout:g} s")
-    if isinstance(exc, httpx.ConnectError):
+    if "ConnectError" in kinds:
         return provider._unreachable(exc)
-    if isinstance(exc, httpx.TransportError):  # the connection dropped mid-request
+    if "TransportError" in kinds:  # the connection dropped mid-request
         return Transient(f"{type(exc).__name__}: {exc}")
     return None
 
@@ -217,30 +253,25 @@ def _httpx_failure(provider: Provider, exc: Exception) -> Exception | None:
 class OllamaProvider(Provider):
     name = "ollama"
 
-    def __init__(self, model: str, timeout: float, environ=os.environ):
+    def __init__(self, model: str, timeout: float, environ=os.environ, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         host = _with_scheme(environ.get("OLLAMA_HOST", "").strip() or _OLLAMA_DEFAULT, default_port=11434)
-        super().__init__(model, host, timeout)
+        super().__init__(model, host, timeout, max_reply_bytes)
 
     def _make_client(self, lib):
-        return lib.Client(host=self.endpoint, timeout=self.timeout)
+        return lib.Client(host=self.endpoint, timeout=self.timeout, event_hooks=self.limits.client_hooks())
 
-    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        client = self._client
-        try:
-            r = client.chat(model=self.model, messages=[{"role": "system", "content": system},
-                                                              {"role": "user", "content": prompt}],
-                                  format="json", stream=False,
-                                  options={"temperature": 0, "num_predict": max_tokens})
-        except self._lib.ResponseError as exc:
-            raise self._status_error(exc.status_code, str(exc.error)[:300], exc) from None
-        except ConnectionError as exc:  # the client's "Failed to connect to Ollama"
-            raise self._unreachable(exc) from None
-        except Exception as exc:
-            mapped = _httpx_failure(self, exc)
-            if mapped is None:
-                raise
-            raise mapped from None
+    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+        r = client.chat(model=self.model, messages=[{"role": "system", "content": system},
+                                                    {"role": "user", "content": prompt}],
+                        format="json", stream=False, options={"temperature": 0, "num_predict": max_tokens})
         return Completion(r.message.content or "", r.prompt_eval_count, r.eval_count, r.model or self.model)
+
+    def _library_failure(self, exc: Exception) -> Exception | None:
+        if isinstance(exc, self._lib.ResponseError):
+            return self._status_error(exc.status_code, str(exc.error)[:300], exc)
+        if isinstance(exc, ConnectionError):  # the client's "Failed to connect to Ollama"
+            return self._unreachable(exc)
+        return _httpx_failure(self, exc)
 
     def _missing_hint(self) -> str:
         return f"Pull the model first (`ollama pull {self.model}`) or choose one with --llm-model NAME."
@@ -252,9 +283,9 @@ class OllamaProvider(Provider):
 class OpenAIProvider(Provider):
     name = "openai"
 
-    def __init__(self, model: str, timeout: float, environ=os.environ):
+    def __init__(self, model: str, timeout: float, environ=os.environ, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         base = (environ.get("OPENAI_BASE_URL", "").strip() or _OPENAI_DEFAULT).rstrip("/")
-        super().__init__(model, base, timeout)
+        super().__init__(model, base, timeout, max_reply_bytes)
         key = environ.get("OPENAI_API_KEY", "").strip()
         if not key:
             if base == _OPENAI_DEFAULT:
@@ -264,25 +295,20 @@ class OpenAIProvider(Provider):
         self._key = key
 
     def _make_client(self, lib):
-        return lib.OpenAI(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0)
+        return lib.OpenAI(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0,
+                          http_client=lib.DefaultHttpxClient(event_hooks=self.limits.client_hooks()))
 
-    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        client = self._client
-        openai = self._lib
-        try:
-            r = client.chat.completions.create(
-                model=self.model, temperature=0, max_tokens=max_tokens,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}])
-        except openai.APITimeoutError:
-            raise Transient(f"timed out after {self.timeout:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise self._unreachable(exc.__cause__ or exc) from None
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc.status_code, _message(exc), exc) from None
+    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+        r = client.chat.completions.create(
+            model=self.model, temperature=0, max_tokens=max_tokens,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}])
         text = r.choices[0].message.content if r.choices else ""
         usage = r.usage
         return Completion(text or "", usage.prompt_tokens if usage else None,
                           usage.completion_tokens if usage else None, r.model or self.model)
+
+    def _library_failure(self, exc: Exception) -> Exception | None:
+        return _sdk_failure(self, self._lib, exc)
 
     def _key_hint(self) -> str:
         return "Check OPENAI_API_KEY."
@@ -295,38 +321,45 @@ class OpenAIProvider(Provider):
 class ClaudeProvider(Provider):
     name = "claude"
 
-    def __init__(self, model: str, timeout: float, environ=os.environ):
+    def __init__(self, model: str, timeout: float, environ=os.environ, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         base = (environ.get("ANTHROPIC_BASE_URL", "").strip() or _ANTHROPIC_DEFAULT).rstrip("/")
-        super().__init__(model, base, timeout)
+        super().__init__(model, base, timeout, max_reply_bytes)
         key = environ.get("ANTHROPIC_API_KEY", "").strip()
         if not key:
             raise NervapackError("--llm claude needs ANTHROPIC_API_KEY (from console.anthropic.com).")
         self._key = key
 
     def _make_client(self, lib):
-        return lib.Anthropic(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0)
+        return lib.Anthropic(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0,
+                             http_client=lib.DefaultHttpxClient(event_hooks=self.limits.client_hooks()))
 
     @property
     def remote(self) -> bool:
         return True  # the Anthropic API is a cloud service, whatever proxy ANTHROPIC_BASE_URL names
 
-    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        client = self._client
-        anthropic = self._lib
-        try:
-            r = client.messages.create(model=self.model, max_tokens=max_tokens, system=system,
-                                             messages=[{"role": "user", "content": prompt}])
-        except anthropic.APITimeoutError:
-            raise Transient(f"timed out after {self.timeout:g} s") from None
-        except anthropic.APIConnectionError as exc:
-            raise self._unreachable(exc.__cause__ or exc) from None
-        except anthropic.APIStatusError as exc:
-            raise self._status_error(exc.status_code, _message(exc), exc) from None
+    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+        r = client.messages.create(model=self.model, max_tokens=max_tokens, system=system,
+                                   messages=[{"role": "user", "content": prompt}])
         text = "".join(getattr(block, "text", "") for block in r.content if getattr(block, "type", "") == "text")
         return Completion(text, r.usage.input_tokens, r.usage.output_tokens, r.model or self.model)
 
+    def _library_failure(self, exc: Exception) -> Exception | None:
+        return _sdk_failure(self, self._lib, exc)
+
     def _key_hint(self) -> str:
         return "Check ANTHROPIC_API_KEY."
+
+
+def _sdk_failure(provider: Provider, lib, exc: Exception) -> Exception | None:
+    """The OpenAI and Anthropic SDKs' exceptions (the same shapes in both)."""
+    if isinstance(exc, lib.APITimeoutError):
+        return Transient(f"timed out after {provider.timeout:g} s")
+    if isinstance(exc, lib.APIConnectionError):
+        # refused or unresolvable: the endpoint is not there; dropped mid-reply: worth another try
+        return _httpx_failure(provider, exc.__cause__) or provider._unreachable(exc.__cause__ or exc)
+    if isinstance(exc, lib.APIStatusError):
+        return provider._status_error(exc.status_code, _message(exc), exc)
+    return None
 
 
 def _message(exc) -> str:
@@ -344,9 +377,11 @@ def _message(exc) -> str:
 _CLASSES = {"ollama": OllamaProvider, "openai": OpenAIProvider, "claude": ClaudeProvider}
 
 
-def make_provider(name: str, model: str | None = None, *, timeout: float = 60.0, environ=None) -> Provider:
+def make_provider(name: str, model: str | None = None, *, timeout: float = 60.0, environ=None,
+                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> Provider:
     """The provider ``name`` (ollama, openai, claude) for ``model`` (default per provider),
-    its client built from the environment. ``mcp`` is not a provider here: it is the MCP
+    its client built from the environment; each request within ``timeout`` seconds in all and
+    ``max_reply_bytes`` of reply. ``mcp`` is not a provider here: it is the MCP
     server's ``bind_docs`` tool, where the connected client answers."""
     if name == "mcp":
         raise NervapackError(
@@ -355,4 +390,5 @@ def make_provider(name: str, model: str | None = None, *, timeout: float = 60.0,
             "On the command line use --llm ollama, openai or claude.")
     if name not in _CLASSES:
         raise NervapackError(f"--llm must be one of {', '.join(PROVIDERS)}, not {name!r}.")
-    return _CLASSES[name](model or DEFAULT_MODELS[name], timeout, os.environ if environ is None else environ)
+    return _CLASSES[name](model or DEFAULT_MODELS[name], timeout, os.environ if environ is None else environ,
+                          max_reply_bytes)
