@@ -142,7 +142,8 @@ def prepared_damage(target: Path, *, recheck: bool = False) -> str | None:
         recorded = json.loads((target / "sha256").read_text(encoding="utf-8"))
         identities = _identities(target)
     except FileNotFoundError as exc:
-        return f"{Path(exc.filename or '?').name} is missing"
+        missing = Path(exc.filename or "?").name
+        return "its sha256 record is missing" if missing == "sha256" else f"{missing} is missing"
     except (OSError, ValueError):
         return "its sha256 record cannot be read"
     if not recheck and _read_bytes(target / "verified") == identities.encode():
@@ -404,8 +405,8 @@ class MiniLMEmbedder:
         else:
             fix = REINSTALL_MODEL
         raise DamagedModel(f"The embedding model {where} gave vectors that are not numbers (NaN or infinity) "
-                           f"for {bad} of {len(vectors)} texts, so it is damaged; nothing was stored. Fix: {fix} "
-                           "(`nervapack doctor` checks the model).")
+                           f"for {bad} of {len(vectors)} texts, so it is damaged; they were refused, none is stored "
+                           f"or searched. Fix: {fix} (`nervapack doctor` checks the model).")
 
     def _embed_batch(self, worker: int, token_ids: list[list[int]], session=None) -> np.ndarray:
         """Mean-pooled, L2-normalised embeddings of one batch, padded to its longest text."""

@@ -124,7 +124,7 @@ def test_a_model_giving_nan_is_refused_and_nothing_non_finite_is_stored(tmp_path
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 1 and rel_no_traceback(done) and len(lines) == 1, (done.stdout, done.stderr)
     assert lines[0].startswith(f"Error: The embedding model {entry / 'model.onnx'} gave vectors that are not numbers")
-    assert "nothing was stored" in lines[0] and "run the command again" in lines[0]
+    assert "none is stored" in lines[0] and "run the command again" in lines[0]
 
     stored = _vectors(repo)
     assert all(np.isfinite(v).all() for v in stored.values())
