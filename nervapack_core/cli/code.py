@@ -359,12 +359,17 @@ def _print_ingest(console, report, llm: dict | None = None) -> None:
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
     """``nervapack status`` data: :meth:`GraphReader.status` (shared with MCP and the dashboard)."""
+    from ..code.embed_step import EMBED_FAILURE
     from ..code.vectors import vector_state
 
     with read_graph(ws) as graph:
         data = graph.status(detailed=detailed)
-        # whether vector search works, from the files (a deleted or damaged store is said, never silent)
-        data["vectors"] = vector_state(ws, graph.meta("embedder"), graph.meta("vectors_at"))
+        # whether vector search works, from the files (a deleted or damaged store is said, never silent),
+        # and whether all of the graph is embedded (changes left by `sync --no-embed`, a failed embedding step)
+        row = graph.one("SELECT count(*) FROM pending_embeddings") if graph.has_table("pending_embeddings") else None
+        pending = row[0] if row else 0
+        data["vectors"] = vector_state(ws, graph.meta("embedder"), graph.meta("vectors_at"), pending=pending,
+                                       failure=graph.meta(EMBED_FAILURE))
         return data
 
 

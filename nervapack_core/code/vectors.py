@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -140,17 +141,22 @@ def server_collection(root: Path) -> str:
     return f"{COLLECTION}_{digest[:16]}"
 
 
+_HOST_NAME = re.compile(r"[A-Za-z0-9._-]+")  # a name or IPv4 address (an IPv6 one is checked by urlsplit)
+
+
 def _server_url(value, origin: str) -> str:
-    """``value`` as ``scheme://host:port`` (the port of the scheme when none is given)."""
-    parts = urlsplit(value.strip()) if isinstance(value, str) else None
+    """``value`` as ``scheme://host:port`` (the port of the scheme when none is given); a value that is
+    not an http(s) URL with a host and a port in 1-65535 is a one-line error naming ``origin``."""
     try:
-        port = parts.port if parts else None
-    except ValueError:  # a port that is not a number
-        parts = None
-    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
+        parts = urlsplit(value.strip()) if isinstance(value, str) else None
+        port = parts.port if parts else None  # raises on a port that is not a number or is past 65535
+    except ValueError:  # also "Invalid IPv6 URL" (``http://[::1``), raised by urlsplit itself
+        parts, port = None, None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname or port == 0
+            or not (":" in parts.hostname or _HOST_NAME.fullmatch(parts.hostname))
             or parts.path not in ("", "/") or parts.query or parts.fragment):
-        raise NervapackError(f"{origin} must be the URL of a Chroma server, such as http://127.0.0.1:8000 "
-                             f"(got {value!r}).")
+        raise NervapackError(f"{origin} must be the URL of a Chroma server: http or https, a host and a port in "
+                             f"1-65535, such as http://127.0.0.1:8000 (got {value!r}).")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{parts.scheme}://{host}:{port or (443 if parts.scheme == 'https' else 80)}"
 
@@ -164,10 +170,30 @@ def vector_store(workspace: Workspace) -> VectorStore:
                        origin=url.origin)
 
 
-def vector_state(workspace: Workspace, embedder: str | None, recorded_at: str | None) -> dict:
+def vector_state(workspace: Workspace, embedder: str | None, recorded_at: str | None, *, pending: int = 0,
+                 failure: dict | None = None) -> dict:
     """Whether vector search can work, from the graph's meta and the files (no chromadb import, no server
-    round trip): ``{state: ok|none|missing|damaged|elsewhere|server, detail, fix}``."""
+    round trip): ``{state: ok|none|failed|pending|missing|damaged|elsewhere|server, detail, fix, pending}``.
+
+    ``pending``: the graph's changes not in the vector store yet (``pending_embeddings``); ``failure``: the
+    meta ``embed_failure`` (``{at, reason}``) an embedding step that stopped left. Vectors are never "ok"
+    while some wait, and a graph whose embedding failed is never said to be ingested with --no-embed."""
+    state = _store_state(workspace, embedder, recorded_at, failure)
+    if state["state"] in ("ok", "server") and (pending or failure):
+        waiting = (f"{pending:,} change{'s' if pending != 1 else ''} of the graph wait to be embedded: vector search "
+                   "misses them" if pending else "")
+        failed = f"the last embedding step failed ({failure.get('reason')})" if failure else ""
+        state = {"state": "pending", "detail": f"{state['detail']}; " + "; ".join(filter(None, (waiting, failed))),
+                 "fix": "run `nervapack sync`" + (" once the cause is corrected" if failure else "")}
+    return {**state, "pending": pending}
+
+
+def _store_state(workspace: Workspace, embedder: str | None, recorded_at: str | None, failure: dict | None) -> dict:
+    """:func:`vector_state` of the store alone: where the graph says its vectors are, and whether they are there."""
     if not embedder:
+        if failure:
+            return {"state": "failed", "detail": f"no vectors: the embedding step failed at {failure.get('at')} "
+                    f"({failure.get('reason')})", "fix": "correct the cause, then run `nervapack ingest`"}
         return {"state": "none", "detail": "no vectors (ingested with --no-embed)", "fix": "run `nervapack ingest`"}
     try:
         where = vector_store(workspace)
@@ -264,10 +290,12 @@ class VectorIndex:
             # Two processes creating the store at once make Chroma's own migrations collide
             # ("table collections already exists"): opening is serialised on a lock file
             # beside the store. A read-only workspace cannot hold the lock, and needs none.
-            damage = self.store.damage()
-            if damage:
-                raise self.store.damaged_error(damage)
             with _exclusive(path.with_name(path.name + ".lock")):
+                # checked under the lock: a process creating the store meanwhile leaves its database file
+                # empty or headerless for a moment, which is not damage (2 of 9 rounds of 4 processes failed so)
+                damage = self.store.damage()
+                if damage:
+                    raise self.store.damaged_error(damage)
                 try:
                     self.client = chromadb.PersistentClient(path=str(path), settings=settings)
                     self._open_collection()

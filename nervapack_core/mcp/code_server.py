@@ -29,10 +29,12 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Annotated
 
 import click
 from mcp.server.mcpserver import Context  # tool annotations are read from the module's globals
-from mcp.types import InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult
+from typing_extensions import TypedDict
 
 from ..cli.common import path_option
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
@@ -86,6 +88,25 @@ class GraphHolder:
         return self._retriever.get()
 
 
+class AnswerContent(TypedDict):
+    """The structured content of ``query_codebase`` and ``impact_analysis``."""
+
+    result: str  # the text content: context, summary (and the warnings, when they fit the budget)
+    warnings: list[str]  # what the answer lacks and why (vector search not used: the reason and the fix)
+
+
+# the tools return the text as their content block and both fields as structured content
+CodeAnswer = Annotated[CallToolResult, AnswerContent]
+
+
+def _with_warnings(text: str, warnings: list[str]) -> CallToolResult:
+    """An answer's tool result: ``text`` as its content, and as structured content with ``warnings``."""
+    from mcp.types import TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content={"result": text, "warnings": list(warnings)})
+
+
 def graph_status_data(graph) -> dict:
     """The ``graph_status`` tool's answer from a :class:`~..code.reader.GraphReader`: the
     shared :meth:`~..code.reader.GraphReader.status` plus languages and staleness advice."""
@@ -119,7 +140,7 @@ def build_server(root: Path | None = None):
     vars(server)["holder"] = holder
     tool = tool_registrar(server)
 
-    def _answer(prompt: str, budget: int, hops: int, impact_of: str | None = None) -> str:
+    def _answer(prompt: str, budget: int, hops: int, impact_of: str | None = None) -> CallToolResult:
         from ..code.pack import check_budget
         from ..code.retrieval import answer
         from ..history import append_query
@@ -138,25 +159,38 @@ def build_server(root: Path | None = None):
         def no_summary(*_figures) -> str:
             return ""
 
-        # the whole returned text, summary included, fits the budget: the context is packed under what a
-        # summary with long figures leaves (packed again smaller in the rare case it came out longer); a
-        # budget too small for the summary and a result gets a shorter summary, then none
+        warnings: list[str] = []  # of every answer made below (a notice is given with one answer only)
+
+        def warned(shown: bool) -> str:
+            """The warnings as the text's first lines (where an agent reads first), when ``shown``."""
+            return "".join(f"Warning: {w}\n\n" for w in warnings) if shown else ""
+
+        # the whole returned text, warnings and summary included, fits the budget: the context is packed under
+        # what a summary with long figures leaves (packed again smaller in the rare case it came out longer); a
+        # budget too small for the summary and a result gets a shorter summary, then none; one too small for
+        # the warnings too keeps them in the structured content only
         result, text = None, None
-        for summary in (long_summary, short_summary, no_summary):
-            inner = budget - count_tokens(summary(99, 99, budget, budget * 100 + 99_999, 99.9, 99_999))
-            for _ in range(3):
-                if inner < 1:
+        for shown in (True, False):
+            for summary in (long_summary, short_summary, no_summary):
+                inner = budget - count_tokens(warned(shown) + summary(99, 99, budget, budget * 100 + 99_999, 99.9,
+                                                                      99_999))
+                for _ in range(3):
+                    if inner < 1:
+                        break
+                    result = answer(retriever, prompt, budget=inner, hops=hops, impact_of=impact_of)
+                    warnings += [w for w in result.warnings if w not in warnings]
+                    if not result.entries:
+                        break
+                    text = warned(shown) + result.markdown + summary(
+                        len(result.entries), len(result.files), result.tokens, result.naive_tokens,
+                        result.savings_pct, result.elapsed_ms)
+                    over = count_tokens(text) - budget
+                    if over <= 0:
+                        break
+                    text, inner = None, inner - over
+                if text is not None:
                     break
-                result = answer(retriever, prompt, budget=inner, hops=hops, impact_of=impact_of)
-                if not result.entries:
-                    break
-                text = result.markdown + summary(len(result.entries), len(result.files), result.tokens,
-                                                 result.naive_tokens, result.savings_pct, result.elapsed_ms)
-                over = count_tokens(text) - budget
-                if over <= 0:
-                    break
-                text, inner = None, inner - over
-            if text is not None:
+            if text is not None or not warnings:
                 break
         if result is not None:
             try:
@@ -165,7 +199,7 @@ def build_server(root: Path | None = None):
             except OSError as exc:
                 log.warning("could not write the query history: %s", exc)
         if text is not None:
-            return text
+            return _with_warnings(text, warnings)
         if impact_of is not None:
             matches = len(retriever.impact(impact_of, hops=hops).nodes)
         else:
@@ -178,10 +212,12 @@ def build_server(root: Path | None = None):
         message = "Nothing in the code graph matches this question. Try other words or an exact name."
         if count_tokens(message) > budget:
             raise NervapackError(message)
-        return message
+        if count_tokens(warned(True) + message) <= budget:
+            message = warned(True) + message
+        return _with_warnings(message, warnings)
 
     @tool
-    def query_codebase(prompt: str, max_hops: int = 2, budget: int = 2000) -> str:
+    def query_codebase(prompt: str, max_hops: int = 2, budget: int = 2000) -> CodeAnswer:
         """Focused context for a question about this codebase: the relevant functions, classes and doc
         sections (file, qualified name, line range, code), never more than `budget` tokens (cl100k_base).
         Seeds from full-text and vector search, expanded `max_hops` hops over calls, definitions,
@@ -191,7 +227,7 @@ def build_server(root: Path | None = None):
         return _answer(check_question(prompt), budget, max(0, min(int(max_hops), 5)))
 
     @tool
-    def impact_analysis(target: str, max_hops: int = 2, budget: int = 2000) -> str:
+    def impact_analysis(target: str, max_hops: int = 2, budget: int = 2000) -> CodeAnswer:
         """What may break when `target` (a function, method `Class.method`, or class name) changes: its
         callers, subclasses, the files importing it and the docs describing it, up to `max_hops` hops,
         packed under `budget` tokens."""

