@@ -8,10 +8,10 @@ import re
 import streamlit as st
 
 from . import data
-from .data import md_escape
+from .data import md_escape, plot_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
+           "md_escape", "plot_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
            "status_badge", "pager", "sections", "preload_charts", "panel"]
 
 PRELOAD_CHART = "chart_preload_figure"  # the key of preload_charts' hidden chart
@@ -109,7 +109,7 @@ def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "names
                 st.session_state[key] = st.session_state.get(CHOSEN_NAMESPACE) or namespaces[index]
 
         ns = st.pills(label, namespaces, selection_mode="single", default=namespaces[index], key=key,
-                      on_change=keep_one)
+                      on_change=keep_one, format_func=md_escape)
         ns = ns if ns in namespaces else namespaces[index]
     else:
         ns = st.selectbox(label, namespaces, index=index, key=key)
