@@ -211,7 +211,8 @@ def neighbourhood_section() -> None:
                         showlegend=False)
         # the few labels in a trace of their own: a text element per labelled node only
         fig.add_scatter(x=[xs[i] for i in labelled], y=[ys[i] for i in labelled], mode="text",
-                        text=[ui.plot_escape(shown["qualified_name"].iloc[i].rsplit(".", 1)[-1][:22]) for i in labelled],
+                        text=[ui.plot_escape(shown["qualified_name"].iloc[i].rsplit(".", 1)[-1][:22])
+                              for i in labelled],
                         textposition=[side(pos[i][2]) for i in labelled], textfont=dict(size=11),
                         hoverinfo="skip", showlegend=False)
         fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),

@@ -128,8 +128,8 @@ if (st.query_params.get("known_at") or "") != known_text:
         del st.query_params["known_at"]
 try:
     known_at = to_iso(known_text, field="Known at") if known_text else None
-except NervapackError as exc:
-    st.warning(str(exc))
+except NervapackError as exc:  # it may quote the link's text (its topic, its known_at): shown as text
+    st.warning(ui.md_escape(exc))
     st.stop()
 
 try:
@@ -143,8 +143,8 @@ try:
         if chosen and set(chosen) != set(present):
             kinds = tuple(sorted(chosen))
             summary = cache.timeline_summary(src, ns, topic, known_at=known_at, kinds=kinds)
-except NervapackError as exc:
-    st.warning(str(exc))
+except NervapackError as exc:  # it may quote the link's text (its topic, its known_at): shown as text
+    st.warning(ui.md_escape(exc))
     st.stop()
 n = total = summary["total"]
 mode = (f"entity **{ui.md_escape(summary['entity'])}**: the memories linked to it and their earlier and later "

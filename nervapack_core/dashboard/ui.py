@@ -11,8 +11,8 @@ from . import data
 from .data import md_escape, plot_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "plot_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
-           "status_badge", "pager", "sections", "preload_charts", "panel"]
+           "md_escape", "plot_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param",
+           "history_panel", "status_badge", "pager", "sections", "preload_charts", "panel"]
 
 PRELOAD_CHART = "chart_preload_figure"  # the key of preload_charts' hidden chart
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
