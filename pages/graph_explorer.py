@@ -10,6 +10,7 @@ import streamlit.components.v1 as components
 
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import GraphUnreadable, read_code
+from nervapack_core.errors import NervapackError
 
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10
@@ -323,7 +324,12 @@ def decisions_section() -> None:
 
 def history_section() -> None:
     """The node's file: recent commits and authors."""
-    ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])
+    try:
+        hist = cache.file_history(src, node["file"], HISTORY_COMMITS)
+    except NervapackError as exc:  # said in its tab, the node and its other tabs still shown
+        ui.error(exc)
+        return
+    ui.history_panel(hist, node["file"])
 
 
 # one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood; its code (the

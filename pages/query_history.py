@@ -16,7 +16,7 @@ try:
     records, stats, df = cache.history(src)
     damage = cache.history_damage(src)
 except NervapackError as exc:  # unreadable file: said, with the fix
-    st.error(str(exc), icon=":material/error:")
+    ui.error(exc)
     st.stop()
 if damage:  # damaged lines are left out of every figure below: never silently
     st.warning(damage, icon=":material/warning:")

@@ -57,7 +57,7 @@ def _require_readable_memory(src: data.Sources) -> None:
     try:  # a damaged or newer memory database: its message (file and fix) instead of the page
         cache.namespace_names(src)
     except NervapackError as exc:
-        st.error(str(exc), icon=":material/error:")
+        error(exc)
         st.stop()
 
 
@@ -70,8 +70,14 @@ def require_history(src: data.Sources) -> None:
     st.stop()
 
 
+def error(exc: Exception) -> None:
+    """An error's message in a red box, as text: messages quote paths, names and link values (a file
+    named ``x![t](http://host/t.png).py``), which Streamlit would otherwise read as Markdown."""
+    st.error(md_escape(exc), icon=":material/error:")
+
+
 def graph_error(exc: Exception) -> None:
-    st.error(str(exc), icon=":material/error:")
+    error(exc)
     st.stop()
 
 

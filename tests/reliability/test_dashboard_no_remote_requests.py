@@ -152,8 +152,26 @@ def step(watch: Watch, what: str) -> None:
 
 
 def settle(page, title: str) -> None:
+    """The page drawn: its title and last element there, no run going, and no element still a placeholder
+    (Streamlit draws one while an element's script loads: a busy machine takes seconds)."""
     page.wait_for_function(READY, arg=title, timeout=90_000, polling=100)
+    page.wait_for_function("() => !document.querySelector('[data-testid^=\"stSkeleton\"]')", timeout=60_000,
+                           polling=100)
     page.wait_for_timeout(300)  # images a label asked for are requested while the page draws
+
+
+def open_tab(page, tab: str) -> None:
+    """Click a tab until its part is drawn (``ui.sections`` draws it in ``.st-key-part_<name>``): a click
+    that lands while the page is still running can be dropped by the rerun it interrupts."""
+    part = ".st-key-part_" + re.sub(r"[^a-z0-9]+", "_", tab.lower()).strip("_")
+    for attempt in range(3):
+        page.get_by_role("tab", name=tab, exact=True).click()
+        try:
+            page.wait_for_selector(part, state="attached", timeout=30_000)
+            return
+        except Exception:
+            if attempt == 2:
+                raise
 
 
 def click_all(watch: Watch, title: str, selector: str, what: str, limit: int) -> int:
@@ -175,6 +193,8 @@ def test_no_page_requests_anything_off_the_machine_with_hostile_names(tmp_path):
     deep = build_workspace(tmp_path / "repo")
     proc, port, log = start_serve(tmp_path / "repo", tmp_path)
     figures = {"loads": 0, "clicks": 0}
+    shots = Path(os.environ.get("NERVAPACK_SCREENSHOTS") or tmp_path / "screenshots")  # to look at, not compared
+    shots.mkdir(parents=True, exist_ok=True)
     try:
         wait_health(port, proc, log)
         figures["setup_s"] = round(time.perf_counter() - t0, 1)
@@ -190,6 +210,7 @@ def test_no_page_requests_anything_off_the_machine_with_hostile_names(tmp_path):
                     path, page.locator('[data-testid="stException"]').first.inner_text()[:2000])
                 step(watch, path)
                 figures["loads"] += 1
+                page.screenshot(path=str(shots / f"{figures['loads']:02d}-{title.replace(' ', '_')}.png"))
                 if action == "pills":  # the names as buttons: topics, namespaces, search results
                     figures["clicks"] += click_all(watch, title, '[data-testid="stButtonGroup"] button', path, 8)
                 elif action == "filters":  # the filter panel's select boxes: authors, entities, code areas, tags
@@ -197,9 +218,7 @@ def test_no_page_requests_anything_off_the_machine_with_hostile_names(tmp_path):
                     figures["clicks"] += click_all(watch, title, '[data-testid="stSelectbox"] input', path, 5)
                 figures["clicks"] += click_all(watch, title, '[data-testid="stExpander"] summary', path, 3)
                 for tab in tabs:  # a click, as a reader does (a rerun, not a new page)
-                    page.get_by_role("tab", name=tab, exact=True).click()
-                    page.wait_for_selector(".st-key-part_" + re.sub(r"[^a-z0-9]+", "_", tab.lower()).strip("_"),
-                                           timeout=60_000)
+                    open_tab(page, tab)
                     settle(page, title)
                     step(watch, f"{path} {tab}")
                     figures["clicks"] += 1 + click_all(watch, title, '[data-testid="stExpander"] summary', tab, 3)
@@ -211,7 +230,8 @@ def test_no_page_requests_anything_off_the_machine_with_hostile_names(tmp_path):
     finally:
         stop(proc)
     figures["seconds"] = round(time.perf_counter() - t0, 1)
-    print(f"dashboard with hostile names: {figures}; requests off 127.0.0.1: {watch.outside[:5]}")
+    print(f"dashboard with hostile names: {figures}; requests off 127.0.0.1: {watch.outside[:5]}; "
+          f"screenshots in {shots}")
     assert watch.outside == [], watch.outside[:10]
     assert watch.dialogs == [], watch.dialogs
     assert "PLOTMARK" in body or "REDMARK" in body  # the names were on the pages, as text
