@@ -68,7 +68,7 @@ def url_date(name: str):
     try:
         return date.fromisoformat(value[:10])
     except ValueError:
-        st.warning(f"Ignoring `{name}={ui.md_escape(value)}` in the link: not a date (YYYY-MM-DD).",
+        st.warning(f"Ignoring {ui.md_code(f'{name}={value}')} in the link: not a date (YYYY-MM-DD).",
                    icon=":material/link_off:")
         return None
 

@@ -34,7 +34,8 @@ __all__ = [
     "node_detail", "neighbours", "decisions_touching", "file_history", "read_code",
     "load_history", "history_damage", "history_summary",
     "memory_entities", "namespace_page", "namespace_activity", "version_diff", "as_of_version",
-    "version_window", "md_escape", "plot_escape", "stale_decisions", "review_blocker", "review_decision", "reviewer",
+    "version_window", "md_escape", "md_code", "plot_escape", "stale_decisions", "review_blocker", "review_decision",
+    "reviewer",
     "explorer_params", "file_node", "area_options", "STATUS_BADGES", "decisions_by_commit",
 ]
 
@@ -1029,7 +1030,16 @@ def store_command(namespace: str, kind: str = "decision") -> str:
     cmd = f'nervapack memory store "…" --kind {kind}'
     if namespace != "default":
         cmd += f" --namespace {shlex.quote(namespace)}"
-    return f"`{cmd}`" if "`" not in cmd else md_escape(cmd)
+    return md_code(cmd)
+
+
+def md_code(text) -> str:
+    """``text`` as a Markdown code span (monospace, shown as written: nothing inside a span is read as
+    Markdown, nor by Streamlit's text plugins); as ``md_escape``'d text when it holds a backtick or a line
+    break, either of which would end the span. For paths and commands (``md_escape`` inside a span would
+    show its backslashes)."""
+    s = "" if text is None else str(text)
+    return f"`{s}`" if s and not re.search(r"[`\r\n]", s) else md_escape(s)
 
 
 def md_escape(text) -> str:

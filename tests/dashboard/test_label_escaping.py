@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from nervapack_core.dashboard.data import WORD_JOINER, md_escape, plot_escape
+from nervapack_core.dashboard.data import WORD_JOINER, md_code, md_escape, plot_escape
 
 HOSTILE = [
     "x![t](http://203.0.113.9/t.png)", "[a](http://203.0.113.9/a)", "<img src=http://203.0.113.9/i.png>",
@@ -64,3 +64,10 @@ def test_plot_escape_makes_plotly_tags_text():
     assert "<" not in out and ">" not in out
     assert out == "&lt;a href='http://203.0.113.9/p'&gt;P&lt;/a&gt; &lt;img src=x&gt; &lt;br&gt; &amp; &amp;lt;"
     assert plot_escape(None) == "" and plot_escape(3) == "3"
+
+
+def test_md_code_is_a_span_unless_the_text_would_end_it():
+    assert md_code("/work/x![t](http://h/t.png) :red[x] $x$") == "`/work/x![t](http://h/t.png) :red[x] $x$`"
+    assert md_code("a`b") == md_escape("a`b")  # a backtick would close the span: escaped text instead
+    assert md_code("a\nb") == md_escape("a\nb")
+    assert md_code(None) == md_code("") == ""
