@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from nervapack_core import __version__
-from nervapack_core.dashboard import housekeeping
+from nervapack_core.dashboard import housekeeping, ui
 from nervapack_core.dashboard.data import resolve_sources
 from nervapack_core.dashboard.ui import favicon_png, page_end, preload_charts
 from nervapack_core.errors import NervapackError
@@ -53,7 +53,7 @@ housekeeping.run_started()
 try:
     navigation.run()
 except NervapackError as exc:  # a damaged or locked store a page did not catch itself: said, with its file and fix
-    st.error(str(exc), icon=":material/error:")
+    ui.error(exc)
 finally:  # (st.stop() in a page ends the run through here too)
     housekeeping.run_finished()  # first: a rerun requested meanwhile makes the next st call raise
     page_end()

@@ -2,7 +2,6 @@
 git history, the hotspot treemap, change coupling and knowledge islands."""
 
 import math
-from html import escape
 from urllib.parse import quote
 
 import pandas as pd
@@ -96,13 +95,15 @@ def dependencies_section() -> None:
         if fan_in.empty:
             st.caption("No file imports another file of the repository.")
         else:
-            fig = go.Figure(go.Bar(x=fan_in["imported_by"], y=fan_in["file"], orientation="h", marker_color="#1d4ed8"))
+            fig = go.Figure(go.Bar(x=fan_in["imported_by"], y=[ui.plot_escape(f) for f in fan_in["file"]],
+                                   orientation="h", marker_color="#1d4ed8"))
             fig.update_layout(title="Most imported files (fan-in)", yaxis=dict(autorange="reversed"),
                               xaxis_title="files importing it")
             ui.chart(fig, key="fan_in", height=max(260, 22 * len(fan_in) + 80))
     with right:
         if not fan_out.empty:
-            fig = go.Figure(go.Bar(x=fan_out["imports"], y=fan_out["file"], orientation="h", marker_color="#f59e0b"))
+            fig = go.Figure(go.Bar(x=fan_out["imports"], y=[ui.plot_escape(f) for f in fan_out["file"]],
+                                   orientation="h", marker_color="#f59e0b"))
             fig.update_layout(title="Files importing the most (fan-out)", yaxis=dict(autorange="reversed"),
                               xaxis_title="repository files imported")
             ui.chart(fig, key="fan_out", height=max(260, 22 * len(fan_out) + 80))
@@ -171,10 +172,10 @@ def hotspot_map(hm: dict) -> None:
         for path, kind, lines, count, score, color, hottest in zip(
                 tree["paths"], tree["kinds"], tree["values"], tree["files"], tree["scores"], tree["colors"],
                 tree["hottest"]):
-            name = escape(path or tree["labels"][0])
+            name = ui.plot_escape(path or tree["labels"][0])
             if kind == "folder":
                 hover.append(f"<b>{name}/</b><br>{count:,} file(s) · {lines:,} lines · mean score {color:,.0f}"
-                             f"<br>hottest: {escape(hottest or '')} (score {score:,})")
+                             f"<br>hottest: {ui.plot_escape(hottest or '')} (score {score:,})")
             else:
                 f = by_path[path]
                 last = f" · last change {f['last'][:10]}" if f["last"] else ""
@@ -183,7 +184,7 @@ def hotspot_map(hm: dict) -> None:
         top = max(1.0, log_score(max(tree["scores"])))
         ticks = [0] + [10 ** k for k in range(0, int(top) + 1)]
         fig = go.Figure(go.Treemap(
-            ids=tree["ids"], labels=[escape(label) for label in tree["labels"]], parents=tree["parents"],
+            ids=tree["ids"], labels=[ui.plot_escape(label) for label in tree["labels"]], parents=tree["parents"],
             values=tree["values"], branchvalues="total", maxdepth=tree["maxdepth"], sort=True,
             customdata=tree["scores"], hovertext=hover, hoverinfo="text", textinfo="label",
             pathbar=dict(visible=True, side="bottom"), tiling=dict(pad=1),

@@ -66,9 +66,11 @@ def map_section() -> None:
         hover = {"root": "%{label}<br>%{value:,} nodes", "folder": "folder %{label}<br>%{value:,} nodes",
                  "community": "%{label}<br>in %{parent}<br>%{value:,} nodes",
                  "file": "%{hovertext}<br>%{value:,} nodes", "more": "%{label}<br>%{value:,} nodes"}
+        esc = ui.plot_escape  # ids and parents too: "%{parent}" shows the parent's id (the same rule keeps them paired)
         fig = go.Figure(go.Treemap(
-            ids=tm["ids"], labels=tm["labels"], parents=tm["parents"], values=tm["values"], branchvalues="total",
-            hovertext=tm["paths"], hovertemplate=[hover[k] + "<extra></extra>" for k in tm["kinds"]],
+            ids=[esc(i) for i in tm["ids"]], labels=[esc(label) for label in tm["labels"]],
+            parents=[esc(p) for p in tm["parents"]], values=tm["values"], branchvalues="total",
+            hovertext=[esc(p) for p in tm["paths"]], hovertemplate=[hover[k] + "<extra></extra>" for k in tm["kinds"]],
             marker=dict(colors=[{"root": "#f8fafc", "folder": "#e2e8f0", "community": "#93c5fd", "file": "#1d4ed8",
                                  "more": "#cbd5e1"}[k] for k in tm["kinds"]]),
             # repository → folder → community drawn; a click on a community zooms in to its files
@@ -156,7 +158,8 @@ def drill_section() -> None:
             continue
         fig.add_scatter(x=[lay[i][0] for i in part["id"]], y=[lay[i][1] for i in part["id"]], mode="markers", name=kind,
                         marker=dict(color=color, size=[6 + min(20, d) for d in part["degree"]]),
-                        text=part["qualified_name"], customdata=part["file"],
+                        text=[ui.plot_escape(q) for q in part["qualified_name"]],
+                        customdata=[ui.plot_escape(f) for f in part["file"]],
                         hovertemplate="%{text}<br>%{customdata}<extra></extra>")
     drawn = f"the {len(members)} best-connected of {detail['size']:,} nodes" if detail["size"] > len(members) \
         else f"all {detail['size']} nodes"

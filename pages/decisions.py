@@ -68,7 +68,7 @@ def url_date(name: str):
     try:
         return date.fromisoformat(value[:10])
     except ValueError:
-        st.warning(f"Ignoring `{name}={ui.md_escape(value)}` in the link: not a date (YYYY-MM-DD).",
+        st.warning(f"Ignoring {ui.md_code(f'{name}={value}')} in the link: not a date (YYYY-MM-DD).",
                    icon=":material/link_off:")
         return None
 
@@ -194,8 +194,8 @@ stale_matching = cache.decision_page(src, ns, page_size=1, **{**filters, "ids": 
     if reasons and not stale_only else (first["total"] if stale_only else 0)
 cols = st.columns(4)
 cols[0].metric("Decisions", ui.fmt_int(first["total"]), border=True,
-               help=f"Matching the filters, of {facets['total']:,} in namespace {ns}." if filtered
-               else f"Every decision in namespace {ns}.")
+               help=f"Matching the filters, of {facets['total']:,} in namespace {ui.md_escape(ns)}." if filtered
+               else f"Every decision in namespace {ui.md_escape(ns)}.")
 cols[1].metric("Accepted", ui.fmt_int(counts["accepted"]), border=True, help="Agreed and still current.")
 cols[2].metric("Proposed", ui.fmt_int(counts["proposed"]), border=True,
                help="Waiting for review: not agreed yet (an agent's decisions land here).")
@@ -277,13 +277,13 @@ def review_actions(d: dict, where: str) -> None:
             try:
                 done = review_decision(src.memory_db, src.graph_db if src.has_graph else None, ns, d["id"],
                                        pending["status"], note or None)
-            except NervapackError as exc:
-                st.error(str(exc), icon=":material/error:")
+            except NervapackError as exc:  # it may quote the decision or the note: shown as text
+                st.error(ui.md_escape(exc), icon=":material/error:")
             else:
                 st.session_state.pop("pending_review", None)
                 st.session_state["review_done"] = (f"{DONE[pending['status']]}: "
-                                                   f"“{done['content'][:80]}” — now {done['status']}, "
-                                                   f"reviewed by {done.get('status_by') or 'unknown'}.")
+                                                   f"“{ui.md_escape(done['content'][:80])}” — now {done['status']}, "
+                                                   f"reviewed by {ui.md_escape(done.get('status_by') or 'unknown')}.")
                 st.rerun()
         if c[1].button("Cancel", key=f"{key}_cancel"):
             st.session_state.pop("pending_review", None)

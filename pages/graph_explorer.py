@@ -10,6 +10,7 @@ import streamlit.components.v1 as components
 
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import GraphUnreadable, read_code
+from nervapack_core.errors import NervapackError
 
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10
@@ -204,17 +205,20 @@ def neighbourhood_section() -> None:
                 "top center" if math.sin(angle) > 0 else "bottom center")
 
         fig.add_scatter(x=xs, y=ys, mode="markers", marker=dict(size=11, color="#0f172a"),
-                        customdata=list(zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])),
+                        customdata=[(d, k, ui.plot_escape(q), ui.plot_escape(f)) for d, k, q, f in
+                                    zip(shown["direction"], shown["kind"], shown["qualified_name"], shown["file"])],
                         hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}"
                                       "<extra></extra>",
                         showlegend=False)
         # the few labels in a trace of their own: a text element per labelled node only
         fig.add_scatter(x=[xs[i] for i in labelled], y=[ys[i] for i in labelled], mode="text",
-                        text=[shown["qualified_name"].iloc[i].rsplit(".", 1)[-1][:22] for i in labelled],
+                        text=[ui.plot_escape(shown["qualified_name"].iloc[i].rsplit(".", 1)[-1][:22])
+                              for i in labelled],
                         textposition=[side(pos[i][2]) for i in labelled], textfont=dict(size=11),
                         hoverinfo="skip", showlegend=False)
         fig.add_scatter(x=[0], y=[0], mode="markers+text", marker=dict(size=22, color="#f59e0b"),
-                        text=[node["name"][:30]], textposition="bottom center", showlegend=False, hoverinfo="skip")
+                        text=[ui.plot_escape(node["name"][:30])], textposition="bottom center", showlegend=False,
+                        hoverinfo="skip")
         def drawn(k: int, of: int) -> str:  # of all: the drawn ones are each kind's first, in turn
             return f"{k}" if k == of else f"{k} of {of:,}"
 
@@ -320,7 +324,12 @@ def decisions_section() -> None:
 
 def history_section() -> None:
     """The node's file: recent commits and authors."""
-    ui.history_panel(cache.file_history(src, node["file"], HISTORY_COMMITS), node["file"])
+    try:
+        hist = cache.file_history(src, node["file"], HISTORY_COMMITS)
+    except NervapackError as exc:  # said in its tab, the node and its other tabs still shown
+        ui.error(exc)
+        return
+    ui.history_panel(hist, node["file"])
 
 
 # one part at a time (lazy tabs, ?view=): a fresh tab draws the node and its neighbourhood; its code (the

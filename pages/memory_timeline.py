@@ -81,7 +81,7 @@ def pick(key: str) -> None:  # an entity or a word chosen under "Another topic�
 if topic or names:  # a row of its own, where the buttons wrap
     st.pills("Topic", names + ([topic] if topic and topic not in names else []), selection_mode="single",
              key="topic", on_change=keep_topic,
-             format_func=lambda e: f"{e} ({versions_of[e]:,})" if e in versions_of else e,
+             format_func=lambda e: f"{ui.md_escape(e)} ({versions_of[e]:,})" if e in versions_of else ui.md_escape(e),
              help="The most discussed entities of the namespace (memories about each); any other entity or "
                   "word under *Another topic…*.")
 top = st.columns([6, 2])
@@ -128,8 +128,8 @@ if (st.query_params.get("known_at") or "") != known_text:
         del st.query_params["known_at"]
 try:
     known_at = to_iso(known_text, field="Known at") if known_text else None
-except NervapackError as exc:
-    st.warning(str(exc))
+except NervapackError as exc:  # it may quote the link's text (its topic, its known_at): shown as text
+    st.warning(ui.md_escape(exc))
     st.stop()
 
 try:
@@ -143,8 +143,8 @@ try:
         if chosen and set(chosen) != set(present):
             kinds = tuple(sorted(chosen))
             summary = cache.timeline_summary(src, ns, topic, known_at=known_at, kinds=kinds)
-except NervapackError as exc:
-    st.warning(str(exc))
+except NervapackError as exc:  # it may quote the link's text (its topic, its known_at): shown as text
+    st.warning(ui.md_escape(exc))
     st.stop()
 n = total = summary["total"]
 mode = (f"entity **{ui.md_escape(summary['entity'])}**: the memories linked to it and their earlier and later "
@@ -244,7 +244,7 @@ def intervals_section() -> None:
         begin = parse(v["valid_from"])
         until = parse(v["valid_until"]) if v.get("valid_until") else open_end
         # plain strings and floats, not pandas timestamps: any year 1-9999 draws
-        rows.append({"label": f"v{i + 1} · {v['content'][:50]}", "start": plot_time(begin),
+        rows.append({"label": ui.plot_escape(f"v{i + 1} · {v['content'][:50]}"), "start": plot_time(begin),
                      "ms": max(0.0, (until - begin) / timedelta(milliseconds=1)), "status": status,
                      "content": v["content"], "id": v["id"], "until": (v.get("valid_until") or "now")[:10]})
     fig = go.Figure()
@@ -257,7 +257,7 @@ def intervals_section() -> None:
             continue
         fig.add_bar(y=[r["label"] for r in part], x=[r["ms"] for r in part], base=[r["start"] for r in part],
                     orientation="h", name=status, marker=dict(line=dict(color="#0f172a", width=0.5), **marker),
-                    customdata=[(r["id"], r["until"]) for r in part],
+                    customdata=[(ui.plot_escape(r["id"]), r["until"]) for r in part],
                     hovertemplate="%{y}<br>from %{base|%Y-%m-%d} until %{customdata[1]}<br>%{customdata[0]}"
                                   "<extra></extra>")
     cursor = plot_time(as_of)

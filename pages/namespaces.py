@@ -50,7 +50,7 @@ default = list(dict.fromkeys(wanted + names))[:2]
 COMPARED = 4
 if len(names) <= 12:  # buttons (a multi-select box's scripts cost a fresh tab more), the linked ones first
     picked = st.pills("Compare", names, selection_mode="multi", default=default, key="compare",
-                      help=f"Up to {COMPARED} side by side.")
+                      help=f"Up to {COMPARED} side by side.", format_func=ui.md_escape)
     order = list(dict.fromkeys(wanted + default + names))
     chosen = sorted(picked, key=order.index)
     if len(chosen) > COMPARED:
@@ -76,7 +76,7 @@ def kinds_section() -> None:
         kinds = stats[ns]["nodes"]
         ys = [kinds.get(k, 0) for k in KINDS]
         heights += ys
-        fig.add_bar(x=KINDS, y=[y or None for y in ys], name=ns, marker_color=COLORS[i % len(COLORS)],
+        fig.add_bar(x=KINDS, y=[y or None for y in ys], name=ui.plot_escape(ns), marker_color=COLORS[i % len(COLORS)],
                     text=[f"{y:,}" if y else "" for y in ys], textposition="outside", cliponaxis=False,
                     hovertemplate="%{fullData.name}<br>%{x}: %{y:,}<extra></extra>")
     fig.update_layout(barmode="group", title="Memories by kind (log scale)", yaxis=ui.log_axis(heights, "nodes"),
@@ -117,7 +117,7 @@ def activity_section() -> None:
         # a namespace whose memories all took effect on one day is one point: a line of one point is
         # not drawn at all, a marker is
         fig.add_scatter(x=list(daily.index), y=list(daily.cumsum()), mode="lines" if len(daily) > 1 else "markers",
-                        name=ns, line=dict(color=COLORS[i % len(COLORS)], width=2),
+                        name=ui.plot_escape(ns), line=dict(color=COLORS[i % len(COLORS)], width=2),
                         marker=dict(color=COLORS[i % len(COLORS)], size=9))
     fig.update_layout(title="Memories over time (cumulative, by the day they took effect; log scale)",
                       yaxis=ui.log_axis(tops, "memories"), xaxis=dict(type="date"),

@@ -108,7 +108,8 @@ def top_files_section() -> None:
     else:
         left, right = st.columns([3, 2])
         with left:
-            fig = go.Figure(go.Bar(x=top["degree"], y=top["file"], orientation="h", marker_color="#1d4ed8"))
+            fig = go.Figure(go.Bar(x=top["degree"], y=[ui.plot_escape(f) for f in top["file"]], orientation="h",
+                                   marker_color="#1d4ed8"))
             fig.update_layout(title="Edges touching the file's definitions (imports, calls, inheritance, docs)",
                               yaxis=dict(autorange="reversed"), xaxis=ui.count_axis(top["degree"], "edges"))
             ui.chart(fig, key="top_files", height=max(300, 24 * len(top) + 80))

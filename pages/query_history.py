@@ -16,7 +16,7 @@ try:
     records, stats, df = cache.history(src)
     damage = cache.history_damage(src)
 except NervapackError as exc:  # unreadable file: said, with the fix
-    st.error(str(exc), icon=":material/error:")
+    ui.error(exc)
     st.stop()
 if damage:  # damaged lines are left out of every figure below: never silently
     st.warning(damage, icon=":material/warning:")
@@ -63,7 +63,7 @@ with right:
         part = df[df["source"] == source]
         if not part.empty:
             fig.add_scatter(x=x[part.index], y=part["savings_pct"], mode="markers", name=source,
-                            marker=dict(color=color, size=8), text=part["query"],
+                            marker=dict(color=color, size=8), text=[ui.plot_escape(q) for q in part["query"]],
                             hovertemplate="%{text}<br>%{y:.1f}% saved<extra></extra>")
     other = df[~df["source"].isin(["cli", "mcp"])]
     if not other.empty:
@@ -93,7 +93,8 @@ with right:
     if kw.empty:
         st.caption("No keywords.")
     else:
-        fig = go.Figure(go.Bar(x=kw["count"], y=kw["keyword"], orientation="h", marker_color="#f59e0b"))
+        fig = go.Figure(go.Bar(x=kw["count"], y=[ui.plot_escape(k) for k in kw["keyword"]], orientation="h",
+                               marker_color="#f59e0b"))
         fig.update_layout(title="Most asked-about words", yaxis=dict(autorange="reversed"),
                           xaxis=ui.count_axis(kw["count"], "queries"))
         ui.chart(fig, key="keywords", height=320)

@@ -14,8 +14,9 @@ renders a subset of HTML in labels and hover boxes.
 
 from __future__ import annotations
 
-import html
 from datetime import datetime, timedelta
+
+from .data import plot_escape
 
 __all__ = ["layout", "figure", "EDGE_STYLE", "NODE_COLORS", "label"]
 
@@ -139,9 +140,9 @@ def figure(graph: dict, selected: str | None = None, title: str = ""):
                         symbol="circle" if members[0].get("kind") == "decision" else "diamond",
                         line=dict(width=[3 if n["id"] == selected else 1 for n in members],
                                   color=["#0f172a" if n["id"] == selected else "#ffffff" for n in members])),
-            text=[html.escape(label(n)) for n in members], textposition="top center",
+            text=[plot_escape(label(n)) for n in members], textposition="top center",
             textfont=dict(size=11, color="#0f172a"),
-            customdata=[[html.escape(str(n.get("content") or "")[:300]), str(n.get("status") or n.get("kind")),
+            customdata=[[plot_escape(str(n.get("content") or "")[:300]), str(n.get("status") or n.get("kind")),
                          str(n.get("valid_from") or "")[:10], n["id"]] for n in members],
             hovertemplate="%{customdata[0]}<br>%{customdata[1]} · %{customdata[2]}<br>%{customdata[3]}<extra></extra>")
     rows = -min((p[1] for p in pos.values()), default=0) + 1

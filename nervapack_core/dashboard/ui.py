@@ -8,11 +8,11 @@ import re
 import streamlit as st
 
 from . import data
-from .data import md_escape
+from .data import md_code, md_escape, plot_escape
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
-           "md_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls", "param", "history_panel",
-           "status_badge", "pager", "sections", "preload_charts", "panel"]
+           "md_escape", "md_code", "plot_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls",
+           "param", "history_panel", "status_badge", "pager", "sections", "preload_charts", "panel"]
 
 PRELOAD_CHART = "chart_preload_figure"  # the key of preload_charts' hidden chart
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
@@ -31,7 +31,7 @@ def require_graph(src: data.Sources) -> None:
     """Stops the page with what to run when there is no code graph."""
     if src.has_graph:
         return
-    where = f" in `{md_escape(src.root)}`" if src.root else " at the root of your repository"
+    where = f" in {md_code(src.root)}" if src.root else " at the root of your repository"
     st.info(f"**No code graph yet.** Run `nervapack ingest .`{where}, then refresh this page.",
             icon=":material/account_tree:")
     st.stop()
@@ -43,7 +43,7 @@ def require_memory(src: data.Sources) -> None:
     if src.has_memory:
         _require_readable_memory(src)
         return
-    where = f"`{md_escape(src.memory_db)}`" if src.memory_db else "this workspace"
+    where = md_code(src.memory_db) if src.memory_db else "this workspace"
     st.info(f"**No memory yet** ({where} does not exist). Store a first decision with "
             "`nervapack memory store \"Chose X over Y\" --kind decision`, or from Python with "
             "`MemoryStore().store(...)`, then refresh this page.", icon=":material/psychology:")
@@ -57,7 +57,7 @@ def _require_readable_memory(src: data.Sources) -> None:
     try:  # a damaged or newer memory database: its message (file and fix) instead of the page
         cache.namespace_names(src)
     except NervapackError as exc:
-        st.error(str(exc), icon=":material/error:")
+        error(exc)
         st.stop()
 
 
@@ -70,8 +70,14 @@ def require_history(src: data.Sources) -> None:
     st.stop()
 
 
+def error(exc: Exception) -> None:
+    """An error's message in a red box, as text: messages quote paths, names and link values (a file
+    named ``x![t](http://host/t.png).py``), which Streamlit would otherwise read as Markdown."""
+    st.error(md_escape(exc), icon=":material/error:")
+
+
 def graph_error(exc: Exception) -> None:
-    st.error(str(exc), icon=":material/error:")
+    error(exc)
     st.stop()
 
 
@@ -109,7 +115,7 @@ def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "names
                 st.session_state[key] = st.session_state.get(CHOSEN_NAMESPACE) or namespaces[index]
 
         ns = st.pills(label, namespaces, selection_mode="single", default=namespaces[index], key=key,
-                      on_change=keep_one)
+                      on_change=keep_one, format_func=md_escape)
         ns = ns if ns in namespaces else namespaces[index]
     else:
         ns = st.selectbox(label, namespaces, index=index, key=key)

@@ -27,7 +27,7 @@ def test_dashboard_md_escape_neutralises_markdown_html_and_directives():
 
     assert not re.search(r"(?<!\\)[\[\]<>*_$]", out.replace("&#58;", ""))  # every special character is escaped
     assert ":" not in out.replace("&#58;", "")  # colons as entities: no :icon: or :color[] directive
-    assert out.replace("&#58;", ":").replace("\\", "") == raw
+    assert out.replace("&#58;", ":").replace("\\", "").replace(data.WORD_JOINER, "") == raw
 
 
 def test_dashboard_version_window_is_bounded():

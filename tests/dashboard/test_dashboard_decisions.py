@@ -32,12 +32,12 @@ def texts(at) -> str:
     parts = [e.value for e in at.text] + [e.value for e in at.markdown] + [e.body for e in at.info] + \
         [e.body for e in at.success] + [e.body for e in at.warning] + [e.body for e in at.error] + \
         [e.value for e in at.caption]
-    return "\n".join(str(p) for p in parts).replace("\\", "").replace("&#58;", ":")  # as the reader sees it
+    return "\n".join(str(p) for p in parts).replace("\\", "").replace("&#58;", ":").replace("\u2060", "")  # as shown
 
 
 def links(at) -> list[tuple[str, str, dict]]:
     """``(label, page, query)`` of every ``st.page_link``."""
-    return [(p.proto.label.replace("\\", ""), p.proto.page,
+    return [(p.proto.label.replace("\\", "").replace("\u2060", ""), p.proto.page,
              {k: v[0] for k, v in parse_qs(p.proto.query_string).items()}) for p in at.get("page_link")]
 
 

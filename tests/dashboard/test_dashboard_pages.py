@@ -11,6 +11,7 @@ from datetime import date
 import pytest
 
 from nervapack_core.code.analytics import changed_since_ingest, health
+from nervapack_core.dashboard.data import md_escape
 
 from .conftest import charts, decision_labels, open_details, open_view, tables
 
@@ -278,7 +279,7 @@ def test_dashboard_graph_explorer_history_panel_says_when_there_is_none(on_seede
     root, _ = on_seeded
     at = app("graph_explorer", {"node": _node_id(root, "check_token"), "view": "Recent commits and authors"})
     assert "Recent commits and authors" in [t.label for t in at.tabs]
-    assert "No git history for pkg/auth\\.py" in texts(at)
+    assert "No git history for pkg\\/auth\\.py" in texts(at)
 
 
 def test_dashboard_history_panel_renders_the_file_history_contract():
@@ -488,7 +489,7 @@ def test_dashboard_corrupt_graph_is_a_message(tmp_path, use_root, app, page, par
     (tmp_path / ".nervapack" / "graph.db").write_bytes(b"this is not a database" * 100)
     use_root(tmp_path)
     at = app(page, params)
-    assert at.error and "nervapack ingest --rebuild" in at.error[0].value
+    assert at.error and md_escape("nervapack ingest --rebuild") in at.error[0].value  # shown as text (ui.error)
 
 
 def test_graph_explorer_embeds_the_interactive_explore_view(on_seeded, app):

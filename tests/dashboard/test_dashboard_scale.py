@@ -203,7 +203,7 @@ def test_explorer_search_puts_the_definition_named_so_first(flasklike, use_root,
     with GraphReader(flasklike / ".nervapack" / "graph.db") as g:  # what the page lists (its default kinds)
         listed = [r["id"] for r in g.search("url_for", ["function", "class", "file", "doc"], 50)]
     top = at.pills(key="result_top")  # the first results as buttons, the best match chosen
-    assert top.value == listed[0] and top.options[0].startswith("url\\_for  \\(src/flask/helpers")
+    assert top.value == listed[0] and top.options[0].startswith("url\\_for  \\(src\\/flask\\/helpers")
     assert at.subheader[0].value == "function: url\\_for" and at.text[0].value == "src/flask/helpers.py"
     top.set_value(listed[1]).run()  # another result: opened, and in the URL
     assert at.text[0].value == "src/flask/app.py" and at.query_params["node"] in (listed[1], [listed[1]])
