@@ -104,7 +104,7 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
     if not f.get("include_tombstoned"):
         where.append("n.tombstoned = 0")
     if f.get("current"):
-        where.append("n.superseded_by IS NULL AND n.valid_until IS NULL")
+        where.append(nodes.current_sql("n"))
     if f.get("status"):
         where.append(f"{_STATUS} IN ({','.join('?' * len(f['status']))})")
         params += f["status"]
@@ -183,6 +183,7 @@ def enriched(conn: sqlite3.Connection, ns: str, join: str, where: str, params: l
         (*params, int(limit), int(offset), ns)).fetchall()
     out: list[dict] = []
     current: dict | None = None
+    at = nodes.moment()
     for row in rows:
         d = dict(row)
         part = d.pop("part")
@@ -191,8 +192,7 @@ def enriched(conn: sqlite3.Connection, ns: str, join: str, where: str, params: l
         if part == 0:
             current = node
             current.update(outcomes=[], entities=[], session_name=None)
-            current["current"] = (not node["tombstoned"] and node["valid_until"] is None
-                                  and node["superseded_by"] is None)
+            current["current"] = nodes.is_current(node, at)
             out.append(current)
             continue
         assert current is not None  # rows come by position, then part: each decision's part 0 first
@@ -327,11 +327,12 @@ def _graph_answer(conn: sqlite3.Connection, ns: str, keep: list[str], seeds: set
     kept = set(keep)
     found = nodes.nodes(conn, keep, ns)
     out_nodes = []
+    at = nodes.moment()
     for nid in keep:
         n = found[nid]
         out_nodes.append({"id": nid, "kind": n["kind"], "content": n["content"], "title": n.get("title"),
                           "status": n.get("status"), "valid_from": n["valid_from"], "author": n.get("author"),
-                          "current": n["valid_until"] is None and n["superseded_by"] is None,
+                          "current": nodes.is_current(n, at),
                           "matched": nid in seeds})
     edges = [{"source": s, "target": t, "kind": k} for s, t, k in _edges_of(conn, keep) if s in kept and t in kept]
     return {"nodes": out_nodes, "edges": edges, "shown": len(out_nodes), "total_nodes": total_nodes,
