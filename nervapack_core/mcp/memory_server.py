@@ -46,6 +46,21 @@ INSTRUCTIONS = (
 )
 
 
+def warned(write) -> tuple[Any, dict]:
+    """``write()``'s result and ``{"warnings": [...]}`` (empty dict when none): what it warned
+    (a past expiry stored as history, :class:`~nervapack_core.memory.validate.PastExpiryWarning`)
+    goes into the tool's result, since an MCP client sees no stderr."""
+    import warnings
+
+    from ..memory.validate import PastExpiryWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PastExpiryWarning)
+        result = write()
+    said = [str(w.message) for w in caught if issubclass(w.category, PastExpiryWarning)]
+    return result, ({"warnings": said} if said else {})
+
+
 def client_tokens(value: Any, counter) -> int:
     """The tokens a client receives for a tool that returns ``value`` (a dict): the SDK sends it
     twice — as a JSON text block (indented) and as the structured content (compact JSON)."""
@@ -153,21 +168,23 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         """Persist a fact, decision, action, outcome, procedure, preference or entity.
 
         supersedes: id of the memory this replaces (the old one closes at this one's valid_from).
-        valid_from: when it became true (ISO-8601 date or time; default now).
+        valid_from: when it became true (ISO-8601 date or time; default now; a bare number is refused).
         contradicts / derived_from: ids of memories this one contradicts / is derived from.
         commit: the commit that implemented it (sha or HEAD). A decision lands as "proposed"
         (a person reviews it) unless the workspace says agents' decisions are accepted.
         expires_at / expires_in: when it stops being recalled — an ISO-8601 time, or a duration from now
-        such as "30m", "12h", "7d", "2w" (one or the other).
+        such as "30m", "12h", "7d", "2w" (one or the other). An expiry not after valid_from is refused (never
+        recalled); a past one after a past valid_from is history, stored and listed in "warnings".
         """
         m = mem()
-        nid = m.store(content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
-                      alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
-                      namespace=namespace, metadata=metadata, source=source, expires_at=expires_at,
-                      caused_by=caused_by, expires_in=expires_in, contradicts=contradicts, derived_from=derived_from,
-                      commit=commit, title=title, tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
-                      status=agent_decision_status(m.graph.root))
-        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status")})
+        nid, said = warned(lambda: m.store(
+            content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
+            alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
+            namespace=namespace, metadata=metadata, source=source, expires_at=expires_at, caused_by=caused_by,
+            expires_in=expires_in, contradicts=contradicts, derived_from=derived_from, commit=commit, title=title,
+            tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
+            status=agent_decision_status(m.graph.root)))
+        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status"), **said})
 
     @tool
     def memory_recall(query: str, budget_tokens: int = 500, as_of: str | None = None, namespace: str | None = None,
@@ -260,7 +277,8 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     @tool
     def memory_import(nodes: list[dict[str, Any]] | str, namespace: str | None = None) -> dict[str, Any]:
         """Bulk-seed memory from a JSON array of node specs ({"content", "kind", "entities", ...}) or an export."""
-        return ok(mem().import_nodes(nodes, namespace=namespace))
+        done, said = warned(lambda: mem().import_nodes(nodes, namespace=namespace))
+        return ok({**done, **said})
 
     @tool
     def memory_switch_namespace(namespace: str) -> dict[str, Any]:
