@@ -188,8 +188,8 @@ def _where_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
     """The first place in a decoded JSON value holding a lone surrogate (``arguments.query``)
     and that surrogate, or None."""
     if isinstance(value, str):
-        found = _LONE_SURROGATE.search(value)
-        return (path or "(the value)", found.group()) if found else None
+        hit = _LONE_SURROGATE.search(value)
+        return (path or "(the value)", hit.group()) if hit else None
     if isinstance(value, dict):
         for k, v in value.items():
             found = _where_surrogate(k, path) or _where_surrogate(v, f"{path}.{k}" if path else str(k))

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import NervapackError
 from ..storage import chunked, utc_iso
 from . import nodes
-from .nodes import NODE_COLS, STATUS_SQL, node_dict
+from .nodes import NODE_COLS, node_dict, status_sql
 from .recall import fts_stages
 from .resolve import clean_name, find_entity
 from .timeutil import parse_time
@@ -36,7 +36,6 @@ FILTERS = ("status", "author", "entity", "code_area", "tag", "since", "until", "
 # the relations drawn between decisions: versions, consequences, conflicts, sources
 GRAPH_EDGES = ("SUPERSEDES", "CAUSED", "CONTRADICTS", "DERIVED_FROM")
 MAX_PAGE = 1000
-_STATUS = STATUS_SQL.format(n="n")
 
 
 def area_prefix(value) -> str | None:
@@ -106,7 +105,7 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
     if f.get("current"):
         where.append(nodes.current_sql("n"))
     if f.get("status"):
-        where.append(f"{_STATUS} IN ({','.join('?' * len(f['status']))})")
+        where.append(f"{status_sql('n')} IN ({','.join('?' * len(f['status']))})")
         params += f["status"]
     if f.get("author"):
         where.append("n.author = ?")
@@ -260,7 +259,7 @@ def decisions(conn: sqlite3.Connection, ns: str, f: dict, *, limit: int = 50, of
     join, where, params = sql
     by_month, with_outcomes = [], 0
     for month, status, count, outcomes in conn.execute(
-            f"SELECT substr(n.valid_from, 1, 7) AS month_, {_STATUS} AS status_, count(*), "
+            f"SELECT substr(n.valid_from, 1, 7) AS month_, {status_sql('n')} AS status_, count(*), "
             "sum(EXISTS (SELECT 1 FROM mem_edges e WHERE e.src = n.id AND e.kind = 'CAUSED')) "
             f"FROM mem_nodes n {join} WHERE {where} GROUP BY month_, status_ ORDER BY month_, status_", params):
         by_month.append({"month": month, "status": status, "decisions": count})

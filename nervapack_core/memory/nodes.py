@@ -21,7 +21,7 @@ from .timeutil import new_id, now_iso, padded
 __all__ = [
     "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
     "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "PROVENANCE_FIELDS",
-    "provenance_values", "STATUS_SQL", "standing_marks", "as_known_at", "review_status_at", "current_sql",
+    "provenance_values", "status_sql", "standing_marks", "as_known_at", "review_status_at", "current_sql",
     "is_current", "moment",
 ]
 
@@ -89,16 +89,25 @@ def is_current(node: dict, at: str) -> bool:
             and (until is None or at < padded(until)) and (expires is None or at < padded(expires)))
 
 
-# a decision's status as served: "superseded" comes from the chain, never from a review
-STATUS_SQL = ("CASE WHEN {n}.kind != 'decision' THEN {n}.status WHEN {n}.superseded_by IS NOT NULL "
-              "THEN 'superseded' ELSE COALESCE({n}.status, 'accepted') END")
+def status_sql(n: str = "n", at: str | None = None) -> str:
+    """A decision's status as served at ``at`` (stored form; default now), SQL over alias ``n``:
+    "superseded" comes from the chain, never from a review — and only once the successor is in
+    force (the old version's ``valid_until`` has passed): until then the old one is current
+    (:func:`current_sql`) and keeps its own status."""
+    t = f"'{moment(at)}'"
+    return (f"CASE WHEN {n}.kind != 'decision' THEN {n}.status WHEN {n}.superseded_by IS NOT NULL "
+            f"AND ({n}.valid_until IS NULL OR substr('000' || {n}.valid_until, -27) <= {t}) "
+            f"THEN 'superseded' ELSE COALESCE({n}.status, 'accepted') END")
 
 
-def effective_status(kind: str | None, stored: str | None, superseded_by: str | None) -> str | None:
-    """What :data:`STATUS_SQL` computes, for a row already read."""
+def effective_status(kind: str | None, stored: str | None, superseded_by: str | None,
+                     until: str | None = None, at: str | None = None) -> str | None:
+    """What :func:`status_sql` computes, for a row already read (``until``: its ``valid_until``;
+    ``at``: default now)."""
     if kind != "decision":
         return stored
-    return "superseded" if superseded_by else (stored or "accepted")
+    replaced = bool(superseded_by) and (until is None or padded(until) <= (at or now_iso()))
+    return "superseded" if replaced else (stored or "accepted")
 
 
 def node_dict(row: sqlite3.Row | dict[str, Any]) -> dict:
@@ -112,7 +121,7 @@ def node_dict(row: sqlite3.Row | dict[str, Any]) -> dict:
         d["tags"] = json.loads(d.get("tags") or "[]")
     if "status" in d:
         d["review_status"] = d["status"]
-        d["status"] = effective_status(d.get("kind"), d["status"], d.get("superseded_by"))
+        d["status"] = effective_status(d.get("kind"), d["status"], d.get("superseded_by"), d.get("valid_until"))
     d.pop("rid", None)
     return d
 
@@ -350,7 +359,7 @@ def as_known_at(conn: sqlite3.Connection, found: list[dict], known_at: str) -> l
                             and (n.get("expires_at") is None or known_at < n["expires_at"]))
         if "status" in n:
             n["review_status"] = reviewed.get(n["id"])
-            n["status"] = effective_status(n.get("kind"), n["review_status"], n["superseded_by"])
+            n["status"] = effective_status(n.get("kind"), n["review_status"], n["superseded_by"], until, known_at)
     return found
 
 
@@ -373,7 +382,7 @@ def standing_marks(conn: sqlite3.Connection, ids: Iterable[str],
     for chunk in chunked(ids, 400):
         marks = ",".join("?" * len(chunk))
         for nid, status in conn.execute(
-                f"SELECT n.id, {STATUS_SQL.format(n='n')} FROM mem_nodes n WHERE n.id IN ({marks})", chunk):
+                f"SELECT n.id, {status_sql('n')} FROM mem_nodes n WHERE n.id IN ({marks})", chunk):
             out[nid] = (status, [])
         for mine, other in conn.execute(
                 f"SELECT e.src, e.dst FROM mem_edges e JOIN mem_nodes a ON a.id = e.src JOIN mem_nodes b "

@@ -73,6 +73,7 @@ def test_today_s_decision_is_current_on_every_read_path(tmp_path, rel):
         decided = [i.id for i in default.items if i.kind == "decision"]
         assert decided == [today], default.text
         assert [i.id for i in at_now.items if i.kind == "decision"] == decided
+        assert "SUPERSEDED" not in default.text and default.items[0].status == "accepted"  # in force, as agreed
         assert m.recall("tax computed", as_of="2031-01-01").items[0].id == later  # its time comes
         assert [n["id"] for n in m.search("tax computed")] == [today]
         about = m.about("compute_tax")
@@ -81,6 +82,7 @@ def test_today_s_decision_is_current_on_every_read_path(tmp_path, rel):
         log = m.decisions(current=True)
         assert [d["id"] for d in log["decisions"]] == [today]
         assert {d["id"]: d["current"] for d in m.decisions()["decisions"]} == {today: True, later: False}
+        assert m.get_node(today)["status"] == "accepted" and m.decisions(status="superseded")["total"] == 0
         assert {n["id"]: n["current"] for n in m.decision_graph()["nodes"]} == {today: True, later: False}
         tl = m.timeline("compute_tax")
         assert {v["id"]: v["current"] for v in tl["items"]} == {today: True, later: False}
@@ -95,6 +97,12 @@ def test_today_s_decision_is_current_on_every_read_path(tmp_path, rel):
         assert [r["node_id"] for r in m.touching_code([r["graph_node_id"] for r in m.to_code(today)])] == [today]
         assert data.namespace_counts(db, "default")["current"] == 1
         assert [r["id"] for r in data.namespace_page(db, "default", current_only=True)["rows"]] == [today]
+
+        # a proposal superseded by a version dated later is in force until then: it waits for review, and can have it
+        asked = m.store("Tax rounding is per line", kind="decision", status="proposed", valid_from=PAST)
+        m.store("Tax rounding is per invoice", kind="decision", supersedes=asked, valid_from=FUTURE, status="proposed")
+        assert asked in [d["id"] for d in m.review_queue()["decisions"]]
+        assert m.review(asked, "accepted")["status"] == "accepted"
 
     # the CLI: the default answer is the --as-of today answer
     plain = rel.invoke("memory", "--db", str(db), "recall", "tax computed", "--json")
