@@ -129,7 +129,7 @@ def new_times(valid_from: Any, expires_at: Any) -> tuple[str | None, str | None]
                              "would never be recalled")
     if until <= now:
         warnings.warn(f"expires_at {until[:19]}Z is in the past: stored as history, recalled only with an as_of "
-                      "before it", PastExpiryWarning, stacklevel=4)
+                      "before it", PastExpiryWarning, stacklevel=5)  # MemoryStore.store's caller
     return since, until
 
 
