@@ -267,8 +267,13 @@ def _open_memory(path: Path) -> sqlite3.Connection | None:
     return conn
 
 
-_STANDING = ("n.kind = 'decision' AND n.tombstoned = 0 AND n.superseded_by IS NULL AND n.valid_until IS NULL "
-             "AND COALESCE(n.status, 'accepted') IN ('accepted', 'proposed', 'deprecated')")
+def _standing() -> str:
+    """SQL over alias ``n``: a standing decision — current now (the one rule of every read path,
+    :func:`nervapack_core.memory.nodes.current_sql`) and not rejected."""
+    from .memory.nodes import current_sql
+
+    return (f"n.kind = 'decision' AND {current_sql('n')} "
+            "AND COALESCE(n.status, 'accepted') IN ('accepted', 'proposed', 'deprecated')")
 
 
 def governed_refs(conn: sqlite3.Connection, files: list[str], namespace: str | None) -> list[dict]:
@@ -279,7 +284,7 @@ def governed_refs(conn: sqlite3.Connection, files: list[str], namespace: str | N
     rows = in_chunks(
         conn, "SELECT n.id, n.namespace, n.content, n.title, COALESCE(n.status, 'accepted') AS status, "
         "r.file, r.qualified_name, r.code_kind, r.node_sha FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
-        f"WHERE {_STANDING} {ns_sql}AND r.file IN ({{marks}}) ORDER BY n.valid_from, n.id", files, ns_args)
+        f"WHERE {_standing()} {ns_sql}AND r.file IN ({{marks}}) ORDER BY n.valid_from, n.id", files, ns_args)
     return [dict(r) for r in rows]
 
 
@@ -291,7 +296,7 @@ def decisions_in_area(conn: sqlite3.Connection, folder: str, namespace: str | No
         if folder else ("", ())
     return conn.execute(
         "SELECT count(DISTINCT n.id) FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
-        f"WHERE {_STANDING} {ns_sql}{area_sql}", (*ns_args, *area_args)).fetchone()[0]
+        f"WHERE {_standing()} {ns_sql}{area_sql}", (*ns_args, *area_args)).fetchone()[0]
 
 
 # -- the review -------------------------------------------------------------------------------------
@@ -376,7 +381,7 @@ def _undecided(root: Path, spec: ChangeSpec, files: list[dict], conn, namespace,
     """New definitions, governed by no decision, in folders where many decisions govern code."""
     governed_names = {r[0] for r in conn.execute(
         "SELECT DISTINCT r.qualified_name FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
-        f"WHERE {_STANDING}")}
+        f"WHERE {_standing()}")}
     areas: dict[str, int] = {}
     for f in files:
         if f["status"] == "D" or f["path"] is None:

@@ -49,6 +49,24 @@ def _say_waiting(message: str) -> None:
     echo(message, err=True)
 
 
+def _warned(write):
+    """``write()``'s result, each time warning it raised (a past expiry stored as history:
+    :class:`~nervapack_core.memory.validate.PastExpiryWarning`) said on stderr as ``Warning: …``."""
+    import warnings
+
+    from ..memory.validate import PastExpiryWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PastExpiryWarning)
+        result = write()
+    for w in caught:
+        if issubclass(w.category, PastExpiryWarning):
+            echo(f"Warning: {w.message}", err=True)
+        else:  # not ours: as Python would have shown it
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
 def _day(iso) -> str:
     return iso[:10] if iso else "now"
 
@@ -170,8 +188,13 @@ def end_session_cmd(summary, session_id):
 @click.option("--rationale", default=None, help="Why (for decisions).")
 @click.option("--alternative", "alternatives", multiple=True, help="A rejected alternative (repeatable).")
 @click.option("--supersedes", default=None, metavar="ID", help="Id of the memory this one replaces.")
-@click.option("--valid-from", default=None, metavar="TIME", help="When it became true (ISO-8601; default now).")
-@click.option("--expires-at", default=None, metavar="TIME", help="When it stops being recalled (TTL).")
+@click.option("--valid-from", default=None, metavar="TIME",
+              help="When it became true (ISO-8601; default now). A bare number is refused: Unix seconds, "
+                   "milliseconds and a year look alike.")
+@click.option("--expires-at", default=None, metavar="TIME",
+              help="When it stops being recalled (TTL). Not after --valid-from (default now) is refused: the "
+                   "memory would never be recalled; in the past but after a past --valid-from is stored as history "
+                   "(recalled only with --as-of before it), with a warning.")
 @click.option("--expires-in", default=None, metavar="DURATION",
               help="Stop recalling it after this long: 30m, 12h, 7d, 2w (not with --expires-at).")
 @click.option("--source", default=None, help="Where this came from (provenance).")
@@ -193,12 +216,11 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
     Storing what is already current (same kind, text and entities) returns the existing id.
     """
     store = _store()
-    nid = store.store(text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence,
-                      rationale=rationale, alternatives_rejected=list(alternatives), supersedes=supersedes,
-                      valid_from=valid_from, expires_at=expires_at, expires_in=expires_in, source=source,
-                      metadata=metadata, caused_by=caused_by, contradicts=list(contradicts),
-                      derived_from=list(derived_from), status=status, commit=commit, title=title, tags=list(tags),
-                      author=author)
+    nid = _warned(lambda: store.store(
+        text_arg(text), kind=kind.lower(), entities=list(entities), confidence=confidence, rationale=rationale,
+        alternatives_rejected=list(alternatives), supersedes=supersedes, valid_from=valid_from, expires_at=expires_at,
+        expires_in=expires_in, source=source, metadata=metadata, caused_by=caused_by, contradicts=list(contradicts),
+        derived_from=list(derived_from), status=status, commit=commit, title=title, tags=list(tags), author=author))
     n = store.get_node(nid)
     emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"]},
          lambda d: f"✓ Stored {d['id']}" + (f" ({d['status']})" if d["status"] else "")
@@ -439,7 +461,7 @@ def import_cmd(file):
         raise NervapackError(f"{file} is not valid JSON: {exc}") from None
     except RecursionError:
         raise NervapackError(f"{file} is nested too deeply to be an import (an export is a few levels deep).") from None
-    d = _store().import_nodes(data)
+    d = _warned(lambda: _store().import_nodes(data))
     d.pop("ids", None) if not json_mode() else None
     emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"
                                                                  if d.get("skipped") else ""))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..code.reader import GraphReader
 from ..errors import NervapackError
+from ..memory.nodes import current_sql
 from ..storage import reading
 from ..workspace import MEMORY_DB_ENV, find_workspace, memory_db_path
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
@@ -737,7 +738,7 @@ def namespace_page(memory_db: Path, namespace: str, *, kinds: list[str] | None =
     else:  # entities are the topics memories are about, listed only when asked for
         where.append("kind != 'entity'")
     if current_only:
-        where.append("tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL")
+        where.append(current_sql(""))
     if text.strip():
         where.append(_CONTAINS.format(col="content"))
         args.append(text.strip())
@@ -768,7 +769,7 @@ def namespace_counts(memory_db: Path, namespace: str, top: int = 10) -> dict:
     with reading(memory_db, label="memory database") as conn:
         for kind, n, gone, replaced, now in conn.execute(
                 "SELECT kind, COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
-                "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL) "
+                f"SUM({current_sql('')}) "
                 "FROM mem_nodes WHERE namespace = ? GROUP BY kind", (namespace,)):
             kinds[kind] = n - (gone or 0)
             total += n

@@ -23,7 +23,12 @@ from ..cli.common import db_option, memory_db, memory_namespace, namespace_optio
 from ..errors import NervapackError
 from .scaffold import ReloadOnChange, client_name, run_command, run_stdio, tool_registrar
 
-__all__ = ["build_server", "main", "TOOL_NAMES"]
+__all__ = ["build_server", "main", "TOOL_NAMES", "DEFAULT_TOOL_BUDGET", "MAX_TOOL_BUDGET", "client_tokens"]
+
+# memory_why / memory_timeline: what the whole result may hold by default, and at most (clients
+# warn about, cut or refuse a tool result over ~25,000 tokens; a longer answer pages instead)
+DEFAULT_TOOL_BUDGET = 8_000
+MAX_TOOL_BUDGET = 20_000
 
 TOOL_NAMES = [
     "memory_start_session", "memory_store", "memory_recall", "memory_about", "memory_why", "memory_timeline",
@@ -39,6 +44,75 @@ INSTRUCTIONS = (
     "they happen (supersedes=<old id> when something changes); end with memory_end_session('summary'). "
     "Decisions you store are proposals until a person reviews them (status 'proposed'); recall marks them so."
 )
+
+
+def warned(write) -> tuple[Any, dict]:
+    """``write()``'s result and ``{"warnings": [...]}`` (empty dict when none): what it warned
+    (a past expiry stored as history, :class:`~nervapack_core.memory.validate.PastExpiryWarning`)
+    goes into the tool's result, since an MCP client sees no stderr."""
+    import warnings
+
+    from ..memory.validate import PastExpiryWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PastExpiryWarning)
+        result = write()
+    said = [str(w.message) for w in caught if issubclass(w.category, PastExpiryWarning)]
+    return result, ({"warnings": said} if said else {})
+
+
+def client_tokens(value: Any, counter) -> int:
+    """The tokens a client receives for a tool that returns ``value`` (a dict): the SDK sends it
+    twice — as a JSON text block (indented) and as the structured content (compact JSON)."""
+    import pydantic_core
+
+    text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
+    return counter.count(text) + counter.count(pydantic_core.to_json(value, fallback=str).decode())
+
+
+def tool_budget(budget_tokens: Any) -> int:
+    """``budget_tokens`` of memory_why / memory_timeline checked: a whole number, 1 to
+    :data:`MAX_TOOL_BUDGET`."""
+    from ..budget import check_budget
+
+    budget = check_budget(budget_tokens, name="budget_tokens")
+    if budget > MAX_TOOL_BUDGET:
+        raise NervapackError(f"budget_tokens must be at most {MAX_TOOL_BUDGET:,} (got {budget:,}): a longer "
+                             "answer is cut by clients; read a timeline page by page (offset, limit) instead.")
+    return budget
+
+
+def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None) -> dict:
+    """``answer`` cut to fit ``budget`` tokens as the client receives it (:func:`client_tokens`),
+    with ``budget_tokens``, ``omitted`` and a ``note`` saying what was left out and how to get it.
+
+    ``paged``: the key of the page's list (a timeline's "versions"): versions that did not fit
+    are left for the next page (``next_offset``) rather than cut inside."""
+    from ..memory.pack import fit_json
+
+    def render(shaped: dict, tally: dict) -> dict:
+        out = dict(shaped)
+        omitted: dict[str, int] = {"characters": tally["characters"], "items": tally["items"]}
+        notes = []
+        if paged is not None:
+            shown = len(out.get(paged) or [])
+            omitted["versions"] = len(answer.get(paged) or []) - shown
+            omitted["items"] -= omitted["versions"]
+            if omitted["versions"]:
+                out["next_offset"] = int(answer.get("offset") or 0) + shown
+                notes.append(f"{omitted['versions']} more version(s) of this page left out: call again with "
+                             f"offset={out['next_offset']}")
+        if omitted["characters"]:
+            notes.append(f"{omitted['characters']:,} characters of long text omitted (each cut text ends with '…'; "
+                         "`nervapack memory show ID` prints a memory whole)")
+        if omitted["items"]:
+            notes.append(f"{omitted['items']} list item(s) omitted")
+        out["budget_tokens"] = budget
+        out["omitted"] = omitted
+        out["note"] = (f"Cut to budget_tokens={budget:,}: " + "; ".join(notes) + ".") if notes else ""
+        return out
+
+    return fit_json(answer, budget, lambda v: client_tokens(v, counter), render)
 
 
 def build_server(db_path: str | None = None, namespace: str = "default") -> MCPServer:
@@ -94,21 +168,23 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         """Persist a fact, decision, action, outcome, procedure, preference or entity.
 
         supersedes: id of the memory this replaces (the old one closes at this one's valid_from).
-        valid_from: when it became true (ISO-8601 date or time; default now).
+        valid_from: when it became true (ISO-8601 date or time; default now; a bare number is refused).
         contradicts / derived_from: ids of memories this one contradicts / is derived from.
         commit: the commit that implemented it (sha or HEAD). A decision lands as "proposed"
         (a person reviews it) unless the workspace says agents' decisions are accepted.
         expires_at / expires_in: when it stops being recalled — an ISO-8601 time, or a duration from now
-        such as "30m", "12h", "7d", "2w" (one or the other).
+        such as "30m", "12h", "7d", "2w" (one or the other). An expiry not after valid_from is refused (never
+        recalled); a past one after a past valid_from is history, stored and listed in "warnings".
         """
         m = mem()
-        nid = m.store(content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
-                      alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
-                      namespace=namespace, metadata=metadata, source=source, expires_at=expires_at,
-                      caused_by=caused_by, expires_in=expires_in, contradicts=contradicts, derived_from=derived_from,
-                      commit=commit, title=title, tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
-                      status=agent_decision_status(m.graph.root))
-        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status")})
+        nid, said = warned(lambda: m.store(
+            content, kind=kind, entities=entities, confidence=confidence, rationale=rationale,
+            alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
+            namespace=namespace, metadata=metadata, source=source, expires_at=expires_at, caused_by=caused_by,
+            expires_in=expires_in, contradicts=contradicts, derived_from=derived_from, commit=commit, title=title,
+            tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
+            status=agent_decision_status(m.graph.root)))
+        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status"), **said})
 
     @tool
     def memory_recall(query: str, budget_tokens: int = 500, as_of: str | None = None, namespace: str | None = None,
@@ -129,22 +205,33 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         return ok(mem().about(entity, namespace=namespace))
 
     @tool
-    def memory_why(node_id: str, namespace: str | None = None) -> dict[str, Any]:
-        """Explain a decision: rationale, rejected alternatives, caused outcomes, supersession history."""
-        return ok(mem().why(node_id, namespace=namespace))
+    def memory_why(node_id: str, namespace: str | None = None,
+                   budget_tokens: int = DEFAULT_TOOL_BUDGET) -> dict[str, Any]:
+        """Explain a decision: rationale, rejected alternatives, caused outcomes, supersession history.
+
+        budget_tokens: the most the whole result may hold (default 8,000, at most 20,000); long texts
+        are cut to fit, and "omitted"/"note" say how much was left out.
+        """
+        budget = tool_budget(budget_tokens)
+        m = mem()
+        return budgeted(ok(m.why(node_id, namespace=namespace)), budget, m.counter)
 
     @tool
     def memory_timeline(topic: str, namespace: str | None = None, limit: int = 50, offset: int = 0,
-                        known_at: str | None = None) -> dict[str, Any]:
+                        known_at: str | None = None, budget_tokens: int = DEFAULT_TOOL_BUDGET) -> dict[str, Any]:
         """Chronological trace of an entity (its memories and their supersession chains) or, when no
         entity has that name, of a text; superseded versions included, oldest first.
 
         One page: "versions" holds items offset..offset+limit of "total"; "mode" is "entity" or "text".
         known_at: as recorded by that time (transaction time).
+        budget_tokens: the most the whole result may hold (default 8,000, at most 20,000); versions that
+        do not fit are left for the next page ("next_offset"), long texts are cut ("omitted", "note").
         """
-        page = mem().timeline(topic, namespace=namespace, limit=limit, offset=offset, known_at=known_at)
+        budget = tool_budget(budget_tokens)
+        m = mem()
+        page = m.timeline(topic, namespace=namespace, limit=limit, offset=offset, known_at=known_at)
         page["versions"] = page.pop("items")
-        return ok(page)
+        return budgeted(ok(page), budget, m.counter, paged="versions")
 
     @tool
     def memory_end_session(summary: str | None = None, namespace: str | None = None) -> dict[str, Any]:
@@ -190,7 +277,8 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     @tool
     def memory_import(nodes: list[dict[str, Any]] | str, namespace: str | None = None) -> dict[str, Any]:
         """Bulk-seed memory from a JSON array of node specs ({"content", "kind", "entities", ...}) or an export."""
-        return ok(mem().import_nodes(nodes, namespace=namespace))
+        done, said = warned(lambda: mem().import_nodes(nodes, namespace=namespace))
+        return ok({**done, **said})
 
     @tool
     def memory_switch_namespace(namespace: str) -> dict[str, Any]:

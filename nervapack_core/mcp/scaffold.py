@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Hashable, Sequence
@@ -47,7 +49,26 @@ def error_result(message: str):
     """A tool result the client reads as a failure (``isError: true``) carrying ``message``."""
     from mcp.types import CallToolResult, TextContent
 
-    return CallToolResult(content=[TextContent(type="text", text=brief(message))], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=brief(unicode_safe(message)))], is_error=True)
+
+
+# a UTF-16 surrogate that is not half of a pair: legal in a JSON string and a Python str, not in
+# UTF-8, so neither the SDK's reader (pydantic's JSON parser) nor its writer can carry one
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_safe(value: Any) -> Any:
+    """``value`` (a tool's result: str, dict, list, tuple) with every lone surrogate replaced by
+    U+FFFD, as the transport already does for bytes that are not UTF-8: one in a result (a file
+    name read with ``surrogateescape``) made the SDK fail to serialise the whole answer."""
+    if isinstance(value, str):
+        return value if value.isascii() or not _LONE_SURROGATE.search(value) else \
+            _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {unicode_safe(k): unicode_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(unicode_safe(v) for v in value)
+    return value
 
 
 def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
@@ -75,7 +96,7 @@ def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., An
         @functools.wraps(fn)
         async def async_wrapper(*args, **kwargs):
             try:
-                return await fn(*args, **kwargs)
+                return unicode_safe(await fn(*args, **kwargs))
             except Exception as exc:
                 return failure(exc)
 
@@ -84,7 +105,7 @@ def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., An
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            return unicode_safe(fn(*args, **kwargs))
         except Exception as exc:
             return failure(exc)
 
@@ -212,11 +233,115 @@ def file_marker(*paths: Path | str) -> tuple:
     return tuple(out)
 
 
+def _where_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The first place in a decoded JSON value holding a lone surrogate (``arguments.query``)
+    and that surrogate, or None."""
+    if isinstance(value, str):
+        hit = _LONE_SURROGATE.search(value)
+        return (path or "(the value)", hit.group()) if hit else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _where_surrogate(k, path) or _where_surrogate(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _where_surrogate(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def surrogate_reply(line: Any):
+    """The answer to a request line the SDK could not read because a string in it holds a lone
+    surrogate (``"\\ud800"``: valid JSON text, not Unicode), or None for any other line.
+
+    Without it the SDK drops the line and the client waits for ever. A tool call gets an error
+    result saying which argument, so an agent can fix it; any other request a JSON-RPC
+    "invalid params" error. Python's own JSON reader accepts such strings, which is how the
+    request's id and the argument are found."""
+    from mcp.types import INVALID_PARAMS, ErrorData, JSONRPCError, JSONRPCResponse
+
+    if not isinstance(line, str | bytes):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("id"), str | int) \
+            or not isinstance(message.get("method"), str):
+        return None  # a notification or a response: nothing to answer
+    where = _where_surrogate(message.get("params"), "")
+    if where is None:
+        return None
+    place, char = where
+    said = (f"{place} holds a lone surrogate (\\u{ord(char):04x}): half of a UTF-16 pair, not text. "
+            "Send the character itself or a complete surrogate pair.")
+    log.info("request %r: %s", message["id"], said)
+    if message["method"] == "tools/call":
+        return JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=error_result(
+            f"The tool call's {said}").model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return JSONRPCError(jsonrpc="2.0", id=message["id"],
+                        error=ErrorData(code=INVALID_PARAMS, message=f"The request's {said}"))
+
+
+class _Answering:
+    """The stdio transport's read stream with the lines it could not read because of a lone
+    surrogate answered (:func:`surrogate_reply`) instead of passed on as an exception the
+    server drops; everything else passes unchanged (with the sender's context)."""
+
+    def __init__(self, inner, write_stream):
+        self._inner = inner
+        self._write = write_stream
+
+    @property
+    def last_context(self):
+        return getattr(self._inner, "last_context", None)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        from mcp.shared.message import SessionMessage
+        from pydantic import ValidationError
+
+        while True:
+            item = await self._inner.__anext__()
+            if isinstance(item, ValidationError):
+                errors = item.errors(include_url=False)
+                reply = surrogate_reply(errors[0].get("input")) if errors else None
+                if reply is not None:
+                    await self._write.send(SessionMessage(reply))
+                    continue
+            return item
+
+    async def __aenter__(self):
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._inner.__aexit__(*exc)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _serve_stdio(server) -> None:
+    """``server.run_stdio_async()`` with the read stream wrapped by :class:`_Answering`."""
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server  # what MCPServer.run_stdio_async serves, given our streams
+    async with stdio_server() as (read_stream, write_stream):
+        await low.run(_Answering(read_stream, write_stream), write_stream, low.create_initialization_options())
+
+
 def run_stdio(server) -> None:
     """Serve over stdio. Logging goes to stderr: stdout carries the protocol only."""
+    import anyio
+
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # chromadb's, if a tool loads it
-    server.run("stdio")
+    anyio.run(_serve_stdio, server)
 
 
 def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:

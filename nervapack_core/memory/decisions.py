@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import NervapackError
 from ..storage import chunked, utc_iso
 from . import nodes
-from .nodes import NODE_COLS, STATUS_SQL, node_dict
+from .nodes import NODE_COLS, node_dict, status_sql
 from .recall import fts_stages
 from .resolve import clean_name, find_entity
 from .timeutil import parse_time
@@ -36,7 +36,6 @@ FILTERS = ("status", "author", "entity", "code_area", "tag", "since", "until", "
 # the relations drawn between decisions: versions, consequences, conflicts, sources
 GRAPH_EDGES = ("SUPERSEDES", "CAUSED", "CONTRADICTS", "DERIVED_FROM")
 MAX_PAGE = 1000
-_STATUS = STATUS_SQL.format(n="n")
 
 
 def area_prefix(value) -> str | None:
@@ -104,9 +103,9 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
     if not f.get("include_tombstoned"):
         where.append("n.tombstoned = 0")
     if f.get("current"):
-        where.append("n.superseded_by IS NULL AND n.valid_until IS NULL")
+        where.append(nodes.current_sql("n"))
     if f.get("status"):
-        where.append(f"{_STATUS} IN ({','.join('?' * len(f['status']))})")
+        where.append(f"{status_sql('n')} IN ({','.join('?' * len(f['status']))})")
         params += f["status"]
     if f.get("author"):
         where.append("n.author = ?")
@@ -183,6 +182,7 @@ def enriched(conn: sqlite3.Connection, ns: str, join: str, where: str, params: l
         (*params, int(limit), int(offset), ns)).fetchall()
     out: list[dict] = []
     current: dict | None = None
+    at = nodes.moment()
     for row in rows:
         d = dict(row)
         part = d.pop("part")
@@ -191,8 +191,7 @@ def enriched(conn: sqlite3.Connection, ns: str, join: str, where: str, params: l
         if part == 0:
             current = node
             current.update(outcomes=[], entities=[], session_name=None)
-            current["current"] = (not node["tombstoned"] and node["valid_until"] is None
-                                  and node["superseded_by"] is None)
+            current["current"] = nodes.is_current(node, at)
             out.append(current)
             continue
         assert current is not None  # rows come by position, then part: each decision's part 0 first
@@ -260,7 +259,7 @@ def decisions(conn: sqlite3.Connection, ns: str, f: dict, *, limit: int = 50, of
     join, where, params = sql
     by_month, with_outcomes = [], 0
     for month, status, count, outcomes in conn.execute(
-            f"SELECT substr(n.valid_from, 1, 7) AS month_, {_STATUS} AS status_, count(*), "
+            f"SELECT substr(n.valid_from, 1, 7) AS month_, {status_sql('n')} AS status_, count(*), "
             "sum(EXISTS (SELECT 1 FROM mem_edges e WHERE e.src = n.id AND e.kind = 'CAUSED')) "
             f"FROM mem_nodes n {join} WHERE {where} GROUP BY month_, status_ ORDER BY month_, status_", params):
         by_month.append({"month": month, "status": status, "decisions": count})
@@ -327,11 +326,12 @@ def _graph_answer(conn: sqlite3.Connection, ns: str, keep: list[str], seeds: set
     kept = set(keep)
     found = nodes.nodes(conn, keep, ns)
     out_nodes = []
+    at = nodes.moment()
     for nid in keep:
         n = found[nid]
         out_nodes.append({"id": nid, "kind": n["kind"], "content": n["content"], "title": n.get("title"),
                           "status": n.get("status"), "valid_from": n["valid_from"], "author": n.get("author"),
-                          "current": n["valid_until"] is None and n["superseded_by"] is None,
+                          "current": nodes.is_current(n, at),
                           "matched": nid in seeds})
     edges = [{"source": s, "target": t, "kind": k} for s, t, k in _edges_of(conn, keep) if s in kept and t in kept]
     return {"nodes": out_nodes, "edges": edges, "shown": len(out_nodes), "total_nodes": total_nodes,

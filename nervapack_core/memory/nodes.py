@@ -8,6 +8,7 @@ Degrees are kept by the code that writes edges (no per-row triggers since schema
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -15,12 +16,13 @@ from typing import Any
 from ..errors import NervapackError
 from ..storage import chunked
 from .resolve import alias_forms, find_entity
-from .timeutil import new_id, now_iso
+from .timeutil import new_id, now_iso, padded
 
 __all__ = [
     "NODE_COLS", "INSERT_NODE", "BUMP_CHANGE", "node_dict", "node_row", "nodes", "insert", "edge", "entity",
     "active_session", "link_code", "recount_degree", "supersede", "purge", "chain_ids", "PROVENANCE_FIELDS",
-    "provenance_values", "STATUS_SQL", "standing_marks", "as_known_at", "review_status_at",
+    "provenance_values", "status_sql", "standing_marks", "as_known_at", "review_status_at", "current_sql",
+    "is_current", "moment",
 ]
 
 NODE_COLS = (
@@ -44,16 +46,68 @@ _DEGREE_SQL = ("UPDATE mem_nodes SET degree = (SELECT COUNT(*) FROM mem_edges e 
                "+ (SELECT COUNT(*) FROM mem_edges e WHERE e.dst = mem_nodes.id) WHERE id IN ({marks})")
 
 
-# a decision's status as served: "superseded" comes from the chain, never from a review
-STATUS_SQL = ("CASE WHEN {n}.kind != 'decision' THEN {n}.status WHEN {n}.superseded_by IS NOT NULL "
-              "THEN 'superseded' ELSE COALESCE({n}.status, 'accepted') END")
+# "Current" is one rule on every read path (recall, search, about, the decision log, timelines,
+# counts, code links, the dashboard, both MCP servers): valid at the moment asked about —
+# ``valid_from <= at < valid_until`` (or no end), not forgotten, not expired. Not "never
+# closed": superseding closes the old version at the new one's ``valid_from``, so a version
+# superseded by one dated 2030 is the one in force until 2030, and the 2030 one is not yet.
+_STORED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 
 
-def effective_status(kind: str | None, stored: str | None, superseded_by: str | None) -> str | None:
-    """What :data:`STATUS_SQL` computes, for a row already read."""
+def moment(at: str | None = None) -> str:
+    """``at`` (stored form) checked to be exactly that, or now: the instant :func:`current_sql`
+    writes into SQL as a literal."""
+    at = now_iso() if at is None else at
+    if not isinstance(at, str) or not _STORED.fullmatch(at):
+        raise NervapackError(f"not a stored time: {at!r}")
+    return at
+
+
+def current_sql(n: str = "n", at: str | None = None) -> str:
+    """SQL over alias ``n`` (``""``: no alias): the node is current at ``at`` (stored form;
+    default now) — the rule above.
+
+    The instant is a literal (checked by :func:`moment`: fixed-width digits, no quote can
+    occur), not a parameter, so the predicate drops into any statement — a ``WHERE``, a
+    ``SUM(...)``, an :func:`~nervapack_core.storage.in_chunks` template — without
+    renumbering that statement's parameters."""
+    x = f"{n}." if n else ""
+    t = f"'{moment(at)}'"
+
+    def padded(col: str) -> str:  # a year before 1000 left unpadded by an old release (a read-only store)
+        return f"substr('000' || {x}{col}, -27)"
+
+    return (f"({x}tombstoned = 0 AND {padded('valid_from')} <= {t} "
+            f"AND ({x}valid_until IS NULL OR {padded('valid_until')} > {t}) "
+            f"AND ({x}expires_at IS NULL OR {padded('expires_at')} > {t}))")
+
+
+def is_current(node: dict, at: str) -> bool:
+    """:func:`current_sql` for a node dict already read (``at``: stored form)."""
+    until, expires = node.get("valid_until"), node.get("expires_at")
+    return (not node.get("tombstoned") and padded(node.get("valid_from") or "") <= at
+            and (until is None or at < padded(until)) and (expires is None or at < padded(expires)))
+
+
+def status_sql(n: str = "n", at: str | None = None) -> str:
+    """A decision's status as served at ``at`` (stored form; default now), SQL over alias ``n``:
+    "superseded" comes from the chain, never from a review — and only once the successor is in
+    force (the old version's ``valid_until`` has passed): until then the old one is current
+    (:func:`current_sql`) and keeps its own status."""
+    t = f"'{moment(at)}'"
+    return (f"CASE WHEN {n}.kind != 'decision' THEN {n}.status WHEN {n}.superseded_by IS NOT NULL "
+            f"AND ({n}.valid_until IS NULL OR substr('000' || {n}.valid_until, -27) <= {t}) "
+            f"THEN 'superseded' ELSE COALESCE({n}.status, 'accepted') END")
+
+
+def effective_status(kind: str | None, stored: str | None, superseded_by: str | None,
+                     until: str | None = None, at: str | None = None) -> str | None:
+    """What :func:`status_sql` computes, for a row already read (``until``: its ``valid_until``;
+    ``at``: default now)."""
     if kind != "decision":
         return stored
-    return "superseded" if superseded_by else (stored or "accepted")
+    replaced = bool(superseded_by) and (until is None or padded(until) <= (at or now_iso()))
+    return "superseded" if replaced else (stored or "accepted")
 
 
 def node_dict(row: sqlite3.Row | dict[str, Any]) -> dict:
@@ -67,7 +121,7 @@ def node_dict(row: sqlite3.Row | dict[str, Any]) -> dict:
         d["tags"] = json.loads(d.get("tags") or "[]")
     if "status" in d:
         d["review_status"] = d["status"]
-        d["status"] = effective_status(d.get("kind"), d["status"], d.get("superseded_by"))
+        d["status"] = effective_status(d.get("kind"), d["status"], d.get("superseded_by"), d.get("valid_until"))
     d.pop("rid", None)
     return d
 
@@ -299,11 +353,13 @@ def as_known_at(conn: sqlite3.Connection, found: list[dict], known_at: str) -> l
         forgotten = bool(n.get("tombstoned")) and (n.get("tombstoned_at") is None or n["tombstoned_at"] <= known_at)
         n["tombstoned"] = forgotten
         n["tombstoned_at"] = n.get("tombstoned_at") if forgotten else None
-        if "current" in n:
-            n["current"] = not forgotten and not closed
+        if "current" in n:  # valid at known_at as then known (the rule of current_sql)
+            n["current"] = (not forgotten and (n.get("valid_from") or "") <= known_at
+                            and (not closed or (until is not None and known_at < until))
+                            and (n.get("expires_at") is None or known_at < n["expires_at"]))
         if "status" in n:
             n["review_status"] = reviewed.get(n["id"])
-            n["status"] = effective_status(n.get("kind"), n["review_status"], n["superseded_by"])
+            n["status"] = effective_status(n.get("kind"), n["review_status"], n["superseded_by"], until, known_at)
     return found
 
 
@@ -317,13 +373,16 @@ def standing_marks(conn: sqlite3.Connection, ids: Iterable[str],
     if known_at is not None:
         return _standing_marks_at(conn, ids, known_at)
     out: dict[str, tuple[str | None, list[str]]] = {}
-    live = ("{x}.tombstoned = 0 AND {x}.superseded_by IS NULL AND {x}.valid_until IS NULL "
-            "AND COALESCE({x}.status, 'accepted') NOT IN ('rejected', 'deprecated')")
-    both = f"{live.format(x='a')} AND {live.format(x='b')}"
+    at = moment()
+
+    def live(x: str) -> str:
+        return f"{current_sql(x, at)} AND COALESCE({x}.status, 'accepted') NOT IN ('rejected', 'deprecated')"
+
+    both = f"{live('a')} AND {live('b')}"
     for chunk in chunked(ids, 400):
         marks = ",".join("?" * len(chunk))
         for nid, status in conn.execute(
-                f"SELECT n.id, {STATUS_SQL.format(n='n')} FROM mem_nodes n WHERE n.id IN ({marks})", chunk):
+                f"SELECT n.id, {status_sql('n')} FROM mem_nodes n WHERE n.id IN ({marks})", chunk):
             out[nid] = (status, [])
         for mine, other in conn.execute(
                 f"SELECT e.src, e.dst FROM mem_edges e JOIN mem_nodes a ON a.id = e.src JOIN mem_nodes b "

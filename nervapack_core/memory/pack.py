@@ -12,13 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import budget as _budget
 from ..budget import CountCache, largest_fitting
+from ..errors import NervapackError
 from ..tokens import TokenCounter, default_counter
 from .timeutil import day_of
 
-__all__ = ["SECTIONS", "PackResult", "pack", "item_line", "check_budget"]
+__all__ = ["SECTIONS", "PackResult", "pack", "item_line", "check_budget", "fit_json", "MIN_CUT"]
 
 SECTIONS = [
     ("decision", "Decisions"),
@@ -248,3 +250,68 @@ def _fit_header(header_fn, chosen, lines, provenance, budget, count, guess=0):
         text = _render(header_fn(n, actual + 1, budget), chosen, lines, provenance)
         actual = count(text)
     return (text, actual) if actual <= budget else None
+
+
+# a string cut to fit keeps at least this many characters while lists can still be shortened
+MIN_CUT = 200
+
+
+def _shape(value: Any, items: int | None, chars: int, tally: dict) -> Any:
+    """``value`` with every list cut to its first ``items`` (None: all) and every string to its
+    first ``chars`` characters plus "…"; what was left out is added up in ``tally``."""
+    if isinstance(value, str):
+        if len(value) <= chars:
+            return value
+        tally["characters"] += len(value) - chars
+        return value[:chars] + "…"
+    if isinstance(value, dict):
+        return {k: _shape(v, items, chars, tally) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        kept = value if items is None else value[:items]
+        tally["items"] += len(value) - len(kept)
+        return [_shape(v, items, chars, tally) for v in kept]
+    return value
+
+
+def fit_json(value: Any, budget: int, measure: Callable[[Any], int],
+             render: Callable[[Any, dict], Any]) -> Any:
+    """``render(shaped, omitted)`` for the least cut ``shaped`` of ``value`` (JSON-like) whose
+    rendering ``measure``s at most ``budget`` — the hard invariant of :func:`pack`, for a tool
+    that answers structured data (``measure``: the tokens a client receives of it).
+
+    Cuts, least first: long strings (all to one length, marked "…", longest-fitting by binary
+    search on the exact count), down to :data:`MIN_CUT` characters; then lists (all to one
+    length); then strings below that. ``omitted`` is ``{"characters", "items"}`` left out, so
+    the rendering can say so. A budget too small for even the empty shape is a clear error."""
+    def attempt(items: int | None, chars: int) -> Any:
+        tally = {"characters": 0, "items": 0}
+        shaped = _shape(value, items, chars, tally)
+        return render(shaped, tally)
+
+    def fits(items: int | None, chars: int) -> bool:
+        return measure(attempt(items, chars)) <= budget
+
+    ceiling = max(MIN_CUT, budget * 8)  # no longer string can fit: a token is rarely over 8 characters
+    if fits(None, ceiling):
+        return attempt(None, ceiling)
+    chars = largest_fitting(lambda c: fits(None, c), ceiling, MIN_CUT)
+    if chars >= MIN_CUT:
+        return attempt(None, chars)
+    longest = _longest_list(value)
+    items = largest_fitting(lambda m: fits(m, MIN_CUT), longest, 0)
+    if items >= 0:
+        return attempt(items, MIN_CUT)
+    chars = largest_fitting(lambda c: fits(0, c), MIN_CUT, 0)
+    if chars >= 0:
+        return attempt(0, chars)
+    raise NervapackError(f"budget_tokens {budget} is too small for this answer even with every text and list "
+                         f"cut (it needs {measure(attempt(0, 0))}); give a larger budget_tokens.")
+
+
+def _longest_list(value: Any) -> int:
+    """The length of the longest list anywhere in ``value``."""
+    if isinstance(value, dict):
+        return max((_longest_list(v) for v in value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return max([len(value), *(_longest_list(v) for v in value)])
+    return 0

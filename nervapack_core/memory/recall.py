@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
-from .nodes import standing_marks
+from .nodes import current_sql, standing_marks
 from .pack import check_budget, pack
 from .timeutil import age_days, now_iso, parse_time, to_iso
 from .validate import check_confidence
@@ -160,34 +160,23 @@ def closed_sql(known_at: str) -> tuple[str, tuple]:
 def visible_sql(as_of: str | None, reference: str, known_at: str | None = None) -> tuple[str, tuple]:
     """The temporal mask as SQL over alias ``n``.
 
-    ``as_of`` None: current truth (open, not superseded, not expired at ``reference``);
+    ``as_of`` None: current truth, which is what was valid at ``reference`` (now): the same
+    answer as ``as_of=reference`` (a version superseded by one dated in the future is still
+    in force, the future one not yet: :func:`nervapack_core.memory.nodes.current_sql`);
     otherwise: valid at that instant (``valid_from <= T < valid_until``, not expired at T).
     Tombstoned nodes are never visible.
 
     ``known_at`` K (transaction time) asks the same question of the store as it stood at
     K: only nodes recorded by K, and a node is forgotten, superseded or closed only if that
     was recorded by K (the rule above :func:`closed_sql`). With ``as_of`` None, "current"
-    means open as far as was known at K, and not expired at K (pass ``reference=K``).
+    means valid at K as far as was known at K (pass ``reference=K``).
     """
+    if as_of is None:
+        as_of = reference
     if known_at is None:
-        if as_of is None:
-            return (
-                "n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL "
-                "AND (n.expires_at IS NULL OR n.expires_at > ?)",
-                (reference,),
-            )
-        return (
-            "n.tombstoned = 0 AND n.valid_from <= ? AND (n.valid_until IS NULL OR n.valid_until > ?) "
-            "AND (n.expires_at IS NULL OR n.expires_at > ?)",
-            (as_of, as_of, as_of),
-        )
+        return current_sql("n", as_of), ()
     closed, closed_params = closed_sql(known_at)
     known = "n.recorded_at <= ? AND NOT (n.tombstoned = 1 AND (n.tombstoned_at IS NULL OR n.tombstoned_at <= ?))"
-    if as_of is None:
-        return (
-            f"{known} AND NOT {closed} AND (n.expires_at IS NULL OR n.expires_at > ?)",
-            (known_at, known_at, *closed_params, reference),
-        )
     return (
         f"{known} AND n.valid_from <= ? AND (NOT {closed} OR n.valid_until > ?) "
         "AND (n.expires_at IS NULL OR n.expires_at > ?)",

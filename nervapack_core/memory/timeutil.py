@@ -5,6 +5,8 @@ four-digit, zero-padded year (``2026-06-01T00:00:00.000000Z``, ``0500-01-01T00:0
 :func:`nervapack_core.storage.utc_iso`) so that string comparison in SQL is time order.
 Inputs accept ``datetime`` (naive = UTC), ``date`` (midnight UTC), ISO-8601 strings
 (date only, with or without time, ``Z`` or an offset) and the words ``now``/``today``.
+A bare number is refused (:func:`parse_time`): Unix seconds, milliseconds and a year cannot
+be told apart, and ``2026`` read as seconds is 1970-01-01T00:33:46Z.
 The supported range is that of Python's ``datetime`` in UTC, years 1 to 9999: an input
 whose UTC instant falls outside it (``0001-01-01T00:00:00+01:00`` is 31 December of year 0
 in UTC) is refused with a clear error rather than clamped, since a clamped time would be
@@ -65,12 +67,7 @@ def parse_time(value, *, field: str = "time") -> datetime:
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            raise NervapackError(f"{field}: {value!r} is not a valid time")
-        try:
-            return datetime.fromtimestamp(value, tz=UTC)
-        except (OverflowError, OSError, ValueError) as exc:
-            raise NervapackError(f"{field}: {value!r} is not a valid time ({exc})") from None
+        raise NervapackError(_number_message(field, value))
     if isinstance(value, str):
         text = value.strip()
         low = text.lower()
@@ -84,11 +81,26 @@ def parse_time(value, *, field: str = "time") -> datetime:
         try:
             parsed = datetime.fromisoformat(text)
         except ValueError:
+            if re.fullmatch(r"[+-]?\d+(\.\d*)?", text):  # "1735689600" from a command line
+                raise NervapackError(_number_message(field, value)) from None
             raise NervapackError(
                 f"{field}: {value!r} is not a date or time; use ISO-8601, e.g. 2026-06-01 or 2026-06-01T14:30:00Z"
             ) from None
         return parse_time(parsed, field=field)
     raise NervapackError(f"{field}: expected a date, datetime or ISO-8601 string, got {type(value).__name__}")
+
+
+def _number_message(field: str, value) -> str:
+    """Why a number is not taken for a time, with its ISO-8601 form as Unix seconds to copy."""
+    hint = ""
+    try:
+        seconds = float(value)
+        if math.isfinite(seconds):
+            hint = f"; if it is Unix seconds, write {datetime.fromtimestamp(seconds, tz=UTC):%Y-%m-%dT%H:%M:%SZ}"
+    except (OverflowError, OSError, ValueError):
+        pass  # not a time as seconds either
+    return (f"{field}: {value!r} is a number, not a time (Unix seconds, milliseconds and a year look alike); "
+            f"use ISO-8601, e.g. 2026-06-01 or 2026-06-01T14:30:00Z{hint}")
 
 
 def to_iso(value, *, field: str = "time") -> str | None:

@@ -26,6 +26,7 @@ from .validate import (
     check_namespace,
     check_status,
     json_dict,
+    new_times,
     str_list,
 )
 
@@ -141,8 +142,8 @@ def check_specs(specs: list, prov: dict | None = None) -> list[dict]:
                 "alternatives": str_list(spec.get("alternatives_rejected"), "alternatives_rejected"),
                 "metadata": json_dict(spec.get("metadata")),
                 "source": spec.get("source"),
-                "valid_from": to_iso(spec.get("valid_from"), field="valid_from"),
-                "expires_at": to_iso(spec.get("expires_at"), field="expires_at"),
+                **dict(zip(("valid_from", "expires_at"), new_times(spec.get("valid_from"), spec.get("expires_at")),
+                           strict=True)),
                 "entities": list(dict.fromkeys(clean_name(e) for e in str_list(spec.get("entities"), "entities"))),
                 "supersedes": spec.get("supersedes"),
                 "prov": spec_provenance(spec, kind, prov),

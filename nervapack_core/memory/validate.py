@@ -7,16 +7,18 @@ lock and never leaves anything behind.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 from ..errors import NervapackError
 from .resolve import clean_name
-from .timeutil import KIND_PREFIX, after, parse_duration, to_iso
+from .timeutil import KIND_PREFIX, after, now_iso, parse_duration, to_iso
 
 __all__ = [
     "NODE_KINDS", "EDGE_KINDS", "check_namespace", "check_kind", "check_edge_kind", "check_content",
     "check_confidence", "str_list", "json_dict", "store_args", "node_args", "verdict", "REVIEW_STATUSES",
-    "STATUSES", "check_status", "check_commit_ref", "page", "MAX_PAGE", "expiry",
+    "STATUSES", "check_status", "check_commit_ref", "page", "MAX_PAGE", "expiry", "new_times",
+    "PastExpiryWarning",
 ]
 
 NODE_KINDS = tuple(KIND_PREFIX)
@@ -100,17 +102,49 @@ def json_dict(value: Any, what: str = "metadata") -> str:
         raise NervapackError(f"{what} cannot be stored as JSON: {exc}") from None
 
 
+class PastExpiryWarning(UserWarning):
+    """A new memory's expiry is already past (after its ``valid_from``): it is stored as history,
+    recalled only ``as_of`` a time before it. The CLI prints it; the MCP result lists it."""
+
+
+def new_times(valid_from: Any, expires_at: Any) -> tuple[str | None, str | None]:
+    """``(valid_from, expires_at)`` of a NEW memory in stored form, checked.
+
+    An expiry not after the moment the memory takes effect (``valid_from``, default now) is
+    refused: such a memory is never recalled, not now nor as of any time — on main it was
+    stored unseen. A past expiry after a past ``valid_from`` is history ("the freeze of
+    2019"): stored, with a :class:`PastExpiryWarning`, since it is recalled only ``as_of``
+    a time within it. (An export's stored expiries import as they are.)"""
+    since = to_iso(valid_from, field="valid_from")
+    until = to_iso(expires_at, field="expires_at")
+    if until is None:
+        return since, until
+    now = now_iso()
+    if since is None and until <= now:
+        raise NervapackError(f"expires_at {until[:19]}Z is in the past: the memory would be stored expired and "
+                             "never be recalled; give a future time or expires_in (e.g. 7d), or a valid_from "
+                             "before it to record history")
+    if since is not None and until <= since:
+        raise NervapackError(f"expires_at {until[:19]}Z is not after valid_from {since[:19]}Z: the memory "
+                             "would never be recalled")
+    if until <= now:
+        warnings.warn(f"expires_at {until[:19]}Z is in the past: stored as history, recalled only with an as_of "
+                      "before it", PastExpiryWarning, stacklevel=5)  # MemoryStore.store's caller
+    return since, until
+
+
 def node_args(kind: Any, content: Any, confidence: Any, alternatives_rejected: Any, metadata: Any,
               valid_from: Any, expires_at: Any) -> dict:
     """The checked fields every new node has."""
+    since, until = new_times(valid_from, expires_at)
     return {
         "kind": check_kind(kind),
         "content": check_content(content),
         "confidence": check_confidence(confidence),
         "alternatives": str_list(alternatives_rejected, "alternatives_rejected"),
         "metadata": json_dict(metadata),
-        "valid_from": to_iso(valid_from, field="valid_from"),
-        "expires_at": to_iso(expires_at, field="expires_at"),
+        "valid_from": since,
+        "expires_at": until,
     }
 
 

@@ -135,9 +135,10 @@ def _timeline_items(conn: sqlite3.Connection, rows, known_at: str | None) -> lis
                 f"SELECT src, dst FROM mem_edges WHERE kind = 'SUPERSEDES' AND src IN ({','.join('?' * len(chunk))})"
                 f"{known} ORDER BY rid", (*chunk, *(() if known_at is None else (known_at,)))):
             sup.setdefault(src, []).append(dst)
+    at = nodes.moment()
     for n in items:
         n["supersedes"] = sup.get(n["id"], [])
-        n["current"] = (not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None)
+        n["current"] = nodes.is_current(n, at)
     if known_at is not None:
         nodes.as_known_at(conn, items, known_at)
     return items
@@ -190,7 +191,7 @@ def timeline_summary(conn: sqlite3.Connection, ns: str, topic: str, *, known_at:
     out: dict[str, Any] = {"mode": mode, "entity": entity_name, "topic": topic, "known_at": known_at}
     if known_at is None:
         total, current, superseded, first, last = conn.execute(
-            "SELECT count(*), coalesce(sum(n.valid_until IS NULL AND n.superseded_by IS NULL), 0), "
+            f"SELECT count(*), coalesce(sum({nodes.current_sql('n')}), 0), "
             f"coalesce(sum(n.superseded_by IS NOT NULL), 0), min(n.valid_from), max(n.valid_from) {matched}",
             args).fetchone()
         by_month = [{"month": m, "kind": k, "versions": c} for m, k, c in conn.execute(
@@ -288,8 +289,9 @@ def about(conn: sqlite3.Connection, ns: str, entity) -> dict:
         "SELECT DISTINCT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') ORDER BY rid", (eid,))]
     found = [n for n in nodes.nodes(conn, ids, ns).values() if not n["tombstoned"]]
     found.sort(key=lambda n: (n["valid_from"], n["id"]))
-    current = [n for n in found if n["valid_until"] is None and n["superseded_by"] is None]
-    past = [n for n in found if not (n["valid_until"] is None and n["superseded_by"] is None)]
+    at = nodes.moment()
+    current = [n for n in found if nodes.is_current(n, at)]
+    past = [n for n in found if not nodes.is_current(n, at)]  # ended, or not in force yet
     code = [dict(r) for r in conn.execute(
         "SELECT DISTINCT graph_node_id, code_kind, name, qualified_name, file, start_line, end_line, language "
         "FROM mem_code_refs WHERE node_id = ? AND namespace = ? ORDER BY file, start_line", (eid, ns))]
@@ -337,8 +339,7 @@ def namespace_names(conn: sqlite3.Connection) -> list[str]:
 def namespaces(conn: sqlite3.Connection) -> list[dict]:
     rows = conn.execute(
         "SELECT namespace, COUNT(*) AS nodes, "
-        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind NOT IN ('session', 'entity')) "
-        "AS current, "
+        f"SUM({nodes.current_sql('')} AND kind NOT IN ('session', 'entity')) AS current, "
         "SUM(kind = 'decision' AND tombstoned = 0) AS decisions, SUM(kind = 'session') AS sessions, "
         "SUM(kind = 'entity' AND tombstoned = 0) AS entities, SUM(tombstoned) AS tombstoned, "
         "SUM(superseded_by IS NOT NULL) AS superseded, MAX(recorded_at) AS last_recorded "
@@ -365,7 +366,7 @@ def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int
         kinds[k] = c
     agg = conn.execute(
         "SELECT COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
-        "SUM(tombstoned = 0 AND valid_until IS NULL AND superseded_by IS NULL AND kind NOT IN ('session', 'entity')) "
+        f"SUM({nodes.current_sql('')} AND kind NOT IN ('session', 'entity')) "
         "FROM mem_nodes WHERE namespace = ?", (ns,)).fetchone()
     edges = {k: 0 for k in EDGE_KINDS}
     for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_edges WHERE namespace = ? GROUP BY kind", (ns,)):
@@ -445,11 +446,12 @@ def for_code(conn: sqlite3.Connection, ns: str, path: str, line=None, *, include
     refs = conn.execute(sql + " ORDER BY r.start_line, r.node_id", params).fetchall()
     found = nodes.nodes(conn, [r[0] for r in refs], ns)
     out, seen = [], set()
+    at = nodes.moment()
     for r in refs:
         n = found.get(r[0])
         if not n or n["id"] in seen or n["tombstoned"]:
             continue
-        if not include_history and (n["superseded_by"] or n["valid_until"]) and n["kind"] != "entity":
+        if not include_history and not nodes.is_current(n, at) and n["kind"] != "entity":
             continue
         seen.add(n["id"])
         n["code"] = {"file": r[1], "start_line": r[2], "end_line": r[3], "qualified_name": r[4], "kind": r[5]}
@@ -477,7 +479,8 @@ def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str |
         # substr, not LIKE: any length of name, its % and _ literal (lower(): the case folding of LIKE)
         ref_where += " AND (r.qualified_name = ? OR lower(substr(r.qualified_name, 1, ?)) = lower(?))"
         ref_args += [qualified_name, len(qualified_name) + 1, qualified_name + "."]
-    live = "" if include_history else " AND n.superseded_by IS NULL AND n.valid_until IS NULL"
+    at = nodes.moment()
+    live = "" if include_history else f" AND {nodes.current_sql('n', at)}"
     matched = (f"FROM (SELECT DISTINCT r.node_id FROM mem_code_refs r WHERE {ref_where}) h "
                f"JOIN mem_nodes n ON n.id = h.node_id WHERE +n.namespace = ? AND n.tombstoned = 0{live} "
                f"AND n.kind IN ({','.join('?' * len(kind_list))})")
@@ -499,7 +502,7 @@ def touching(conn: sqlite3.Connection, ns: str, file: str, qualified_name: str |
     memories = []
     for nid in ids:
         n = found[nid]
-        n["current"] = n["valid_until"] is None and n["superseded_by"] is None
+        n["current"] = nodes.is_current(n, at)
         n["code"] = refs.get(nid, [])
         memories.append(n)
     return {"total": total, "offset": offset, "limit": limit, "memories": memories}
@@ -529,7 +532,7 @@ def touching_code(conn: sqlite3.Connection, changed: list[str], removed: list[st
     rows = in_chunks(
         conn, "SELECT r.namespace, r.node_id, n.kind, n.content, r.graph_node_id, r.name, r.qualified_name, r.file,"
         " r.start_line, r.end_line FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id"
-        " WHERE n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL"
+        f" WHERE {nodes.current_sql('n')}"
         " AND n.kind NOT IN ('entity', 'session')"
         " AND r.graph_node_id IN ({marks})", sorted(state))
     found = [dict(r, state=state[r["graph_node_id"]]) for r in rows]
@@ -565,8 +568,9 @@ def review_queue(conn: sqlite3.Connection, ns: str, *, limit: int = 50, offset: 
     total: ``{total, offset, limit, decisions}``."""
     limit = max(1, min(int(limit), 1000))
     offset = max(0, min(int(offset), 2 ** 62))  # past every row; SQLite ends at 2**63 - 1
+    at = nodes.moment()
     where = ("namespace = ? AND kind = 'decision' AND status = 'proposed' AND tombstoned = 0 "
-             "AND superseded_by IS NULL AND valid_until IS NULL")
+             f"AND (valid_until IS NULL OR valid_until > '{at}')")
     total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {where}", (ns,)).fetchone()[0]
     rows = conn.execute(f"SELECT {NODE_COLS} FROM mem_nodes WHERE {where} ORDER BY recorded_at, rid LIMIT ? OFFSET ?",
                         (ns, limit, offset)).fetchall()
@@ -580,18 +584,19 @@ def reviews(conn: sqlite3.Connection, ns: str, node_id: str) -> list[dict]:
         "ORDER BY rid", (node_id, ns))]
 
 
-# a contradiction is open while both sides are live, current and neither was rejected or deprecated
-_LIVE = ("{n}.tombstoned = 0 AND {n}.superseded_by IS NULL AND {n}.valid_until IS NULL "
-         "AND COALESCE({n}.status, 'accepted') NOT IN ('rejected', 'deprecated')")
+# a contradiction is open while both sides are current and neither was rejected or deprecated
+_STANDS = "COALESCE({n}.status, 'accepted') NOT IN ('rejected', 'deprecated')"
 
 
 def open_contradictions(conn: sqlite3.Connection, ns: str, ids: list[str] | None = None) -> list[dict]:
     """CONTRADICTS edges whose two memories are both still current and standing (not
     superseded, closed, forgotten, rejected or deprecated) — what a lead must settle.
     ``ids``: only those touching these memories. Newest first."""
+    at = nodes.moment()
     sql = (f"SELECT e.src, e.dst, e.created_at FROM mem_edges e JOIN mem_nodes a ON a.id = e.src "
            f"JOIN mem_nodes b ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.namespace = ? "
-           f"AND {_LIVE.format(n='a')} AND {_LIVE.format(n='b')}")
+           f"AND {nodes.current_sql('a', at)} AND {_STANDS.format(n='a')} "
+           f"AND {nodes.current_sql('b', at)} AND {_STANDS.format(n='b')}")
     pairs = conn.execute(sql, (ns,)).fetchall()  # few by nature: each one is a question for a lead
     if ids is not None:
         wanted = set(ids)

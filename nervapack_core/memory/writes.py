@@ -109,7 +109,8 @@ def review(conn: sqlite3.Connection, ns: str, node_id, status: str, note: str | 
     row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
     if row["kind"] != "decision":
         raise NervapackError(f"{row['id']} is a {row['kind']}, not a decision; only decisions are reviewed")
-    if row["superseded_by"]:
+    if row["superseded_by"] and (row["valid_until"] is None or row["valid_until"] <= now_iso()):
+        # superseded by a version already in force (one dated later leaves this one current until then)
         raise NervapackError(f"{row['id']} was superseded by {row['superseded_by']}; review the current version")
     stamp = now_iso()
     conn.execute("UPDATE mem_nodes SET status = ?, status_by = ?, status_at = ?, status_note = ? WHERE id = ?",

@@ -138,7 +138,7 @@ def test_two_hop_expansion_reaches_entity_neighbours(mem):
 def test_confidence_filter_and_expiry(mem):
     low = mem.store("maybe the queue is kafka", kind="fact", confidence=0.3)
     mem.store("the queue is rabbitmq", kind="fact", confidence=0.9)
-    gone = mem.store("temporary queue freeze", kind="fact", expires_at="2020-01-01")
+    gone = mem.store("temporary queue freeze", kind="fact", valid_from="2019-06-01", expires_at="2020-01-01")
     ids = [i.id for i in mem.recall("queue", min_confidence=0.5).items]
     assert low not in ids and gone not in ids and len(ids) == 1
     old = mem.store("queue freeze during the 2019 migration", kind="fact", valid_from="2019-01-01",

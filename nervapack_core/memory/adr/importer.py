@@ -225,8 +225,9 @@ def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrReco
     for link in _link_actions(conn, ns, prefix, sources):
         _link(conn, ns, link, stamp, report)
     for entry in report["decisions"]:  # as served now: "superseded" when a link replaced it
-        row = conn.execute("SELECT kind, status, superseded_by FROM mem_nodes WHERE id = ?", (entry["id"],)).fetchone()
-        entry["status"] = nodes.effective_status(row["kind"], row["status"], row["superseded_by"])
+        row = conn.execute("SELECT kind, status, superseded_by, valid_until FROM mem_nodes WHERE id = ?",
+                           (entry["id"],)).fetchone()
+        entry["status"] = nodes.effective_status(row["kind"], row["status"], row["superseded_by"], row["valid_until"])
     report["missing"] = _missing(_known(conn, ns, prefix), sources, used)
 
 
