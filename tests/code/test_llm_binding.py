@@ -28,89 +28,16 @@ from nervapack_core.code.store import GraphStore
 from nervapack_core.code.sync import sync
 
 from .conftest import CLI, cli_env, git_init
+from .llm_repo import ASKED, RETRY_PY, SESSION_PY, env_for, write_repo
 from .llm_server import FakeLLM, answer, raw, slow, status
 
 PROVIDERS = ("ollama", "openai", "claude")
 FAST = LLMSettings(concurrency=2, timeout=5.0, retries=2, backoff=0.01)
 
-RETRY_PY = '''"""Retries."""
-
-
-class Retry:
-    """How many times to try a request again, and how long to wait between tries."""
-
-    def __init__(self, total=3, backoff_factor=0.5):
-        self.total = total
-        self.backoff_factor = backoff_factor
-
-    def increment(self, error=None):
-        """Return a new Retry with one attempt counted; raise when the total is used up."""
-        return Retry(self.total - 1, self.backoff_factor)
-
-    def get_backoff_time(self):
-        """How long to sleep before the next attempt: the backoff factor doubled per attempt."""
-        return self.backoff_factor * 2
-
-
-def sleep_for_retry(retry):
-    """Wait before a new attempt."""
-    return retry.get_backoff_time()
-'''
-
-SESSION_PY = '''"""Sessions."""
-
-
-class Session:
-    """Keeps connection settings and cookies across requests."""
-
-    def send(self, request):
-        """Send a prepared request and return the response."""
-        return request
-
-    def close(self):
-        """Close every pooled connection."""
-
-
-def request(method, url):
-    """Send one request with a throwaway session."""
-    return Session().send((method, url))
-'''
-
-RETRY_SECTION = """## Retry policy
-
-When a request fails, the client waits a little longer before each new attempt, counting
-the attempts made so far and giving up once the configured total of tries is used up.
-The wait doubles with every attempt, starting from the backoff factor.
-"""
-
-GUIDE_MD = f"""# Guide
-
-{RETRY_SECTION}
-## Sessions
-
-A session keeps connection settings and cookies across requests, and sends each prepared
-request through its pool of connections; closing it closes every pooled connection.
-
-## Short
-
-Tiny.
-
-## Named
-
-The `Session.send` method sends a prepared request; see also `request` for one-off calls that need nothing else.
-"""
-
-# the three sections with candidates; "Guide" and "Short" have too few words to ask about
-ASKED = {"Retry policy", "Sessions", "Named"}
 
 
 def make_repo(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "docs").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "retry.py").write_text(RETRY_PY)
-    (root / "pkg" / "session.py").write_text(SESSION_PY)
-    (root / "docs" / "guide.md").write_text(GUIDE_MD)
+    write_repo(root)
     git_init(root)
     ingest(root, embed=False, workers=1)
     return root
@@ -119,12 +46,6 @@ def make_repo(root: Path) -> Path:
 @pytest.fixture
 def repo(tmp_path):
     return make_repo(tmp_path / "repo")
-
-
-def env_for(provider: str, url: str) -> dict[str, str]:
-    return {"ollama": {"OLLAMA_HOST": url},
-            "openai": {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "test-key"},
-            "claude": {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"}}[provider]
 
 
 def provider_for(name: str, llm: FakeLLM, timeout: float = 5.0, model: str | None = None):

@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -206,7 +205,8 @@ def test_a_hostile_clone_cannot_steer_nervapack(tmp_path):
         assert report["imported"] == 3, report  # 0001, 0002, 0004
 
         # sync after a commit: the same rules, no failure
-        (clone / "src" / "store.py").write_text((clone / "src" / "store.py").read_text() + "\n\ndef close():\n    pass\n")
+        store = clone / "src" / "store.py"
+        store.write_text(store.read_text() + "\n\ndef close():\n    pass\n")
         git(clone, "commit", "-qam", "close the store")
         code, out = cli(clone, env, "sync", ".")
         outputs.append(out)

@@ -25,97 +25,18 @@ from nervapack_core.errors import NervapackError
 from .conftest import git_init, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "code"))
+from llm_repo import env_for, write_repo  # noqa: E402
 from llm_server import FakeLLM, answer, body, cut, drip, huge  # noqa: E402
 
 PROVIDERS = ("ollama", "openai", "claude")
 
-# the doc-binding repository of tests/code/test_llm_binding.py: three sections to ask about
-RETRY_PY = '''"""Retries."""
-
-
-class Retry:
-    """How many times to try a request again, and how long to wait between tries."""
-
-    def __init__(self, total=3, backoff_factor=0.5):
-        self.total = total
-        self.backoff_factor = backoff_factor
-
-    def increment(self, error=None):
-        """Return a new Retry with one attempt counted; raise when the total is used up."""
-        return Retry(self.total - 1, self.backoff_factor)
-
-    def get_backoff_time(self):
-        """How long to sleep before the next attempt: the backoff factor doubled per attempt."""
-        return self.backoff_factor * 2
-
-
-def sleep_for_retry(retry):
-    """Wait before a new attempt."""
-    return retry.get_backoff_time()
-'''
-
-SESSION_PY = '''"""Sessions."""
-
-
-class Session:
-    """Keeps connection settings and cookies across requests."""
-
-    def send(self, request):
-        """Send a prepared request and return the response."""
-        return request
-
-    def close(self):
-        """Close every pooled connection."""
-
-
-def request(method, url):
-    """Send one request with a throwaway session."""
-    return Session().send((method, url))
-'''
-
-RETRY_SECTION = """## Retry policy
-
-When a request fails, the client waits a little longer before each new attempt, counting
-the attempts made so far and giving up once the configured total of tries is used up.
-The wait doubles with every attempt, starting from the backoff factor.
-"""
-
-GUIDE_MD = f"""# Guide
-
-{RETRY_SECTION}
-## Sessions
-
-A session keeps connection settings and cookies across requests, and sends each prepared
-request through its pool of connections; closing it closes every pooled connection.
-
-## Short
-
-Tiny.
-
-## Named
-
-The `Session.send` method sends a prepared request; see also `request` for one-off calls that need nothing else.
-"""
-
-
 def make_repo(root: Path) -> Path:
     from nervapack_core.code.ingest import ingest
 
-    (root / "pkg").mkdir(parents=True)
-    (root / "docs").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "retry.py").write_text(RETRY_PY)
-    (root / "pkg" / "session.py").write_text(SESSION_PY)
-    (root / "docs" / "guide.md").write_text(GUIDE_MD)
+    write_repo(root)
     git_init(root)
     ingest(root, embed=False, workers=1)
     return root
-
-
-def _env(provider: str, url: str) -> dict[str, str]:
-    return {"ollama": {"OLLAMA_HOST": url},
-            "openai": {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "test-key"},
-            "claude": {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"}}[provider]
 
 
 @pytest.fixture
@@ -127,7 +48,7 @@ def _bind(repo: Path, name: str, llm: FakeLLM, **settings):
     options = {"concurrency": 3, "timeout": 5.0, "retries": 0, "backoff": 0.01, **settings}
     chosen = LLMSettings(**options)
     provider = make_provider(name, timeout=chosen.timeout, max_reply_bytes=chosen.max_reply_bytes,
-                             environ=_env(name, llm.url))
+                             environ=env_for(name, llm.url))
     return bind_docs(repo, provider, settings=chosen, assume_yes=True)
 
 
@@ -138,7 +59,7 @@ def test_a_slow_drip_is_given_up_at_the_deadline(repo, name):
     drip_prompt = 'Documentation section "Drip" from docs/x.md'
     script = {"Drip": [drip(0.5, answer("Retry.increment"))], "Retry policy": [drip(0.5, answer("Retry.increment"))]}
     with FakeLLM(script) as llm:
-        provider = make_provider(name, timeout=deadline, environ=_env(name, llm.url))
+        provider = make_provider(name, timeout=deadline, environ=env_for(name, llm.url))
         provider.complete("warm-up", "hello", 10)  # the client library's import and set-up, untimed
         started = time.monotonic()
         with pytest.raises(Transient, match=r"timed out after 2 s \(the whole request's deadline\)"):
@@ -191,7 +112,7 @@ def test_ingest_says_how_many_sections_the_llm_could_not_bind_and_why(tmp_path):
     target = make_repo(tmp_path / "repo")
     with FakeLLM({"Retry policy": [body(TRUNCATED), body(TRUNCATED)], "Named": [answer("Session")]}) as llm:
         done = run_cli("ingest", str(target), "--no-embed", "--llm", "openai", "--json", timeout=120,
-                       NERVAPACK_LLM_RETRIES="1", NERVAPACK_LLM_BACKOFF="0.01", **_env("openai", llm.url))
+                       NERVAPACK_LLM_RETRIES="1", NERVAPACK_LLM_BACKOFF="0.01", **env_for("openai", llm.url))
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     report = json.loads(done.stdout)["llm"]
     assert report["failed"] == 1 and report["answered"] == 2 and report["error"] == ""
