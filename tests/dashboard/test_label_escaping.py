@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from rendered import as_read as unescape
 
 from nervapack_core.dashboard.data import WORD_JOINER, md_code, md_escape, plot_escape
 
@@ -22,9 +23,6 @@ HOSTILE = [
 ]
 
 
-def unescape(text: str) -> str:
-    """What a Markdown renderer shows for ``md_escape``'s output: escapes read, the entity decoded."""
-    return re.sub(r"\\(.)", r"\1", text.replace("&#58;", ":")).replace(WORD_JOINER, "")
 
 
 @pytest.mark.parametrize("raw", HOSTILE)

@@ -150,8 +150,11 @@ def _page(page: str):
 
 
 def _shown(at) -> str:
+    """The messages of a page as a reader sees them (error boxes hold ``md_escape``'s Markdown)."""
+    from rendered import as_read
+
     parts = [e.body for e in at.error] + [e.body for e in at.warning] + [e.body for e in at.info]
-    return " ".join(" ".join(str(p).split()) for p in parts)
+    return as_read(" ".join(" ".join(str(p).split()) for p in parts))
 
 
 @pytest.mark.parametrize("store, pages", [("graph.db", ["overview", "graph_explorer"]),
