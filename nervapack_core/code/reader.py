@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import NervapackError
+from ..errors import NervapackError, NoGraphError
 from ..storage import (
     CorruptDatabaseError,
     DatabaseLockedError,
@@ -51,10 +51,6 @@ DEFINITION_KINDS = ("class", "function", "variable")
 _SEARCH_COLUMNS = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
 _LABEL = "code graph"
 REBUILD_HINT = "Run `nervapack ingest --rebuild` to build it again."
-
-
-class NoGraphError(NervapackError):
-    """There is no usable code graph yet: missing, empty, or its first ingest never finished."""
 
 
 def _size(path: Path) -> int:

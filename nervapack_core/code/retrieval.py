@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import NervapackError
+from ..errors import NervapackError, NoGraphError
 from ..text import identifier_terms
 from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
@@ -684,7 +684,7 @@ def query(prompt: str, path: str | os.PathLike = ".", *, budget: int = 2000, hop
 
     ws = find_workspace(path)
     if ws is None or not ws.graph_db.exists():
-        raise NervapackError(f"No NervaPack code graph at or above {path}: run `nervapack ingest` first.")
+        raise NoGraphError(f"No NervaPack code graph at or above {path}: run `nervapack ingest` first.")
     retriever = Retriever(ws.root, use_vectors=use_vectors)
     try:
         return answer(retriever, prompt, budget=budget, hops=hops)

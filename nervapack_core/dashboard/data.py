@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..code.reader import GraphReader
-from ..errors import NervapackError
+from ..errors import GraphUnreadable, NervapackError
 from ..memory.nodes import current_sql
 from ..storage import reading
 from ..workspace import MEMORY_DB_ENV, find_workspace, memory_db_path
@@ -38,6 +38,7 @@ __all__ = [
     "version_window", "md_escape", "md_code", "plot_escape", "stale_decisions", "review_blocker", "review_decision",
     "reviewer",
     "explorer_params", "file_node", "area_options", "STATUS_BADGES", "decisions_by_commit",
+    "GraphUnreadable",  # defined in ..errors; the pages catch it from here
 ]
 
 MAX_CODE_LINES = 400
@@ -135,10 +136,6 @@ def memory_file_marker(path: Path | None) -> tuple | None:
     if not path or not path.is_file():
         return None
     return _stat_key(path)
-
-
-class GraphUnreadable(NervapackError):
-    """The graph is missing, unbuilt, locked or damaged: the page shows the message."""
 
 
 @contextmanager
