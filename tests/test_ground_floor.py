@@ -69,7 +69,8 @@ def exception_classes_outside_errors(modules: list[tuple[str, ast.Module]]) -> l
 
 def _docstrings(tree: ast.Module) -> set[int]:
     """The ids of the string nodes that are docstrings (module, class, function): prose, not paths."""
-    owners = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))]
+    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    owners = [tree, *(n for n in ast.walk(tree) if isinstance(n, kinds))]
     return {id(o.body[0].value) for o in owners
             if o.body and isinstance(o.body[0], ast.Expr) and isinstance(o.body[0].value, ast.Constant)}
 
@@ -145,7 +146,8 @@ def test_every_error_class_is_exported_and_kept_where_it_was():
     from nervapack_core.code.llm import consent, providers
     from nervapack_core.dashboard import data
 
-    assert storage.DatabaseLockedError is npc.DatabaseLockedError and storage.CorruptDatabaseError is npc.CorruptDatabaseError
+    assert storage.DatabaseLockedError is npc.DatabaseLockedError
+    assert storage.CorruptDatabaseError is npc.CorruptDatabaseError
     assert reader.NoGraphError is npc.NoGraphError and store.CorruptGraphError is npc.CorruptGraphError
     assert vectors.VectorServerError is npc.VectorServerError and vectors.VectorStoreDamaged is npc.VectorStoreDamaged
     assert providers.EndpointError is npc.EndpointError and consent.ConsentRefused is npc.ConsentRefused
