@@ -62,7 +62,8 @@ class CorruptDatabaseError(NervapackError):
     """The file exists but is not a usable SQLite database.
 
     Raised when a database is opened or read; the message says how to rebuild it (the graph is
-    derived data: ``nervapack ingest --rebuild``; the memory needs its backup or a fresh file)."""
+    derived data: ``nervapack ingest --rebuild``; the memory: restore a backup, or move it aside
+    and run ``nervapack memory init``)."""
 
 
 class CorruptGraphError(CorruptDatabaseError):
