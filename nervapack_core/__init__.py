@@ -40,9 +40,18 @@ __all__ = [
     "bind_docs", "make_provider", "LLMReport",
     # memory
     "MemoryStore", "Recall", "RecallItem",
-    # errors and tokens
-    "NervapackError", "DatabaseLockedError", "CorruptDatabaseError", "count_tokens",
+    # the error tree (nervapack_core/errors.py)
+    "NervapackError", "DatabaseLockedError", "CorruptDatabaseError", "CorruptGraphError", "NoGraphError",
+    "GraphUnreadable", "VectorServerError", "VectorStoreDamaged", "DamagedModel", "EndpointError", "ConsentRefused",
+    # tokens
+    "count_tokens",
 ]
+
+# every class of the error tree; errors.py imports nothing heavy
+_ERRORS = (
+    "NervapackError", "DatabaseLockedError", "CorruptDatabaseError", "CorruptGraphError", "NoGraphError",
+    "GraphUnreadable", "VectorServerError", "VectorStoreDamaged", "DamagedModel", "EndpointError", "ConsentRefused",
+)
 
 # name -> module that defines it (imported on first use)
 _EXPORTS = {
@@ -55,7 +64,7 @@ _EXPORTS = {
     "review_changes": ".review", "resolve_change": ".review", "ChangeReview": ".review",
     "bind_docs": ".code.llm.binding", "make_provider": ".code.llm.providers", "LLMReport": ".code.llm.binding",
     "MemoryStore": ".memory", "Recall": ".memory", "RecallItem": ".memory",
-    "NervapackError": ".errors", "DatabaseLockedError": ".storage", "CorruptDatabaseError": ".storage",
+    **{name: ".errors" for name in _ERRORS},
     "count_tokens": ".tokens",
 }
 
@@ -65,9 +74,20 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from .code.llm.providers import make_provider
     from .code.reader import GraphReader
     from .code.retrieval import QueryResult, Retriever, answer, query
-    from .errors import NervapackError
+    from .errors import (
+        ConsentRefused,
+        CorruptDatabaseError,
+        CorruptGraphError,
+        DamagedModel,
+        DatabaseLockedError,
+        EndpointError,
+        GraphUnreadable,
+        NervapackError,
+        NoGraphError,
+        VectorServerError,
+        VectorStoreDamaged,
+    )
     from .memory import MemoryStore, Recall, RecallItem
-    from .storage import CorruptDatabaseError, DatabaseLockedError
     from .tokens import count_tokens
     from .workspace import Workspace, find_workspace, memory_db_path
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NervapackError
+from .workspace import Workspace
 
 __all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "merge_base", "TRAILER",
            "AREA_MIN_DECISIONS", "FAIL_ON", "failures", "to_markdown", "acknowledged_in"]
@@ -313,7 +314,7 @@ def review_changes(root: str | os.PathLike, spec: ChangeSpec | None = None, *,
     review = ChangeReview(str(root), spec.base, spec.head, spec.label, files=files)
     acks = list(dict.fromkeys([*(acknowledged or []), *acknowledged_in(commit_messages(root, spec))]))
     review.acknowledged = acks
-    conn = _open_memory(Path(memory_db) if memory_db else root / ".nervapack" / "memory.db")
+    conn = _open_memory(Path(memory_db) if memory_db else Workspace(root).memory_db)
     if conn is None:
         review.memory = False
     try:

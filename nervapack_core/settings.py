@@ -62,12 +62,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NervapackError
-from .workspace import Workspace
+from .workspace import CONFIG_FILE, Workspace
 
 __all__ = ["Setting", "read_config", "setting", "user_config_path", "ignored_keys", "CONFIG_NAME",
            "USER_CONFIG_ENV"]
 
-CONFIG_NAME = "config.toml"
+CONFIG_NAME = CONFIG_FILE  # the user config (~/.config/nervapack/) has the same name
 USER_CONFIG_ENV = "NERVAPACK_USER_CONFIG"
 
 # user-only settings: (section, key) -> (its environment variable, why only the user may set it)
@@ -109,7 +109,7 @@ def _load(path: Path) -> dict[str, Any]:
 def read_config(workspace: Workspace) -> dict[str, Any]:
     """The parsed ``.nervapack/config.toml`` ({} when there is none), every key as written
     (use :func:`setting` to read a setting: it applies the trust rules)."""
-    return _load(workspace.dir / CONFIG_NAME)
+    return _load(workspace.config_file)
 
 
 def user_config_path(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -199,7 +199,7 @@ def ignored_keys(workspace: Workspace) -> dict[str, str]:
     """The workspace file's user-only keys it may not set (``"section.key"`` -> why), warned
     about once per process per state of the file: all of them when git tracks the file (or
     cannot say), else the folders it names outside the root."""
-    path = workspace.dir / CONFIG_NAME
+    path = workspace.config_file
     data = _load(path)
     found: dict[str, tuple[str, str]] = {}
     for section, table in data.items():
@@ -247,7 +247,7 @@ def setting(workspace: Workspace, section: str, key: str, env: str,
     environ = os.environ if environ is None else environ
     if environ.get(env, "").strip():
         return Setting(environ[env].strip(), f"${env}")
-    path = workspace.dir / CONFIG_NAME
+    path = workspace.config_file
     table = _table(_load(path), section, path)
     if key in table and f"{section}.{key}" not in ignored_keys(workspace):
         return Setting(table[key], f"{path} [{section}] {key}")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from .errors import NervapackError
+from .errors import CorruptDatabaseError, DatabaseLockedError, NervapackError
 
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
@@ -95,14 +95,6 @@ def wait_reporter(label: str, path: str | os.PathLike[str], say: Callable[[str],
             say(f"waiting for the {label}'s write lock ({path}), held by another process … {seconds:.0f} s")
 
     return on_wait
-
-
-class DatabaseLockedError(NervapackError):
-    """Another process kept the database's write lock longer than we were willing to wait."""
-
-
-class CorruptDatabaseError(NervapackError):
-    """The file exists but is not a usable SQLite database."""
 
 
 def is_busy(exc: BaseException) -> bool:

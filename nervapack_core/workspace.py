@@ -11,14 +11,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Workspace", "find_workspace", "memory_db_path", "WORKSPACE_DIR", "MEMORY_DB_ENV"]
+__all__ = ["Workspace", "find_workspace", "memory_db_path", "global_memory_db", "workspace_root_of",
+           "WORKSPACE_DIR", "GRAPH_DB", "MEMORY_DB", "HISTORY_FILE", "CHROMA_DIR", "CACHE_DIR", "CONFIG_FILE",
+           "INGEST_LOCK", "GITIGNORE_FILE", "MEMORY_DB_ENV"]
 
+# Every name under ``.nervapack/`` is spelled here once; the rest of the package builds its
+# paths from these (tests/test_ground_floor.py fails on a ".nervapack" literal elsewhere).
 WORKSPACE_DIR = ".nervapack"
+GRAPH_DB = "graph.db"  # the code graph (derived: ``ingest --rebuild`` makes it again)
+MEMORY_DB = "memory.db"  # the decision memory (not derived: the one file to back up)
+HISTORY_FILE = "query_history.jsonl"  # one JSON record per query
+CHROMA_DIR = "chroma"  # the embedded vector store
+CACHE_DIR = "cache"  # derived caches (retrieval snapshots), safe to delete
+CONFIG_FILE = "config.toml"  # the workspace's settings (read by settings.py)
+INGEST_LOCK = "ingest.lock"  # held by one ingest at a time (code/ingest_lock.py)
+GITIGNORE_FILE = ".gitignore"  # ``*``: the folder is never committed
 MEMORY_DB_ENV = "NERVAPACK_MEMORY_DB"
 
 
 @dataclass(frozen=True)
 class Workspace:
+    """A repository root and the paths of the files NervaPack keeps in its ``.nervapack/``."""
+
     root: Path
 
     @property
@@ -27,26 +41,38 @@ class Workspace:
 
     @property
     def graph_db(self) -> Path:
-        return self.dir / "graph.db"
+        return self.dir / GRAPH_DB
 
     @property
     def chroma_dir(self) -> Path:
-        return self.dir / "chroma"
+        return self.dir / CHROMA_DIR
 
     @property
     def memory_db(self) -> Path:
-        return self.dir / "memory.db"
+        return self.dir / MEMORY_DB
 
     @property
     def history_file(self) -> Path:
-        return self.dir / "query_history.jsonl"
+        return self.dir / HISTORY_FILE
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.dir / CACHE_DIR
+
+    @property
+    def config_file(self) -> Path:
+        return self.dir / CONFIG_FILE
+
+    @property
+    def ingest_lock(self) -> Path:
+        return self.dir / INGEST_LOCK
 
     def ensure(self) -> Workspace:
         """Create ``.nervapack/``, with a ``.gitignore`` of ``*`` in it (as pytest and ruff do
         for their caches): the graph and the vectors are derived data, never committed,
         and a branch switch must not delete them."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        ignore = self.dir / ".gitignore"
+        ignore = self.dir / GITIGNORE_FILE
         if not ignore.exists():
             try:
                 ignore.write_text("# written by NervaPack: this folder holds derived data\n*\n")
@@ -92,4 +118,16 @@ def memory_db_path(db_path: str | os.PathLike | None = None, *, environ: Mapping
     ws = find_workspace()
     if ws is not None:
         return ws.memory_db
-    return Path.home() / WORKSPACE_DIR / "memory.db"
+    return global_memory_db()
+
+
+def global_memory_db() -> Path:
+    """``~/.nervapack/memory.db``: the memory used outside any workspace."""
+    return Workspace(Path.home()).memory_db
+
+
+def workspace_root_of(path: str | os.PathLike) -> Path:
+    """The repository root of a file in a workspace folder (``root/.nervapack/graph.db`` gives
+    ``root``); a file elsewhere gives its own folder (a graph or memory copied anywhere)."""
+    folder = Path(path).parent
+    return folder.parent if folder.name == WORKSPACE_DIR else folder

@@ -48,5 +48,5 @@ def test_library_round_trip(fixture_repo, tmp_path):
 
     with pytest.raises(npc.NervapackError, match="budget"):
         npc.query("anything", repo, budget=0, use_vectors=False)
-    with pytest.raises(npc.NervapackError, match="nervapack ingest"):
+    with pytest.raises(npc.NoGraphError, match="nervapack ingest"):
         npc.query("anything", tmp_path / "empty", use_vectors=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import NervapackError
+from ..errors import NervapackError, NoGraphError
 from ..workspace import Workspace, find_workspace
 from .common import console as _rich_console
 from .common import echo, emit, existing_folder, json_option, path_option
@@ -24,11 +24,11 @@ def require_workspace(path: str | None = None) -> Workspace:
     if path:
         ws = Workspace(existing_folder(path))
         if not ws.graph_db.exists():
-            raise NervapackError(f"No code graph in {ws.root}. Run `nervapack ingest {path}` first.")
+            raise NoGraphError(f"No code graph in {ws.root}. Run `nervapack ingest {path}` first.")
         return ws
     found = find_workspace()
     if found is None or not found.graph_db.exists():
-        raise NervapackError("No NervaPack workspace here. Run `nervapack ingest PATH` first.")
+        raise NoGraphError("No NervaPack workspace here. Run `nervapack ingest PATH` first.")
     return found
 
 

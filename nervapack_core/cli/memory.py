@@ -141,15 +141,15 @@ def memory_cli():
 def init_cmd(global_):
     """Create the memory database (schema and migrations) and print where it is."""
     from ..memory.store import MemoryStore
-    from ..workspace import find_workspace
+    from ..workspace import Workspace, find_workspace, global_memory_db
 
     db = memory_db() or os.environ.get("NERVAPACK_MEMORY_DB")
     if not db:
         if global_:
-            db = Path.home() / ".nervapack" / "memory.db"
+            db = global_memory_db()
         else:
             ws = find_workspace()
-            db = ws.memory_db if ws is not None else Path.cwd() / ".nervapack" / "memory.db"
+            db = ws.memory_db if ws is not None else Workspace(Path.cwd()).memory_db
     empty = Path(db).expanduser()
     if empty.is_file() and empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists():
         empty.unlink()  # init on purpose: a 0-byte file holds nothing; other commands refuse it (damaged)

@@ -16,7 +16,7 @@ import click
 
 from ..dashboard import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 from ..errors import NervapackError
-from ..workspace import find_workspace, memory_db_path
+from ..workspace import Workspace, find_workspace, memory_db_path
 from .common import echo
 
 __all__ = ["register", "serve", "app_dir", "streamlit_command"]
@@ -108,10 +108,10 @@ def serve(path, port, address, no_browser, demo):
     env.pop("NERVAPACK_HOME", None)
     if is_demo:
         env[DEMO_ENV] = "1"
-        env[MEMORY_ENV] = str(root / ".nervapack" / "memory.db")
+        env[MEMORY_ENV] = str(Workspace(root).memory_db)
     else:
         env.pop(DEMO_ENV, None)
-        env[MEMORY_ENV] = str(memory_db_path(root / ".nervapack" / "memory.db"))
+        env[MEMORY_ENV] = str(memory_db_path(Workspace(root).memory_db))
     # Streamlit's own network-facing settings, in case a user config says otherwise
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     env["STREAMLIT_SERVER_HEADLESS"] = "true"

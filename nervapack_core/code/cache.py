@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..workspace import CACHE_DIR
+
 __all__ = ["CACHE_VERSION", "CacheDir", "FileTokenCache", "VectorSnapshot", "SNAPSHOT_NAME", "TOKEN_CACHE_NAME"]
 
 CACHE_VERSION = 1
@@ -33,7 +35,7 @@ class CacheDir:
     """``<workspace>/.nervapack/cache/v<CACHE_VERSION>/``: reads and best-effort atomic writes."""
 
     def __init__(self, nervapack_dir: str | os.PathLike[str]) -> None:
-        self.dir = Path(nervapack_dir) / "cache" / f"v{CACHE_VERSION}"
+        self.dir = Path(nervapack_dir) / CACHE_DIR / f"v{CACHE_VERSION}"
 
     def path(self, name: str) -> Path:
         return self.dir / name

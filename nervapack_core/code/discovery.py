@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..workspace import WORKSPACE_DIR
 from .ignore import ignore_file_spec, walk_unignored
 from .languages import language_for_path
 
@@ -31,7 +32,7 @@ __all__ = ["Candidate", "Discovery", "discover", "list_files", "content_sha", "f
 
 MAX_FILE_BYTES = 1_000_000  # larger source files are almost always generated or data
 SNIFF_BYTES = 8192
-ALWAYS_SKIPPED_DIRS = {".git", ".nervapack", "node_modules", "__pycache__", ".hg", ".svn",
+ALWAYS_SKIPPED_DIRS = {".git", WORKSPACE_DIR, "node_modules", "__pycache__", ".hg", ".svn",
                        ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 BUILD_OUTPUT_DIRS = {"build", "dist"}  # compiled or bundled copies of the sources, skipped as "build output"
 _COMPILED_SUFFIXES = (".js", ".cjs", ".mjs")

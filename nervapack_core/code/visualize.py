@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import NervapackError
 from ..storage import utc_now
+from ..workspace import Workspace
 from . import layout
 from .reader import GraphReader
 
@@ -176,7 +177,7 @@ def _decisions(root: Path, nodes: _Nodes, memory_db: str | os.PathLike | None, n
     it or a definition inside it (as :meth:`MemoryStore.touching` matches), a file node all
     of its file's. Read-only; nothing when there is no memory database, and a note (not a
     failed drawing) when it cannot be read."""
-    db = Path(memory_db) if memory_db else root / ".nervapack" / "memory.db"
+    db = Path(memory_db) if memory_db else Workspace(root).memory_db
     if not db.is_file():
         return [], {}
     try:
@@ -195,7 +196,7 @@ def _read_decisions(root: Path, nodes: _Nodes, db: Path, namespace: str) -> tupl
     memories: list[dict] = []
     mem_at: dict[str, int] = {}
     touch: dict[int, set[int]] = defaultdict(set)
-    graph_db = root / ".nervapack" / "graph.db"
+    graph_db = Workspace(root).graph_db
     with MemoryStore(db, namespace=namespace, read_only=True, graph_db=graph_db) as store:
         for file in sorted(by_file):
             found = store.touching(file, limit=1000)

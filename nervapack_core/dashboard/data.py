@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..code.reader import GraphReader
-from ..errors import NervapackError
+from ..errors import GraphUnreadable, NervapackError
 from ..memory.nodes import current_sql
 from ..storage import reading
-from ..workspace import MEMORY_DB_ENV, find_workspace, memory_db_path
+from ..workspace import MEMORY_DB_ENV, Workspace, find_workspace, memory_db_path
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "version_window", "md_escape", "md_code", "plot_escape", "stale_decisions", "review_blocker", "review_decision",
     "reviewer",
     "explorer_params", "file_node", "area_options", "STATUS_BADGES", "decisions_by_commit",
+    "GraphUnreadable",  # defined in ..errors; the pages catch it from here
 ]
 
 MAX_CODE_LINES = 400
@@ -54,11 +55,11 @@ class Sources:
 
     @property
     def graph_db(self) -> Path | None:
-        return self.root / ".nervapack" / "graph.db" if self.root else None
+        return Workspace(self.root).graph_db if self.root else None
 
     @property
     def history_file(self) -> Path | None:
-        return self.root / ".nervapack" / "query_history.jsonl" if self.root else None
+        return Workspace(self.root).history_file if self.root else None
 
     @property
     def has_graph(self) -> bool:
@@ -90,7 +91,7 @@ def resolve_sources(environ=None) -> Sources:
     if mem_text:
         memory = Path(mem_text).expanduser()
     elif root or env.get(MEMORY_DB_ENV):
-        memory = memory_db_path(root / ".nervapack" / "memory.db" if root else None, environ=env)
+        memory = memory_db_path(Workspace(root).memory_db if root else None, environ=env)
     else:
         memory = None
     return Sources(root=root, memory_db=memory, demo=demo)
@@ -135,10 +136,6 @@ def memory_file_marker(path: Path | None) -> tuple | None:
     if not path or not path.is_file():
         return None
     return _stat_key(path)
-
-
-class GraphUnreadable(NervapackError):
-    """The graph is missing, unbuilt, locked or damaged: the page shows the message."""
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
+from ..workspace import GRAPH_DB, WORKSPACE_DIR, Workspace
 
 __all__ = ["demo_home", "demo_root", "ensure_demo", "build_demo_history", "seed_demo_memory",
            "run_demo_queries"]
@@ -47,8 +48,8 @@ def demo_root(environ=None) -> Path:
 
 
 def _ready(home: Path) -> bool:
-    root = home / "nervapack-core" / ".nervapack"
-    return (home / "READY").is_file() and (root / "graph.db").is_file() and (root / "memory.db").is_file()
+    ws = Workspace(home / "nervapack-core")
+    return (home / "READY").is_file() and ws.graph_db.is_file() and ws.memory_db.is_file()
 
 
 def ensure_demo(progress=None) -> Path:
@@ -65,7 +66,7 @@ def ensure_demo(progress=None) -> Path:
         root = tmp / "nervapack-core"
         say(f"Building the demo workspace in {home} (once)…")
         build_demo_history(root)
-        seed_demo_memory(root / ".nervapack" / "memory.db")
+        seed_demo_memory(Workspace(root).memory_db)
         run_demo_queries(root)
         (tmp / "READY").write_text(json.dumps({"version": __version__, "built_in_s": round(
             time.perf_counter() - started, 2)}), encoding="utf-8")
@@ -102,7 +103,7 @@ def build_demo_history(root: Path) -> int:
     package = Path(__file__).resolve().parents[1]
     later = {sub for _, _, subs in DEMO_STEPS[1:] for sub in subs}
     root.mkdir(parents=True, exist_ok=True)
-    (root / ".gitignore").write_text(".nervapack/\n", encoding="utf-8")
+    (root / ".gitignore").write_text(f"{WORKSPACE_DIR}/\n", encoding="utf-8")
     use_git = _git(root, "init", "-q")
 
     def first_step(folder: str, names: list[str]) -> set[str]:
@@ -146,7 +147,7 @@ def seed_demo_memory(db: Path) -> None:
     """Decisions made while building NervaPack Core, as a team would record them."""
     from ..memory import MemoryStore
 
-    with MemoryStore(db_path=db, graph_db=db.parent / "graph.db", author="Ada Core <ada@nervapack.invalid>") as m:
+    with MemoryStore(db_path=db, graph_db=db.parent / GRAPH_DB, author="Ada Core <ada@nervapack.invalid>") as m:
         # -- namespace "default": the core team
         m.start_session("Offline embeddings")
         e1 = m.store("Use Chroma's default embedding function", kind="decision", entities=["Embeddings"],
@@ -211,7 +212,7 @@ def seed_demo_memory(db: Path) -> None:
                 entities=["Recall"], valid_from="2025-11-02", namespace=ns)
         m.end_session("Supersede and namespace rules fixed.", namespace=ns)
         # an agent's proposals (over MCP): waiting in the review queue, one contradicting an agreed decision
-        with MemoryStore(db_path=db, graph_db=db.parent / "graph.db", origin="mcp",
+        with MemoryStore(db_path=db, graph_db=db.parent / GRAPH_DB, origin="mcp",
                          author="claude-code (MCP)") as agent:
             agent.store("Cache embeddings by file sha so a re-ingest skips unchanged files", kind="decision",
                         status="proposed", entities=["Embeddings", "GraphStore"], valid_from="2026-03-05",
@@ -251,7 +252,7 @@ def run_demo_queries(root: Path, questions: Sequence[str] = DEMO_QUESTIONS) -> i
     except ImportError:  # retrieval not available: the Query History page shows its empty state
         return 0
     retriever = Retriever(root, use_vectors=False)
-    history = root / ".nervapack" / "query_history.jsonl"
+    history = Workspace(root).history_file
     try:
         for i, question in enumerate(questions):
             result = answer(retriever, question, budget=(2000, 1000, 4000)[i % 3])

@@ -65,12 +65,12 @@ class GraphHolder:
         return self._retriever.loads
 
     def workspace(self):
-        from ..errors import NervapackError
+        from ..errors import NoGraphError
         from ..workspace import Workspace, find_workspace
 
         ws = Workspace(self._root) if self._root else find_workspace()
         if ws is None or not ws.graph_db.exists():
-            raise NervapackError(
+            raise NoGraphError(
                 "No NervaPack code graph here: run `nervapack ingest .` in the project (or set NERVAPACK_HOME).")
         return ws
 

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from ..code.reader import GraphReader, NoGraphError
+from ..workspace import workspace_root_of
 from .resolve import code_name_forms
 
 __all__ = ["CodeGraph"]
@@ -29,7 +30,7 @@ class CodeGraph:
         """The repository root (the folder holding ``.nervapack``)."""
         if self.path is None:
             return None
-        return self.path.parent.parent if self.path.parent.name == ".nervapack" else self.path.parent
+        return workspace_root_of(self.path)
 
     def _open(self) -> GraphReader | None:
         """A reader, or ``None`` when there is no code graph (yet)."""

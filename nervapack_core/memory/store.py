@@ -34,7 +34,7 @@ from ..storage import (
     wait_reporter,
 )
 from ..tokens import TokenCounter, default_counter
-from ..workspace import find_workspace, memory_db_path
+from ..workspace import GRAPH_DB, WORKSPACE_DIR, find_workspace, memory_db_path
 from . import consolidate as _consolidate
 from . import decisions as _decisions
 from . import provenance, schema, stale, transfer, validate, views, writes
@@ -139,8 +139,8 @@ class MemoryStore:
             self._db = self._open()
             self._conn = self._db.conn
         if graph_db is None:
-            sibling = self.path.parent / "graph.db"
-            if sibling.exists() or self.path.parent.name == ".nervapack":
+            sibling = self.path.parent / GRAPH_DB
+            if sibling.exists() or self.path.parent.name == WORKSPACE_DIR:
                 graph_db = sibling
             else:
                 ws = find_workspace()

@@ -9,8 +9,8 @@ import pytest
 
 from nervapack_core.code.discovery import file_sha
 from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader, NoGraphError
-from nervapack_core.errors import NervapackError
+from nervapack_core.code.reader import GraphReader
+from nervapack_core.errors import CorruptDatabaseError, NoGraphError
 
 
 def _sha(path) -> str:
@@ -128,5 +128,5 @@ def test_a_corrupt_graph_is_an_error_not_an_empty_answer(tmp_path):
     nerva = tmp_path / ".nervapack"
     nerva.mkdir()
     (nerva / "graph.db").write_bytes(b"not a database at all" * 200)
-    with pytest.raises(NervapackError, match="not a readable code graph"):
+    with pytest.raises(CorruptDatabaseError, match="not a readable code graph"):
         GraphReader(tmp_path)

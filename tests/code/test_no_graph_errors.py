@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from nervapack_core.cli import cli
 from nervapack_core.code.ingest import ingest
-from nervapack_core.errors import NervapackError
+from nervapack_core.errors import NoGraphError
 
 
 def _interrupted(repo):
@@ -50,7 +50,7 @@ def test_mcp_tools_on_an_unbuilt_graph_fail_clearly(fixture_repo, make):
 
     repo = make(fixture_repo("python", git=False))
     server = build_server(repo)
-    with pytest.raises(NervapackError, match="nervapack ingest"):
+    with pytest.raises(NoGraphError, match="nervapack ingest"):
         server.holder.get()
 
     async def call(tool, args):

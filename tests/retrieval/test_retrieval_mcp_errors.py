@@ -10,7 +10,7 @@ import sys
 import anyio
 import pytest
 
-from nervapack_core.errors import NervapackError
+from nervapack_core.errors import NervapackError, NoGraphError
 
 
 def _text(result) -> str:
@@ -70,7 +70,7 @@ def test_missing_workspace_message_is_exact(tmp_path):
 
     from nervapack_core.mcp.code_server import GraphHolder
 
-    with pytest.raises(NervapackError) as expected:
+    with pytest.raises(NoGraphError) as expected:
         GraphHolder(tmp_path).workspace()
 
     async def session():

@@ -132,12 +132,13 @@ def test_corrupt_index_pages_and_corrupt_file(shop_repo, tmp_path):
 def test_locked_graph_message():
     import sqlite3
 
-    from nervapack_core.errors import NervapackError
+    from nervapack_core.errors import DatabaseLockedError
     from nervapack_core.storage import read_error
 
     err = read_error(sqlite3.OperationalError("database is locked"), "/r/.nervapack/graph.db", "code graph",
                      "Run `nervapack ingest --rebuild` to build it again.")
-    assert isinstance(err, NervapackError) and "locked by another process" in str(err) and "--rebuild" not in str(err)
+    assert isinstance(err, DatabaseLockedError)
+    assert "locked by another process" in str(err) and "--rebuild" not in str(err)
 
 
 def test_dashboard_search_reports_a_broken_index(shop_repo, tmp_path):
@@ -156,7 +157,7 @@ def test_memory_bridge_reports_a_corrupt_graph(tmp_path):
     """No graph: memory works without code links. A graph that cannot be read: an error, not lost links."""
     import pytest
 
-    from nervapack_core.errors import NervapackError
+    from nervapack_core.errors import CorruptDatabaseError
     from nervapack_core.memory import MemoryStore
 
     ws = tmp_path / ".nervapack"
@@ -164,10 +165,10 @@ def test_memory_bridge_reports_a_corrupt_graph(tmp_path):
     (ws / "graph.db").write_bytes(b"this is not a database" * 100)
     m = MemoryStore(ws / "memory.db")
     try:
-        with pytest.raises(NervapackError, match="cannot be read"):
+        with pytest.raises(CorruptDatabaseError, match="cannot be read"):
             m.store("AuthService is stateless", kind="fact", entities=["AuthService"])
         assert m.store("no entities, no code lookup", kind="fact")
-        with pytest.raises(NervapackError, match="cannot be read"):
+        with pytest.raises(CorruptDatabaseError, match="cannot be read"):
             m.verify_staleness()
     finally:
         m.close()

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ... import storage
-from ...errors import NervapackError
+from ...errors import NervapackError, NoGraphError
 from ...settings import setting
 from ...storage import env_lock_timeout
 from ...tokens import count_tokens
@@ -403,7 +403,7 @@ def bind_docs(
     started = time.perf_counter()
     workspace = Workspace(Path(path).expanduser().resolve())
     if not workspace.graph_db.is_file():
-        raise NervapackError(f"No code graph in {workspace.root}. Run `nervapack ingest` first.")
+        raise NoGraphError(f"No code graph in {workspace.root}. Run `nervapack ingest` first.")
     settings = settings or LLMSettings.for_workspace(workspace, provider.name)
     progress = progress or (lambda phase, done, total: None)
     report = LLMReport(provider.name, provider.model, provider.binder, provider.host, provider.remote)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import storage
-from ...errors import NervapackError
+from ...errors import ConsentRefused
 
 __all__ = ["SendSummary", "ConsentRefused", "consent_given", "record_consent", "consent_key", "CONSENT_KEY"]
 
@@ -42,17 +42,6 @@ class SendSummary:
         return (f"LLM binding will send {self.sections:,} doc section(s) with their candidate names "
                 f"(~{self.input_tokens:,} input + ~{self.output_tokens:,} output tokens{cost}) "
                 f"to {self.provider} model {self.model} at {where}.")
-
-
-class ConsentRefused(NervapackError):
-    """A remote endpoint and no agreement to send to it (or the user said no): nothing was sent."""
-
-    def __init__(self, summary: SendSummary, declined: bool = False):
-        why = ("you declined" if declined else f"this workspace has not agreed to send to {summary.host} yet "
-               "(run it in a terminal to answer the question, or pass --yes to agree: scripts, CI)")
-        super().__init__(f"{summary.describe()} Nothing was sent: {why}. The graph keeps its deterministic doc "
-                         "links.")
-        self.summary = summary
 
 
 def consent_key(provider) -> str:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...errors import NervapackError
+from ...errors import EndpointError, NervapackError
 from .limits import DEFAULT_MAX_REPLY_BYTES, Guard, RequestLimits
 
 __all__ = ["PROVIDERS", "CLI_PROVIDERS", "DEFAULT_MODELS", "Completion", "Provider", "Transient", "EndpointError",
@@ -70,10 +70,6 @@ class Transient(Exception):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
-
-
-class EndpointError(NervapackError):
-    """The endpoint cannot answer at all (unreachable, key refused, unknown model): stop asking."""
 
 
 class RequestFailed(Exception):
