@@ -24,7 +24,6 @@ test file carries a tier of its own and a new test is placed without anyone thin
 from __future__ import annotations
 
 import atexit
-import inspect
 import os
 import shutil
 import subprocess
@@ -170,3 +169,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Give every collected test its tier marker (see the module docstring)."""
     for item in items:
         item.add_marker(tier_of(item))
+
+
+@pytest.fixture
+def tiers():
+    """The tier rule above, for tests/test_tiers.py (with --import-mode=importlib a conftest is not importable)."""
+    return types.SimpleNamespace(tier_of=tier_of, names_reached=names_reached, TIERS=TIERS,
+                                 PROCESS_NAMES=PROCESS_NAMES, DISK_NAMES=DISK_NAMES)
