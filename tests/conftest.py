@@ -9,7 +9,9 @@ test file carries a tier of its own and a new test is placed without anyone thin
     ``concurrency``; or it is marked ``browser`` or ``slow``; or its code — the test function, the
     fixtures it uses and the test-tree helpers those reach, followed through the names they call —
     names one of :data:`PROCESS_NAMES` (``sys.executable``, ``Popen``, the CLI runners ``run_cli`` /
-    ``start_cli``, an MCP server over stdio, ``multiprocessing``, ``os.fork``, Playwright).
+    ``start_cli``, an MCP server over stdio, ``multiprocessing``, ``os.fork``, Playwright, the fake
+    LLM server on a port); or it is a property test (hypothesis) over folders on disk — a fuzz of
+    real ingests or git repositories, one per example (measured: 11-53 s each).
 ``integration``
     not system, and it uses a folder on disk: a temporary folder fixture (``tmp_path``, session
     folders from ``tmp_path_factory``, ``fixture_repo``, ``git_repo``, ...) among its fixtures, or it
@@ -88,7 +90,7 @@ TESTS = Path(__file__).parent
 #: names whose use means a real process of ours (or a browser) is started
 PROCESS_NAMES = frozenset({
     "executable", "Popen", "run_cli", "start_cli", "StdioServerParameters", "stdio_client", "mcp_calls",
-    "wait_until_serving", "get_context", "Process", "fork", "sync_playwright"})
+    "wait_until_serving", "get_context", "Process", "fork", "sync_playwright", "FakeLLM"})
 #: names whose use means a folder on disk (a repository, an ingest, a database file)
 DISK_NAMES = frozenset({"ingest", "git_init", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile"})
 #: fixtures that hand a test a folder on disk
@@ -161,7 +163,8 @@ def tier_of(item: pytest.Item) -> str:
     if names & PROCESS_NAMES:
         return "system"
     if DISK_FIXTURES & set(getattr(item, "fixturenames", ())) or names & DISK_NAMES:
-        return "integration"
+        # a property test on disk makes a folder (an ingest, a repository) per example: a fuzz
+        return "system" if getattr(function, "is_hypothesis_test", False) else "integration"
     return "unit"
 
 
