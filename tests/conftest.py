@@ -1,4 +1,27 @@
-"""Shared test helpers: fixture repositories copied into fresh temporary folders."""
+"""Shared test helpers: fixture repositories copied into fresh temporary folders; and the test tiers.
+
+Every test gets exactly one tier marker, by what it uses (decided once here, at collection, so that no
+test file carries a tier of its own and a new test is placed without anyone thinking of it):
+
+``system``
+    it starts a real process of ours or a browser, or reads a public corpus: its file lies in
+    ``tests/reliability/`` (kill, crash, concurrency, fuzz, hostile input), or in a file whose name says
+    ``concurrency``; or it is marked ``browser`` or ``slow``; or its code — the test function, the
+    fixtures it uses and the test-tree helpers those reach, followed through the names they call —
+    names one of :data:`PROCESS_NAMES` (``sys.executable``, ``Popen``, the CLI runners ``run_cli`` /
+    ``start_cli``, an MCP server over stdio, ``multiprocessing``, ``os.fork``, Playwright, the fake
+    LLM server on a port); or it is a property test (hypothesis) over folders on disk — a fuzz of
+    real ingests or git repositories, one per example (measured: 11-53 s each).
+``integration``
+    not system, and it uses a folder on disk: a temporary folder fixture (``tmp_path``, session
+    folders from ``tmp_path_factory``, ``fixture_repo``, ``git_repo``, ...) among its fixtures, or it
+    names one of :data:`DISK_NAMES` (``ingest``, ``git_init``, a temporary directory).
+``unit``
+    the rest: in-process, in memory.
+
+``pytest -m "not system"`` is the contributor's fast run; the full suite is what ``.ci/run`` runs.
+``tests/test_tiers.py`` checks the rule on known tests of each tier.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +30,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,3 +83,99 @@ def git_repo(tmp_path):
         return dest
 
     return make
+
+
+# ------------------------------------------------------------------------------------- test tiers
+TESTS = Path(__file__).parent
+#: names whose use means a real process of ours (or a browser) is started
+PROCESS_NAMES = frozenset({
+    "executable", "Popen", "run_cli", "start_cli", "StdioServerParameters", "stdio_client", "mcp_calls",
+    "wait_until_serving", "get_context", "Process", "fork", "sync_playwright", "FakeLLM"})
+#: names whose use means a folder on disk (a repository, an ingest, a database file)
+DISK_NAMES = frozenset({"ingest", "git_init", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile"})
+#: fixtures that hand a test a folder on disk
+DISK_FIXTURES = frozenset({"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "fixture_repo", "git_repo"})
+SYSTEM_FOLDERS = frozenset({"reliability"})
+TIERS = ("unit", "integration", "system")
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code`` and every function, lambda and class body nested in it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _in_tests(obj: object) -> bool:
+    """Whether ``obj`` is a function written in the test tree (a helper we may follow into)."""
+    code = getattr(obj, "__code__", None)
+    return code is not None and Path(code.co_filename).is_relative_to(TESTS)
+
+
+def names_reached(functions: list, scopes: list[dict]) -> set[str]:
+    """Every name the ``functions`` use, following into the test-tree functions they name.
+
+    A name is resolved in the function's own module, then in ``scopes`` (the modules of the test's
+    fixtures, whose helpers reach a test as ``kit.run_cli`` or ``rel.mcp_calls``). Library code is
+    not followed: what matters is what the test itself chooses to start."""
+    seen: set[types.CodeType] = set()
+    names: set[str] = set()
+    todo = [f for f in functions if _in_tests(f)]
+    while todo:
+        fn = todo.pop()
+        for code in _codes(fn.__code__):
+            if code in seen:
+                continue
+            seen.add(code)
+            names.update(code.co_names)
+            for name in code.co_names:
+                for scope in (getattr(fn, "__globals__", {}), *scopes):
+                    target = scope.get(name)
+                    if isinstance(target, type):  # a helper class: its methods
+                        todo += [m for m in vars(target).values() if _in_tests(m)]
+                    elif _in_tests(target):
+                        todo.append(target)
+    return names
+
+
+def _fixture_functions(item: pytest.Item) -> list:
+    """The functions of every fixture ``item`` uses (directly or through other fixtures)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return [d.func for defs in info.name2fixturedefs.values() for d in defs]
+
+
+def tier_of(item: pytest.Item) -> str:
+    """``unit``, ``integration`` or ``system`` for a collected test (the rule of the module docstring)."""
+    path = Path(str(item.path))
+    rel = path.relative_to(TESTS) if path.is_relative_to(TESTS) else path
+    if SYSTEM_FOLDERS & set(rel.parts[:-1]) or "concurrency" in rel.name:
+        return "system"
+    if item.get_closest_marker("browser") or item.get_closest_marker("slow"):
+        return "system"
+    function = getattr(item, "function", None)
+    function = getattr(function, "__func__", function)  # a method of a test class
+    fixtures = _fixture_functions(item)
+    scopes = [f.__globals__ for f in fixtures if hasattr(f, "__globals__")]
+    names = names_reached([function, *fixtures], scopes)
+    if names & PROCESS_NAMES:
+        return "system"
+    if DISK_FIXTURES & set(getattr(item, "fixturenames", ())) or names & DISK_NAMES:
+        # a property test on disk makes a folder (an ingest, a repository) per example: a fuzz
+        return "system" if getattr(function, "is_hypothesis_test", False) else "integration"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every collected test its tier marker (see the module docstring)."""
+    for item in items:
+        item.add_marker(tier_of(item))
+
+
+@pytest.fixture
+def tiers():
+    """The tier rule above, for tests/test_tiers.py (with --import-mode=importlib a conftest is not importable)."""
+    return types.SimpleNamespace(tier_of=tier_of, names_reached=names_reached, TIERS=TIERS,
+                                 PROCESS_NAMES=PROCESS_NAMES, DISK_NAMES=DISK_NAMES)

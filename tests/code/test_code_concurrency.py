@@ -9,6 +9,7 @@ except a query that finds no graph yet before the first ingest has finished.
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue
 import sqlite3
 import time
 
@@ -47,7 +48,18 @@ def test_ingest_while_memories_are_written_and_the_graph_is_queried(generated_re
         stop_writing.set()
         for p in writers:
             p.join(timeout=120)
-        time.sleep(1.0)  # a few more queries on the final graph
+        # every querier answers once more, on the final graph (waiting for that, not a fixed time)
+        served = set()
+        while not answered.empty():
+            served.add(answered.get())
+        again: set[int] = set()
+        deadline = time.monotonic() + 120
+        while again != set(range(QUERIERS)) and time.monotonic() < deadline:
+            try:
+                again.add(answered.get(timeout=1))
+            except queue.Empty:
+                pass
+        served |= again
     finally:
         stop.set()
         stop_writing.set()
@@ -61,10 +73,10 @@ def test_ingest_while_memories_are_written_and_the_graph_is_queried(generated_re
         found.append(errors.get())
     assert found == [], "\n".join(found)
     assert all(p.exitcode == 0 for p in writers + queriers), [(p.name, p.exitcode) for p in writers + queriers]
-    served = set()
     while not answered.empty():
         served.add(answered.get())
     assert served == set(range(QUERIERS))  # every querier answered from the graph
+    assert again == set(range(QUERIERS)), again  # and again after the second ingest
 
     counts = {}
     while not stored.empty():

@@ -134,6 +134,20 @@ def test_a_damaged_graph_is_still_moved_aside_and_rebuilt(fixture_repo, kit):
 
 # -- b. a killed --rebuild keeps the old graph; a killed fresh ingest leaves no answer -----------
 
+def _until_it_holds_the_lock(repo: Path, proc, seconds: float = 120) -> None:
+    """Wait until the ingest ``proc`` holds its workspace lock (the lock file names its pid): it has
+    started and not yet finished — the moment an "early" kill means, without a fixed sleep."""
+    lock = repo / ".nervapack" / "ingest.lock"
+    deadline = time.monotonic() + seconds
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            if lock.read_text().split()[:1] == [str(proc.pid)]:
+                return
+        except OSError:
+            pass  # not created yet
+        time.sleep(0.005)
+
+
 @pytest.mark.parametrize("point", ["early", "parse", "rebuild-delete", "write-insert"])
 def test_killed_rebuild_leaves_the_old_graph_answering(generated_repo, kit, point):
     repo = generated_repo
@@ -146,7 +160,7 @@ def test_killed_rebuild_leaves_the_old_graph_answering(generated_repo, kit, poin
     (repo / "pkg" / "late.py").write_text("def late_arrival():\n    return 0\n")  # the rebuild would add it
     if point == "early":
         proc = kit.start_cli("ingest", str(repo), "--no-embed", "--rebuild")
-        time.sleep(0.4)  # before or while it parses
+        _until_it_holds_the_lock(repo, proc)  # started: before or while it parses
         kit.kill_group(proc)
     else:
         proc = kit.start_cli("ingest", str(repo), "--no-embed", "--rebuild", NERVAPACK_TEST_KILL_AFTER=point)
@@ -193,7 +207,7 @@ def test_killed_fresh_ingest_leaves_no_graph_that_could_answer(generated_repo, k
     repo = generated_repo
     if point == "early":
         proc = kit.start_cli("ingest", str(repo), "--no-embed")
-        time.sleep(0.4)
+        _until_it_holds_the_lock(repo, proc)
         kit.kill_group(proc)
     else:
         proc = kit.start_cli("ingest", str(repo), "--no-embed", NERVAPACK_TEST_KILL_AFTER=point)

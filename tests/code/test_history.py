@@ -19,7 +19,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -537,7 +536,8 @@ def test_mcp_hotspots_and_file_history_round_trip(known):
     assert missing.is_error and "neither a file" in text(missing)
 
 
-def test_a_thousand_commits_are_read_well_under_ten_seconds(tmp_path):
+def test_a_thousand_commits_are_read_in_full(tmp_path):
+    """All 1,000 commits are read in one full pass (how fast: ``benchmarks/history.py``)."""
     repo = tmp_path / "big"
     _bench().build_history_repo(repo, commits=1000, seed=5)  # generated modules: quick to ingest
     ingest(repo, embed=False, workers=1)
@@ -545,10 +545,7 @@ def test_a_thousand_commits_are_read_well_under_ten_seconds(tmp_path):
     try:
         with store.transaction() as conn:
             conn.execute("DELETE FROM meta WHERE key='history'")
-        started = time.perf_counter()
         summary = update_history(store, repo)
-        seconds = time.perf_counter() - started
     finally:
         store.close()
-    assert summary["mode"] == "full" and summary["new_commits"] >= 1000
-    assert seconds < 5.0, f"{summary['new_commits']} commits read in {seconds:.1f} s"
+    assert summary["mode"] == "full" and summary["new_commits"] >= 1000, summary

@@ -13,7 +13,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -368,7 +367,5 @@ def test_status_counts_both_kinds_of_doc_links(repo):
 def test_missing_key_is_a_clear_error(repo):
     done = _cli("ingest", str(repo), "--no-embed", "--llm", "claude", "--yes", ANTHROPIC_API_KEY="")
     assert done.returncode == 1 and "ANTHROPIC_API_KEY" in done.stderr and "Traceback" not in done.stderr
-    started = time.perf_counter()
     done = _cli("ingest", str(repo), "--no-embed", "--llm", "openai", OPENAI_API_KEY="", OPENAI_BASE_URL="")
     assert done.returncode == 1 and "OPENAI_API_KEY" in done.stderr
-    assert time.perf_counter() - started < 30

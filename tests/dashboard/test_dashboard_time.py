@@ -16,6 +16,13 @@ from nervapack_core.memory.timeutil import to_iso
 from .conftest import charts, open_details, open_view
 
 
+def later_than(t: str) -> str:
+    """The clock's stored form once it has passed ``t`` (a wait for the condition, not a fixed sleep)."""
+    while (now := to_iso("now")) <= t:
+        time.sleep(0.0005)
+    return now
+
+
 def metrics(at) -> dict:
     return {m.label: m.value for m in reversed(list(at.metric))}
 
@@ -61,9 +68,9 @@ def test_timeline_known_at_shows_the_memory_as_recorded_then_and_keeps_it_in_the
     db = workspace(tmp_path, use_root)
     with MemoryStore(db) as m:
         jenkins = m.store("Deploys run on Jenkins", kind="fact", entities=["Deploys"], valid_from="2024-01-01")
-        time.sleep(0.01)
+        later_than(to_iso("now"))  # the clock moves on: what follows is stored strictly later
         t1 = to_iso("now")
-        time.sleep(0.01)
+        later_than(to_iso("now"))  # the clock moves on: what follows is stored strictly later
         m.store("Deploys run on GitHub Actions", kind="fact", entities=["Deploys"], valid_from="2024-06-01",
                 supersedes=jenkins)
     at = app("memory_timeline", {"topic": "Deploys"})
@@ -127,7 +134,7 @@ def test_timeline_summary_and_as_of_count_every_version_as_the_full_timeline_doe
         for i in range(1, 60, 2):
             m.supersede(ids[i], ids[i - 1])
         half = to_iso("now")
-        time.sleep(0.01)
+        later_than(to_iso("now"))  # the clock moves on: what follows is stored strictly later
         for i in range(61, 90, 4):
             m.supersede(ids[i], ids[i - 1])
         m.forget(ids[89])

@@ -52,7 +52,10 @@ def test_no_tidy_while_a_run_is_going_and_frozen_garbage_is_freed_by_the_next():
     housekeeping.run_started()  # a page run…
     housekeeping.run_started()  # …and another one, still going when the first ends
     housekeeping.run_finished(delay_s=0.05)
-    time.sleep(0.3)
+    armed = housekeeping._timer
+    assert armed is not None
+    armed.join(timeout=30)  # the timer the first end armed has fired (and found a run going)
+    assert not armed.is_alive()
     assert gone() is not None  # no tidy while a run is going
     housekeeping.run_finished(delay_s=0.05)
     assert wait_for(lambda: gone() is None)  # the next tidy unfroze and collected it

@@ -38,11 +38,17 @@ def facts(recall) -> list[str]:
     return [i.id for i in recall.items if i.kind != "entity"]
 
 
+def later_than(t: str) -> str:
+    """The clock's stored form once it has passed ``t`` (a wait for the condition, not a fixed sleep)."""
+    while (now := to_iso("now")) <= t:
+        time.sleep(0.0005)
+    return now
+
+
 def stamp() -> str:
     """An instant strictly between what was written before and what is written after."""
-    time.sleep(0.002)
-    t = to_iso("now")
-    time.sleep(0.002)
+    t = later_than(to_iso("now"))
+    later_than(t)
     return t
 
 
@@ -291,7 +297,8 @@ def test_expires_in_errors_and_the_cli_flag(mem):
     assert out.exit_code == 1 and "30m, 12h, 7d or 2w" in out.output
     # expired: no longer recalled, still in the timeline
     nid = mem.store("Short-lived note about gizmos", expires_in="1s")
-    time.sleep(1.1)
+    expires_at = mem.get_node(nid)["expires_at"]
+    later_than(to_iso(expires_at))  # until the clock has passed its expiry
     assert facts(mem.recall("gizmos")) == [] and mem.timeline("gizmos")["total"] == 1
     assert nid
 

@@ -216,7 +216,9 @@ def test_adr_import_of_hostile_folders(tmp_path):
                 assert str(exc).strip()
                 outcomes["refused"] = outcomes.get("refused", 0) + 1
                 return
-            assert report["imported"] + report["updated"] + report["unchanged"] + len(report["skipped"]) >= 0
+            # every ADR file found is accounted for exactly once: imported, updated, unchanged or skipped
+            accounted = report["imported"] + report["updated"] + report["unchanged"] + len(report["skipped"])
+            assert accounted == report["files"], report
             outcomes["imported"] = outcomes.get("imported", 0) + 1
             assert m.import_adr(folder)["imported"] == 0  # idempotent: a second import adds nothing
 
