@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from forked import forked_cli
 
 pytestmark = pytest.mark.timeout(3600)
 
@@ -119,30 +120,8 @@ def _run(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess
 
 
 def _forked(args: list[str], cwd: Path) -> int:
-    """Start the real CLI (``nervapack_core.cli``, imported once by this test process) in a forked
-    child process of its own session and return its pid.
-
-    A fork skips the second of interpreter start-up and imports an exec'd command spends before
-    its first read, so every kill lands in the command's own work (the clean run through a real
-    ``python -m nervapack_core.cli`` is checked to reach the same state)."""
-    from nervapack_core.cli import cli
-
-    pid = os.fork()
-    if pid == 0:  # the child: the command, nothing else; never back into pytest
-        code = 70
-        try:
-            os.setsid()
-            os.chdir(cwd)
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            cli.main(args, prog_name="nervapack", standalone_mode=True)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        finally:
-            os._exit(code)
-    return pid
+    """The real CLI in a forked child of its own session (``forked.forked_cli``); its pid."""
+    return forked_cli(args, cwd)
 
 
 def _forked_run(args: list[str], cwd: Path) -> tuple[float, int]:

@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from forked import forked_cli
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -54,31 +55,18 @@ def folder_state(folder: Path) -> dict[str, tuple]:
 
 
 def _forked(args: list[str], cwd: Path, point: str | None = None, no_exchange: bool = False) -> int:
-    """The real CLI (imported once by this process) in a forked child of its own session; with
+    """The real CLI in a forked child (``forked.forked_cli``), killed after ``point``; with
     ``no_exchange``, on a system without an atomic exchange of two folders (the fallback)."""
-    from nervapack_core.cli import cli
-    from nervapack_core.memory.adr import staging
 
-    pid = os.fork()
-    if pid == 0:  # the child: the command and nothing else; never back into pytest
-        code = 70
-        try:
-            os.setsid()
-            os.chdir(cwd)
-            if point:
-                os.environ["NERVAPACK_TEST_KILL_AFTER"] = point
-            if no_exchange:  # as on a system or file system without renameat2/renamex_np
-                staging.exchange = lambda a, b: False
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            cli.main(args, prog_name="nervapack", standalone_mode=True)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        finally:
-            os._exit(code)
-    return pid
+    def before() -> None:
+        from nervapack_core.memory.adr import staging
+
+        if point:
+            os.environ["NERVAPACK_TEST_KILL_AFTER"] = point
+        if no_exchange:  # as on a system or file system without renameat2/renamex_np
+            staging.exchange = lambda a, b: False
+
+    return forked_cli(args, cwd, before)
 
 
 def _watched(pid: int, folders: list[Path], kill_at: int | None = None) -> tuple[int, float, list[float]]:
