@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 
@@ -44,6 +45,7 @@ def test_a_test_with_a_folder_is_an_integration(request, tmp_path):
     assert request.node.get_closest_marker("integration") is not None
 
 
+ROOT = Path(__file__).resolve().parent.parent
 KNOWN = {
     # the reliability folder is system whatever a test uses
     "tests/reliability/test_fuzz_cli.py::test_adr_import_of_hostile_folders": "system",
@@ -65,7 +67,8 @@ def test_known_tests_are_in_their_tier(tmp_path):
     found: dict[str, list[str]] = {}
     for tier in ("unit", "integration", "system"):
         done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                               "-m", tier, *files], capture_output=True, text=True, timeout=600)
+                               "-m", tier, *files], capture_output=True, text=True, timeout=600,
+                              cwd=ROOT)  # the paths are the repository's: whatever folder an earlier test left us in
         assert done.returncode in (0, 5), done.stdout[-3000:] + done.stderr[-3000:]  # 5: none in this tier
         for line in done.stdout.splitlines():
             found.setdefault(line.split("[")[0], []).append(tier)
