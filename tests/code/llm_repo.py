@@ -4,7 +4,10 @@ and the environment that points each official client at a local server."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+PROVIDERS = ("ollama", "openai", "claude")
 
 RETRY_PY = '''"""Retries."""
 
@@ -93,3 +96,13 @@ def env_for(provider: str, url: str) -> dict[str, str]:
     return {"ollama": {"OLLAMA_HOST": url},
             "openai": {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "test-key"},
             "claude": {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"}}[provider]
+
+
+def make_repo(root: Path, git_init: Callable[[Path], None]) -> Path:
+    """The repository under ``root``, committed by ``git_init`` and ingested (no embeddings)."""
+    from nervapack_core.code.ingest import ingest
+
+    write_repo(root)
+    git_init(root)
+    ingest(root, embed=False, workers=1)
+    return root

@@ -27,24 +27,16 @@ from nervapack_core.code.store import GraphStore
 from nervapack_core.code.sync import sync
 
 from .conftest import CLI, cli_env, git_init
-from .llm_repo import ASKED, RETRY_PY, SESSION_PY, env_for, write_repo
+from .llm_repo import ASKED, PROVIDERS, RETRY_PY, SESSION_PY, env_for, make_repo
 from .llm_server import FakeLLM, answer, raw, slow, status
 
-PROVIDERS = ("ollama", "openai", "claude")
 FAST = LLMSettings(concurrency=2, timeout=5.0, retries=2, backoff=0.01)
 
 
 
-def make_repo(root: Path) -> Path:
-    write_repo(root)
-    git_init(root)
-    ingest(root, embed=False, workers=1)
-    return root
-
-
 @pytest.fixture
 def repo(tmp_path):
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", git_init)
 
 
 def provider_for(name: str, llm: FakeLLM, timeout: float = 5.0, model: str | None = None):
@@ -251,7 +243,7 @@ def _cli(*args: str, stdin=subprocess.DEVNULL, **env: str) -> subprocess.Complet
 
 
 def test_unreachable_endpoint_warns_and_ingest_completes(tmp_path):
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", git_init)
     done = _cli("ingest", str(repo), "--no-embed", "--llm", "ollama", "--json", OLLAMA_HOST="127.0.0.1:9")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
@@ -272,7 +264,7 @@ def test_nothing_is_sent_or_imported_without_llm(tmp_path):
                   f" '-q'], ['status', '--path', {str(repo)!r}]):\n"
                   "    try:\n        main(args)\n    except SystemExit as e:\n        assert not e.code, e.code\n"
                   "print(sorted(m for m in ('ollama', 'openai', 'anthropic') if m in sys.modules))")
-        make_repo(repo)
+        make_repo(repo, git_init)
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                               env=cli_env(**env))
         assert done.returncode == 0, done.stderr
@@ -303,7 +295,7 @@ def _with_terminal(args: list[str], answer_line: bytes, env: dict) -> tuple[int,
 
 
 def test_a_cloud_endpoint_asks_first(tmp_path):
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", git_init)
     with FakeLLM({"Retry policy": [answer("Retry.increment")]}) as llm:
         env = env_for("claude", llm.url)
         args = ["ingest", str(repo), "--no-embed", "--llm", "claude", "-q"]

@@ -24,23 +24,13 @@ from nervapack_core.errors import NervapackError
 from .conftest import git_init, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "code"))
-from llm_repo import env_for, write_repo  # noqa: E402
+from llm_repo import PROVIDERS, env_for, make_repo  # noqa: E402
 from llm_server import FakeLLM, answer, body, cut, drip, huge  # noqa: E402
-
-PROVIDERS = ("ollama", "openai", "claude")
-
-def make_repo(root: Path) -> Path:
-    from nervapack_core.code.ingest import ingest
-
-    write_repo(root)
-    git_init(root)
-    ingest(root, embed=False, workers=1)
-    return root
 
 
 @pytest.fixture
 def repo(tmp_path):
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", git_init)
 
 
 def _bind(repo: Path, name: str, llm: FakeLLM, **settings):
@@ -106,7 +96,7 @@ def test_a_truncated_or_invalid_body_fails_its_section_in_one_line(repo, name):
 
 
 def test_ingest_says_how_many_sections_the_llm_could_not_bind_and_why(tmp_path):
-    target = make_repo(tmp_path / "repo")
+    target = make_repo(tmp_path / "repo", git_init)
     with FakeLLM({"Retry policy": [body(TRUNCATED), body(TRUNCATED)], "Named": [answer("Session")]}) as llm:
         done = run_cli("ingest", str(target), "--no-embed", "--llm", "openai", "--json", timeout=120,
                        NERVAPACK_LLM_RETRIES="1", NERVAPACK_LLM_BACKOFF="0.01", **env_for("openai", llm.url))
