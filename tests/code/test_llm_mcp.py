@@ -19,7 +19,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CreateMessageResult, TextContent
 
-from .test_llm_binding import make_repo
+from .conftest import git_init
+from .llm_repo import make_repo
 
 
 def _server(repo):
@@ -73,7 +74,7 @@ class ClientModel:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_bind_docs_through_the_clients_model(tmp_path, mode):
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", git_init)
     model = ClientModel()
 
     async def session():
@@ -104,7 +105,7 @@ def test_bind_docs_through_the_clients_model(tmp_path, mode):
 
 
 def test_a_client_without_sampling_gets_a_clear_error(tmp_path):
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", git_init)
 
     async def session():
         async with Client(_server(repo), read_timeout_seconds=60, mode="legacy") as client:
