@@ -49,9 +49,9 @@ def heavy_file(lines: int, comments: bool = True) -> str:
 
 
 def measure(base: Path, lines: int) -> dict:
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
+    from nervapack_core.flows.review import ChangeSpec, review_changes
     from nervapack_core.memory import MemoryStore
-    from nervapack_core.review import ChangeSpec, review_changes
 
     repo = base / f"repo-{lines}"
     (repo / "pkg").mkdir(parents=True)

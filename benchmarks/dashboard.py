@@ -86,7 +86,7 @@ OTHER_TAB = {
 def ensure_django(root: Path) -> None:
     if (root / ".nervapack" / "graph.db").is_file():
         return
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     print(f"ingesting {root} (no embeddings)…", flush=True)
     ingest(root, embed=False)

@@ -58,7 +58,7 @@ DEFAULT_BEFORE = "e0781e1"
 CONFIDENT = 0.5
 
 _INGEST = ("import sys; sys.path.insert(0, sys.argv[1]);"
-           "from nervapack_core.code.ingest import ingest; ingest(sys.argv[2], embed=False, workers=1)")
+           "from nervapack_core.code.ingest.pipeline import ingest; ingest(sys.argv[2], embed=False, workers=1)")
 
 
 def find_corpus(name: str) -> Path:

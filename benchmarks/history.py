@@ -228,10 +228,10 @@ def add_commits(repo: Path, count: int, seed: int = 11) -> None:
 
 
 def bench(base: Path | None, commits: int) -> list[tuple[str, float, str]]:
-    from nervapack_core.code.history import update_history
-    from nervapack_core.code.ingest import ingest
-    from nervapack_core.code.reader import GraphReader
-    from nervapack_core.code.store import GraphStore
+    from nervapack_core.code.analysis.git_history import update_history
+    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.graph.store import GraphStore
+    from nervapack_core.code.ingest.pipeline import ingest
 
     work = Path(tempfile.mkdtemp(prefix="np-bench-history-"))
     rows: list[tuple[str, float, str]] = []

@@ -41,7 +41,7 @@ HERE = Path(__file__).parent
 RUNNER = """
 import json, resource, sys, time
 from dataclasses import asdict
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 t0 = time.perf_counter()
 r = ingest(sys.argv[1], embed=sys.argv[2] == "1")
 wall = time.perf_counter() - t0
@@ -122,7 +122,7 @@ def code_dir(spec: str, work: Path, label: str) -> Path:
     return dest
 
 
-PREPARE = "from nervapack_core.code.embeddings import load_embedder; print(load_embedder()[1] or 'ok')"
+PREPARE = "from nervapack_core.code.vectors.embeddings import load_embedder; print(load_embedder()[1] or 'ok')"
 
 
 def side_by_side(corpus: Path, versions: dict[str, Path], caches: dict[str, Path], rounds: int) -> list[dict]:

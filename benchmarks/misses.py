@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from nervapack_core.code.retrieval import Retriever, answer  # noqa: E402
+from nervapack_core.code.retrieval.retriever import Retriever, answer  # noqa: E402
 
 QUESTION_FILES = {"requests": "requests.json", "query-core": "query_core.json", "django": "django.json"}
 

@@ -52,8 +52,8 @@ sys.path.insert(0, str(REPO))
 
 from machine import cpu_model  # noqa: E402
 
-from nervapack_core.code.prompt import query_words  # noqa: E402
-from nervapack_core.code.retrieval import Retriever, answer  # noqa: E402
+from nervapack_core.code.retrieval.prompt import query_words  # noqa: E402
+from nervapack_core.code.retrieval.retriever import Retriever, answer  # noqa: E402
 from nervapack_core.tokens import count_tokens, default_counter  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)
@@ -79,8 +79,8 @@ def machine() -> dict:
 
 def ensure_ingested(root: Path) -> str:
     """Ingest with MiniLM embeddings unless the workspace already has them; returns the embedder."""
-    from nervapack_core.code.reader import GraphReader, NoGraphError
-    from nervapack_core.code.vectors import vector_store
+    from nervapack_core.code.graph.reader import GraphReader, NoGraphError
+    from nervapack_core.code.vectors.collection import vector_store
     from nervapack_core.workspace import Workspace
 
     db = root / ".nervapack" / "graph.db"
@@ -92,7 +92,7 @@ def ensure_ingested(root: Path) -> str:
             embedder = written_to = None
         if embedder and vector_store(Workspace(root)).filled(written_to):
             return embedder
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     print(f"ingesting {root} (once) …", flush=True)
     report = ingest(root, embed=True, embedder="minilm")

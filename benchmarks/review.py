@@ -38,9 +38,9 @@ sys.path.insert(0, str(HERE.parent))
 from machine import describe  # noqa: E402
 from sync import corpus_dir  # noqa: E402
 
-from nervapack_core.code.ingest import ingest  # noqa: E402
+from nervapack_core.code.ingest.pipeline import ingest  # noqa: E402
+from nervapack_core.flows.review import review_changes  # noqa: E402
 from nervapack_core.memory import MemoryStore  # noqa: E402
-from nervapack_core.review import review_changes  # noqa: E402
 
 DECISIONS = 50
 CHANGED = 10

@@ -66,7 +66,7 @@ def record_queries(root: Path) -> int:
 
 def workspace(repo: Path, where: Path) -> Path:
     """A copy of ``repo`` ingested (no embeddings) with the demo's decision memory."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.dashboard.demo import seed_demo_memory
 
     root = where / repo.name

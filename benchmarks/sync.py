@@ -39,10 +39,10 @@ sys.path.insert(0, str(HERE.parent))
 from history import _git, build_history_repo  # noqa: E402
 from machine import describe  # noqa: E402
 
-from nervapack_core.code import ingest as ingest_module  # noqa: E402
-from nervapack_core.code.history import update_history  # noqa: E402
-from nervapack_core.code.store import GraphStore  # noqa: E402
-from nervapack_core.code.sync import sync  # noqa: E402
+from nervapack_core.code.analysis.git_history import update_history  # noqa: E402
+from nervapack_core.code.graph.store import GraphStore  # noqa: E402
+from nervapack_core.code.ingest import pipeline as ingest_module  # noqa: E402
+from nervapack_core.code.ingest.sync import sync  # noqa: E402
 
 
 def corpus_dir(given: str | None) -> Path:

@@ -56,12 +56,12 @@ _ERRORS = (
 # name -> module that defines it (imported on first use)
 _EXPORTS = {
     "Workspace": ".workspace", "find_workspace": ".workspace", "memory_db_path": ".workspace",
-    "ingest": ".code.ingest", "IngestReport": ".code.ingest",
-    "GraphReader": ".code.reader",
-    "Retriever": ".code.retrieval", "answer": ".code.retrieval", "query": ".code.retrieval",
-    "QueryResult": ".code.retrieval", "sync": ".code.sync", "SyncReport": ".code.sync",
-    "view_html": ".code.visualize",
-    "review_changes": ".review", "resolve_change": ".review", "ChangeReview": ".review",
+    "ingest": ".code.ingest.pipeline", "IngestReport": ".code.ingest.pipeline",
+    "GraphReader": ".code.graph.reader",
+    **{name: ".code.retrieval.retriever" for name in ("Retriever", "answer", "query", "QueryResult")},
+    "sync": ".code.ingest.sync", "SyncReport": ".code.ingest.sync",
+    "view_html": ".code.visualize.views",
+    "review_changes": ".flows.review", "resolve_change": ".flows.review", "ChangeReview": ".flows.review",
     "bind_docs": ".code.llm.binding", "make_provider": ".code.llm.providers", "LLMReport": ".code.llm.binding",
     "MemoryStore": ".memory", "Recall": ".memory", "RecallItem": ".memory",
     **{name: ".errors" for name in _ERRORS},
@@ -69,11 +69,11 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see
-    from .code.ingest import IngestReport, ingest
+    from .code.graph.reader import GraphReader
+    from .code.ingest.pipeline import IngestReport, ingest
     from .code.llm.binding import LLMReport, bind_docs
     from .code.llm.providers import make_provider
-    from .code.reader import GraphReader
-    from .code.retrieval import QueryResult, Retriever, answer, query
+    from .code.retrieval.retriever import QueryResult, Retriever, answer, query
     from .errors import (
         ConsentRefused,
         CorruptDatabaseError,

@@ -17,13 +17,13 @@ and what to do. Catch the class, not the text::
     └── ConsentRefused             a remote LLM endpoint was not agreed to: nothing was sent
 
 The modules that raise them import them from here (and their old homes still re-export
-them, so ``from nervapack_core.code.reader import NoGraphError`` keeps working).
+them, so ``from nervapack_core.code.graph.reader import NoGraphError`` keeps working).
 
 Not here, on purpose: exceptions that never reach the user, because the module that raises
 them catches them and turns them into a retry, a skip with a reason or a fallback —
 ``Transient`` and ``RequestFailed`` (``code/llm/providers.py``), ``ReplyRefused``
 (``code/llm/limits.py``), ``MalformedAnswer`` (``code/llm/prompt.py``), ``AdrSkip``
-(``memory/adr/parse.py``) and ``EmbedderUnavailable`` (``code/embeddings.py``). They are
+(``memory/adr/parse.py``) and ``EmbedderUnavailable`` (``code/vectors/embeddings.py``). They are
 control flow local to one mechanism, and ``tests/test_ground_floor.py`` lists each with
 that reason.
 """
@@ -75,7 +75,7 @@ class CorruptGraphError(CorruptDatabaseError):
 class NoGraphError(NervapackError):
     """There is no usable code graph yet: missing, empty, or its first ingest never finished.
 
-    Raised by :class:`~nervapack_core.code.reader.GraphReader` and everything that reads the
+    Raised by :class:`~nervapack_core.code.graph.reader.GraphReader` and everything that reads the
     graph (query, explore, the MCP tools); run ``nervapack ingest`` in the repository."""
 
 

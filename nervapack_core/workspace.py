@@ -24,7 +24,7 @@ HISTORY_FILE = "query_history.jsonl"  # one JSON record per query
 CHROMA_DIR = "chroma"  # the embedded vector store
 CACHE_DIR = "cache"  # derived caches (retrieval snapshots), safe to delete
 CONFIG_FILE = "config.toml"  # the workspace's settings (read by settings.py)
-INGEST_LOCK = "ingest.lock"  # held by one ingest at a time (code/ingest_lock.py)
+INGEST_LOCK = "ingest.lock"  # held by one ingest at a time (code/ingest/lock.py)
 GITIGNORE_FILE = ".gitignore"  # ``*``: the folder is never committed
 MEMORY_DB_ENV = "NERVAPACK_MEMORY_DB"
 

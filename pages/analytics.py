@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.code.history import MAX_COUPLING_FILES, parse_since
+from nervapack_core.code.analysis.git_history import MAX_COUPLING_FILES, parse_since
 from nervapack_core.dashboard import cache, ui
 from nervapack_core.dashboard.data import TREEMAP_FILES, GraphUnreadable, coupling_empty_reason, page_rows
 from nervapack_core.errors import NervapackError

@@ -35,7 +35,7 @@ def writer(db_path: str, k: int, stop, errors, stored) -> None:
 
 
 def querier(root: str, k: int, first_ingest_done, stop, errors, answered) -> None:
-    from nervapack_core.code.retrieval import Retriever, answer
+    from nervapack_core.code.retrieval.retriever import Retriever, answer
 
     while not stop.is_set():
         graph_expected = first_ingest_done.is_set()  # read before the attempt: no race with the ingest

@@ -24,7 +24,7 @@ LOCAL_EXCEPTIONS = {
     ("code/llm/limits.py", "ReplyRefused"): "raised inside the HTTP client's read, becomes RequestFailed",
     ("code/llm/prompt.py", "MalformedAnswer"): "the binder asks once more, then skips the section",
     ("memory/adr/parse.py", "AdrSkip"): "the folder reader lists the file as skipped, with this reason",
-    ("code/embeddings.py", "EmbedderUnavailable"): "load_embedder falls back to the hashing embedder and warns",
+    ("code/vectors/embeddings.py", "EmbedderUnavailable"): "load_embedder falls back to the hashing embedder and warns",
 }
 
 # `.nervapack` as a path component: ".nervapack", ".nervapack/…", "…/.nervapack"; not the
@@ -142,8 +142,9 @@ def test_every_error_class_is_exported_and_kept_where_it_was():
     assert set(tree) <= set(errors.__all__)
     # the old homes still hand out the same class, so existing imports keep working
     from nervapack_core import storage
-    from nervapack_core.code import reader, store, vectors
+    from nervapack_core.code.graph import reader, store
     from nervapack_core.code.llm import consent, providers
+    from nervapack_core.code.vectors import collection as vectors
     from nervapack_core.dashboard import data
 
     assert storage.DatabaseLockedError is npc.DatabaseLockedError

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.errors import NervapackError
+from nervapack_core.flows.review import failures, resolve_change, review_changes, to_markdown
 from nervapack_core.memory import MemoryStore
-from nervapack_core.review import failures, resolve_change, review_changes, to_markdown
 
 BILLING = "def charge(amount):\n    return amount * 100\n\n\ndef refund(amount):\n    return -amount\n"
 
@@ -239,7 +239,7 @@ def test_decisions_for_change_over_mcp_by_definition_and_never_over_budget(repo)
 
 
 def test_decisions_by_commit_pages_the_history(repo):
-    from nervapack_core.review import decisions_by_commit
+    from nervapack_core.flows.review import decisions_by_commit
 
     commit(repo, "round charges", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")})
     commit(repo, "refund twice", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")

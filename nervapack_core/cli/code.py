@@ -33,9 +33,9 @@ def require_workspace(path: str | None = None) -> Workspace:
 
 
 def read_graph(ws: Workspace):
-    """The workspace's graph, read-only (:class:`~nervapack_core.code.reader.GraphReader`):
+    """The workspace's graph, read-only (:class:`~nervapack_core.code.graph.reader.GraphReader`):
     what every read command uses."""
-    from ..code.reader import GraphReader
+    from ..code.graph.reader import GraphReader
 
     return GraphReader(ws.graph_db, root=ws.root)
 
@@ -170,7 +170,7 @@ def ingest(path, no_embed, embedder, rebuild, workers, max_file_size, llm, llm_m
     endpoint is used only after you agree (once per workspace), or with --yes. An
     unreachable endpoint leaves the deterministic doc links and exits 0 with a warning.
     """
-    from ..code.ingest import ingest as run_ingest
+    from ..code.ingest.pipeline import ingest as run_ingest
 
     setup = _llm_setup(llm, llm_model, path, assume_yes)
     report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_ingest(
@@ -225,7 +225,7 @@ def sync(path, no_embed, embedder, workers, llm, llm_model, assume_yes, as_json,
     With --llm (see `nervapack ingest --help`), only doc sections whose text or
     candidates changed are sent; the others keep their cached answers.
     """
-    from ..code.sync import sync as run_sync
+    from ..code.ingest.sync import sync as run_sync
 
     setup = _llm_setup(llm, llm_model, path, assume_yes)
     report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_sync(
@@ -333,7 +333,7 @@ def _print_ingest(console, report, llm: dict | None = None) -> None:
     t.add_row("languages", ", ".join(f"{k} {v:,}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1])))
     _history_row(t, report)
     if report.embedder:
-        from ..code.vectors import LOCAL, store_name
+        from ..code.vectors.collection import LOCAL, store_name
 
         where = "" if report.vectors_at in ("", LOCAL) else f", {store_name(report.vectors_at)}"
         t.add_row("embeddings", f"{report.embedded:,} new or changed ({report.embedder}{where})")
@@ -359,8 +359,8 @@ def _print_ingest(console, report, llm: dict | None = None) -> None:
 
 def status_data(ws: Workspace, detailed: bool) -> dict:
     """``nervapack status`` data: :meth:`GraphReader.status` (shared with MCP and the dashboard)."""
-    from ..code.embed_step import EMBED_FAILURE
-    from ..code.vectors import vector_state
+    from ..code.vectors.collection import vector_state
+    from ..code.vectors.embed_step import EMBED_FAILURE
 
     with read_graph(ws) as graph:
         data = graph.status(detailed=detailed)
@@ -468,7 +468,7 @@ def _print_status(console, d: dict, detailed: bool) -> None:
 @path_option()
 def export(fmt, output, path):
     """Export the graph: JSON {"nodes": [...], "edges": [...]} or GraphML (Gephi, yEd)."""
-    from ..code.export import write_graphml, write_json
+    from ..code.graph.export import write_graphml, write_json
 
     ws = require_workspace(path)
     store = read_graph(ws)  # read-only: export works on a read-only workspace

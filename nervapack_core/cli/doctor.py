@@ -1,4 +1,4 @@
-"""``nervapack doctor``: the environment and workspace checks of :mod:`nervapack_core.doctor`."""
+"""``nervapack doctor``: the environment and workspace checks of :mod:`nervapack_core.flows.doctor`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def doctor(as_json, path):
     from rich.markup import escape
     from rich.table import Table
 
-    from ..doctor import run_checks
+    from ..flows.doctor import run_checks
 
     if path:
         existing_folder(path)  # not "all good": there is nothing there to check

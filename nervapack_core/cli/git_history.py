@@ -1,8 +1,8 @@
 """CLI commands over the git history stored with the graph: ``hotspots``, ``coupling``,
 ``knowledge``, ``file-history``.
 
-Thin: each reads :class:`~nervapack_core.code.reader.GraphReader` (which reads
-:mod:`nervapack_core.code.history`) and hands the result to ``emit``. A workspace without git
+Thin: each reads :class:`~nervapack_core.code.graph.reader.GraphReader` (which reads
+:mod:`nervapack_core.code.analysis.git_history`) and hands the result to ``emit``. A workspace without git
 history prints why and exits 0 (``--json``: ``{"available": false, "reason": ...}``); a bad
 ``--since`` is a clear error with a non-zero exit. Tables say how many rows they show of how many.
 """
@@ -66,7 +66,7 @@ def hotspots(path, since, limit, as_json):
     (1 + its deepest nesting by indentation), summed (a file without functions: its lines).
     PATH is the workspace root (default: search upwards).
     """
-    from ..code.history import parse_since
+    from ..code.analysis.git_history import parse_since
 
     parse_since(since)  # a bad date is an error before anything is read
     ws = require_workspace(path)
@@ -107,7 +107,7 @@ def coupling(path, min_shared, limit, as_json):
     call or inheritance edge joins the two files; pairs without one are hidden dependencies.
     PATH is the workspace root (default: search upwards).
     """
-    from ..code.history import MAX_COUPLING_FILES
+    from ..code.analysis.git_history import MAX_COUPLING_FILES
 
     ws = require_workspace(path)
     with read_graph(ws) as graph:

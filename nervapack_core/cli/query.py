@@ -38,7 +38,7 @@ def efficiency_panel(tokens: int, naive_tokens: int, files: int, *, budget: int 
     from rich.panel import Panel
     from rich.table import Table
 
-    from ..history import MODEL_PRICES, cost_usd
+    from ..query_log import MODEL_PRICES, cost_usd
 
     t = Table(box=None, show_edge=False, pad_edge=False)
     t.add_column("Strategy")
@@ -71,7 +71,7 @@ def efficiency_panel(tokens: int, naive_tokens: int, files: int, *, budget: int 
 
 
 def _record_history(ws, result, source: str = "cli") -> None:
-    from ..history import append_query
+    from ..query_log import append_query
 
     try:
         append_query(ws.history_file, result.history_record(source))
@@ -100,8 +100,8 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     into Markdown that never exceeds --budget tokens. "What breaks if I change X" and
     bare names (Session.send) are answered from the graph around X.
     """
-    from ..code.pack import check_budget
-    from ..code.retrieval import Retriever, answer, check_question
+    from ..code.retrieval.pack import check_budget
+    from ..code.retrieval.retriever import Retriever, answer, check_question
 
     budget = check_budget(budget)
     prompt = check_question(text_arg(prompt), example='nervapack query "how are retries configured?"')
@@ -109,7 +109,7 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
     retriever = Retriever(ws.root, use_vectors=not no_vectors)
     try:
         if retriever.prefetch_vectors(prompt):  # the vector search runs on the other core meanwhile:
-            from ..code import pack  # noqa: F401 - load what the answer needs after it
+            from ..code.retrieval import pack  # noqa: F401 - load what the answer needs after it
             from ..tokens import preload
 
             preload()
@@ -147,7 +147,7 @@ def history(limit, stats, clear, as_json, path):
     """Show past queries (.nervapack/query_history.jsonl), their statistics, or clear them."""
     import warnings
 
-    from ..history import clear_history, history_stats, read_history
+    from ..query_log import clear_history, history_stats, read_history
     from ..workspace import Workspace, find_workspace
 
     if clear and stats:
@@ -178,7 +178,7 @@ def _history_stats_panel(data: dict):
     from rich.panel import Panel
     from rich.table import Table
 
-    from ..history import MODEL_PRICES
+    from ..query_log import MODEL_PRICES
 
     t = Table(show_header=False, box=None)
     t.add_row("Total queries", f"{data['total_queries']:,}")
@@ -236,7 +236,7 @@ def explore(target, hops, max_nodes, html, output, open_browser, namespace, as_j
     ws = require_workspace(path)
     with read_graph(ws) as graph:
         if html:
-            from ..code.visualize import explore_view
+            from ..code.visualize.views import explore_view
 
             view = explore_view(graph, target, hops=hops, max_nodes=max_nodes, namespace=namespace)
         else:
@@ -299,7 +299,7 @@ def dependencies(file, html, output, open_browser, namespace, as_json, path):
     ws = require_workspace(path)
     with read_graph(ws) as graph:
         if html:
-            from ..code.visualize import dependency_view
+            from ..code.visualize.views import dependency_view
 
             focus = graph.dependencies(file)["file"] if file else None
             view = dependency_view(graph, focus=focus, namespace=namespace)

@@ -1,6 +1,6 @@
 """``nervapack review-changes`` and ``nervapack hooks``: decisions in code review.
 
-Thin over :mod:`nervapack_core.review` and :mod:`nervapack_core.hooks`. The exit code is
+Thin over :mod:`nervapack_core.flows.review` and :mod:`nervapack_core.flows.hooks`. The exit code is
 the CI contract: 0 when the check passes, 1 for an error, 2 when ``--fail-on`` finds a
 touched decision nobody acknowledged.
 """
@@ -31,7 +31,7 @@ def _root(path: str | None) -> Path:
 
 def _pre_push_specs(root: Path, stdin_text: str):
     """One change per pushed ref, from the lines git gives a pre-push hook."""
-    from ..review import ChangeSpec, _git, default_branch, merge_base
+    from ..flows.review import ChangeSpec, _git, default_branch, merge_base
 
     zero = "0" * 40
     for line in stdin_text.splitlines():
@@ -68,7 +68,7 @@ def _text(review, failed, fail_on) -> str:
         lines.append(f"  new code without a decision in {u['area']} ({u['decisions_in_area']} decisions there): "
                      f"{u['path']}: {', '.join(u['definitions'])}")
     if failed:
-        from ..review import TRAILER
+        from ..flows.review import TRAILER
 
         lines.append(f"✗ {len(failed)} {fail_on} decision(s) touched and not acknowledged. Once reviewed, add "
                      f"'{TRAILER}: {failed[0]['id']}' to a commit message (or pass --ack ID).")
@@ -103,7 +103,7 @@ def register(cli: click.Group) -> None:
         or by default the current branch against its merge base with the default branch.
         Offline; nothing is written.
         """
-        from ..review import acknowledged_in, failures, resolve_change, review_changes, to_markdown
+        from ..flows.review import acknowledged_in, failures, resolve_change, review_changes, to_markdown
 
         root = _root(path)
         acks = list(ack)
@@ -146,7 +146,7 @@ def register(cli: click.Group) -> None:
     def hooks_install_cmd(hook, fail_on, force, path):
         """Write HOOK where git runs hooks (.git/hooks, or core.hooksPath inside the repository)
         running the decisions check."""
-        from ..hooks import install
+        from ..flows.hooks import install
 
         d = install(_root(path), hook, fail_on=fail_on, force=force)
         emit(d, lambda d: f"✓ {d['hook']} hook installed at {d['path']} (fails on {d['fail_on']} decisions)"
@@ -159,7 +159,7 @@ def register(cli: click.Group) -> None:
                   help="The repository (default: the one you are in).")
     def hooks_uninstall_cmd(hook, path):
         """Remove the hook nervapack installed (restoring the one it replaced)."""
-        from ..hooks import uninstall
+        from ..flows.hooks import uninstall
 
         d = uninstall(_root(path), hook)
         emit(d, lambda d: (f"✓ removed {d['path']}" + (" (previous hook restored)" if d.get("restored") else ""))

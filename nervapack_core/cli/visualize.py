@@ -1,6 +1,6 @@
 """``nervapack visualize``: the code graph as one interactive, offline HTML file.
 
-Thin: :mod:`nervapack_core.code.visualize` builds the view, this writes it and (unless
+Thin: :mod:`nervapack_core.code.visualize.views` builds the view, this writes it and (unless
 ``--no-browser``) opens it. ``explore --html`` and ``dependencies --html`` (in
 ``cli.query``) write their views with :func:`publish` too.
 """
@@ -37,7 +37,7 @@ def slug(text: str) -> str:
 
 def publish(view, output: str | Path | None, default: Path, *, open_browser: bool) -> None:
     """Write ``view`` to ``output`` (or ``default``), say where and what it holds, open it if asked."""
-    from ..code.visualize import write_view
+    from ..code.visualize.views import write_view
 
     target = Path(output) if output else default
     try:
@@ -91,7 +91,7 @@ def visualize(path, communities, around, hops, max_nodes, output, no_browser, en
     are computed here (no physics in the browser): large graphs open on a map of their
     communities, and a click opens one.
     """
-    from ..code.visualize import explore_view, graph_view
+    from ..code.visualize.views import explore_view, graph_view
 
     if hops is not None and not around:
         raise NervapackError("--hops needs --around TARGET.")

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..code.reader import GraphReader
+from ..code.graph.reader import GraphReader
 from ..errors import GraphUnreadable, NervapackError
 from ..memory.nodes import current_sql
 from ..storage import reading
@@ -172,7 +172,7 @@ def as_dicts(cur: sqlite3.Cursor) -> list[dict]:
 def top_files(graph_db: Path, limit: int = 15) -> list[dict]:
     """The most connected files (``code.analytics.top_files``): apart from :func:`overview`, whose
     counts show first, as it reads every edge (0.5 s on Django)."""
-    from ..code.analytics import top_files as most_connected_files
+    from ..code.analysis.health import top_files as most_connected_files
 
     with graph(graph_db) as conn:
         return most_connected_files(conn, limit)
@@ -181,7 +181,7 @@ def top_files(graph_db: Path, limit: int = 15) -> list[dict]:
 def overview(graph_db: Path) -> dict:
     """Counts, languages, ingest history and the stored health snapshot (the most connected
     files: :func:`top_files`)."""
-    from ..code.analytics import language_stats
+    from ..code.analysis.health import language_stats
 
     with graph_reader(graph_db) as reader:
         conn = reader.conn
@@ -204,7 +204,7 @@ def overview(graph_db: Path) -> dict:
 
 def health_now(graph_db: Path, root: Path | None) -> dict:
     """The health score with freshness measured against the working tree now."""
-    from ..code.analytics import health, health_from_snapshot
+    from ..code.analysis.health import health, health_from_snapshot
 
     with graph_reader(graph_db, root) as reader:
         changes = None
@@ -237,7 +237,7 @@ EVOLUTION_POINTS = 200  # snapshots drawn in the trend: the newest ones, the cha
 
 def evolution(graph_db: Path, limit: int = EVOLUTION_POINTS) -> dict:
     """The newest ``limit`` snapshots, oldest first, and how many there are in all:
-    ``{total, snapshots}`` (see :mod:`nervapack_core.code.evolution`)."""
+    ``{total, snapshots}`` (see :mod:`nervapack_core.code.analysis.evolution`)."""
     with graph_reader(graph_db) as reader:
         return {"total": reader.snapshot_count(), "snapshots": reader.snapshots(max(1, int(limit)))}
 
@@ -263,7 +263,7 @@ def changed_since(graph_db: Path, since: int | str | None = None, *, days: float
     ``days``: the last snapshot taken that many days ago; neither: the one before the
     newest), by net change, counted over all of them; one page listed, most recent first.
     Adds ``page``, ``pages`` and ``page_size`` to :meth:`GraphReader.changed_since`'s answer."""
-    from ..code.evolution import since_days
+    from ..code.analysis.evolution import since_days
 
     page_size = max(1, min(int(page_size), 500))
     baseline = since_days(days) if days is not None else since
@@ -282,7 +282,7 @@ def degrees(graph_db: Path, top: int = 20) -> dict:
     The relations cross definitions (not DEFINES); calls guessed from a bare name are left out: the
     CLI's and the MCP's numbers (``code.analytics``). Apart from :func:`analytics`: two passes over
     every edge (0.6 s on Django), for the Degree distribution tab and the Graph Explorer's starters."""
-    from ..code.analytics import degree_histogram, most_connected
+    from ..code.analysis.health import degree_histogram, most_connected
 
     with graph(graph_db) as conn:
         definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
@@ -292,8 +292,8 @@ def degrees(graph_db: Path, top: int = 20) -> dict:
 
 def analytics(graph_db: Path, top: int = 20) -> dict:
     """Node and edge kinds, the file import graph (fan-in, fan-out, cycles) and the files left out."""
-    from ..code.analytics import import_graph
-    from ..code.dependencies import import_cycles
+    from ..code.analysis.health import import_graph
+    from ..code.analysis.imports import import_cycles
 
     with graph(graph_db) as conn:
         node_kinds = as_dicts(conn.execute(
@@ -323,7 +323,7 @@ def analytics(graph_db: Path, top: int = 20) -> dict:
 
 # ---------------------------------------------------------------------------- git history
 # The Analytics page's hotspot treemap, change coupling and knowledge islands; numbers and
-# formulas are :mod:`nervapack_core.code.history`'s. Each answer carries the history state
+# formulas are :mod:`nervapack_core.code.analysis.git_history`'s. Each answer carries the history state
 # (``available``/``reason``): a workspace without git history gets its reason, never an error.
 # Files drawn in the hotspot treemap by default, the hottest first (the page says how many of how
 # many, and offers all): Plotly lays out every rectangle, hidden levels included. On a shared 2-core
@@ -427,7 +427,7 @@ def coupling(graph_db: Path, min_shared: int = 3) -> dict:
     commits), and what explains an empty list: ``{history, min_shared, max_files, commits,
     eligible_commits, pairs, unlinked}`` (``eligible_commits``: the commits small enough to
     count, at most ``max_files`` files; ``unlinked``: pairs with no static link)."""
-    from ..code.history import MAX_COUPLING_FILES
+    from ..code.analysis.git_history import MAX_COUPLING_FILES
 
     min_shared = max(1, int(min_shared))
     with graph_reader(graph_db) as reader:
@@ -574,7 +574,7 @@ def read_code(root: Path | None, file: str, start: int | None, end: int | None,
     """The node's lines from the working tree: ``(code, note)``; ``code`` is None when unreadable."""
     if root is None:
         return None, "No repository root is known."
-    from ..code.source import inside_root
+    from ..code.retrieval.source import inside_root
 
     path = inside_root(root, file)  # re-checked at every read: the file may since be a link leaving the root
     if path is None:
@@ -599,7 +599,7 @@ def read_code(root: Path | None, file: str, start: int | None, end: int | None,
 def history_damage(path: Path) -> str | None:
     """What is wrong with the query history file (malformed or cut-off lines, left out of every
     figure), with the fix; None when every line reads. The page shows it above the figures."""
-    from ..history import damage_message, scan_history
+    from ..query_log import damage_message, scan_history
 
     _, bad = scan_history(path)
     return damage_message(md_escape(str(path)), bad) if bad else None
@@ -610,7 +610,7 @@ def load_history(path: Path, limit: int | None = None) -> list[dict]:
     says so on the page, the CLI warns)."""
     import warnings
 
-    from ..history import read_history
+    from ..query_log import read_history
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -644,7 +644,7 @@ def history_frame(records: list[dict]):
 
 
 def history_summary(records: list[dict]) -> dict:
-    from ..history import history_stats
+    from ..query_log import history_stats
 
     stats = dict(history_stats(records))
     cost = stats.get("cost_saved_usd")
@@ -1069,12 +1069,12 @@ def plot_escape(text) -> str:
 def decisions_by_commit(root: Path | None, memory_db: Path | None, namespace: str | None, *, page: int = 0,
                         page_size: int = 10, range_: str | None = None) -> dict:
     """The Decisions page's "Changes" view: recent non-merge commits with the decisions each
-    touched (``nervapack_core.review.decisions_by_commit``), one page; or, with ``range_``
+    touched (``nervapack_core.flows.review.decisions_by_commit``), one page; or, with ``range_``
     (``BASE..HEAD``), that one change reviewed as ``nervapack review-changes`` does.
     ``{available, reason, ...}``: not available outside a git repository."""
+    from ..flows.review import decisions_by_commit as by_commit
+    from ..flows.review import resolve_change, review_changes
     from ..memory.provenance import repo_root
-    from ..review import decisions_by_commit as by_commit
-    from ..review import resolve_change, review_changes
 
     where = repo_root(root) if root else None
     if where is None:

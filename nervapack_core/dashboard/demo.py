@@ -26,7 +26,7 @@ __all__ = ["demo_home", "demo_root", "ensure_demo", "build_demo_history", "seed_
 README = """# NervaPack Core (demo copy)
 
 This folder is a copy of the `nervapack_core` package, ingested so the dashboard has
-something to show. The code graph is in `GraphStore` (`nervapack_core/code/store.py`);
+something to show. The code graph is in `GraphStore` (`nervapack_core/code/graph/store.py`);
 `refresh_snapshots` computes communities and the health snapshot at ingest; the memory
 lives in `MemoryStore` (`nervapack_core/memory/store.py`).
 
@@ -98,7 +98,7 @@ def build_demo_history(root: Path) -> int:
     """Copy the package into ``root`` in :data:`DEMO_STEPS`, committing and ingesting after
     each (no embeddings); returns the number of ingests. Without a working ``git`` the
     steps are ingested all the same, only without commits."""
-    from ..code.ingest import ingest
+    from ..code.ingest.pipeline import ingest
 
     package = Path(__file__).resolve().parents[1]
     later = {sub for _, _, subs in DEMO_STEPS[1:] for sub in subs}
@@ -247,8 +247,8 @@ def run_demo_queries(root: Path, questions: Sequence[str] = DEMO_QUESTIONS) -> i
     """Real ``nervapack query`` runs (no vectors) on the demo graph (or any ingested ``root``),
     recorded in its history; returns how many were asked."""
     try:
-        from ..code.retrieval import Retriever, answer
-        from ..history import append_query
+        from ..code.retrieval.retriever import Retriever, answer
+        from ..query_log import append_query
     except ImportError:  # retrieval not available: the Query History page shows its empty state
         return 0
     retriever = Retriever(root, use_vectors=False)

@@ -28,10 +28,10 @@ from typing import Any
 
 import anyio
 
-from ..code.ingest_lock import ingest_lock
+from ..code.graph.store import GraphStore
+from ..code.ingest.lock import ingest_lock
 from ..code.llm import binding
 from ..code.llm.prompt import RETRY_NOTE, SYSTEM, MalformedAnswer
-from ..code.store import GraphStore
 from ..errors import NervapackError
 
 __all__ = ["run_bind_docs", "MODEL_KEY", "CONCURRENCY"]

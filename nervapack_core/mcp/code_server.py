@@ -79,7 +79,7 @@ class GraphHolder:
         return file_marker(graph_db, f"{graph_db}-wal")
 
     def _open(self):
-        from ..code.retrieval import Retriever
+        from ..code.retrieval.retriever import Retriever
 
         return Retriever(self.workspace().root)
 
@@ -141,9 +141,9 @@ def build_server(root: Path | None = None):
     tool = tool_registrar(server)
 
     def _answer(prompt: str, budget: int, hops: int, impact_of: str | None = None) -> CallToolResult:
-        from ..code.pack import check_budget
-        from ..code.retrieval import answer
-        from ..history import append_query
+        from ..code.retrieval.pack import check_budget
+        from ..code.retrieval.retriever import answer
+        from ..query_log import append_query
         from ..tokens import count_tokens
 
         budget = check_budget(budget)
@@ -222,7 +222,7 @@ def build_server(root: Path | None = None):
         sections (file, qualified name, line range, code), never more than `budget` tokens (cl100k_base).
         Seeds from full-text and vector search, expanded `max_hops` hops over calls, definitions,
         imports, inheritance and doc links."""
-        from ..code.retrieval import check_question
+        from ..code.retrieval.retriever import check_question
 
         return _answer(check_question(prompt), budget, max(0, min(int(max_hops), 5)))
 

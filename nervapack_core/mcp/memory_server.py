@@ -310,7 +310,7 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         it touches (every decision on them). The Markdown in "text" never exceeds budget_tokens;
         "total" says how many there are, "shown" how many fit.
         """
-        from ..review import edit_briefing
+        from ..flows.review import edit_briefing
 
         found = mem().decisions_for_edit(paths=paths, diff=diff, namespace=namespace)
         return ok(edit_briefing(found, budget_tokens, mem().counter))

@@ -647,8 +647,8 @@ class MemoryStore:
     def decisions_for_edit(self, *, paths=None, diff=None, all_namespaces=True, namespace=None) -> list[dict]:
         """Standing decisions whose code a pending edit touches (``diff``: a unified diff,
         matched by definition; ``paths``: whole files), most binding first. See
-        :func:`nervapack_core.review.decisions_for_edit`."""
-        from ..review import decisions_for_edit
+        :func:`nervapack_core.flows.review.decisions_for_edit`."""
+        from ..flows.review import decisions_for_edit
 
         root = self.graph.root
         if root is None:

@@ -100,7 +100,7 @@ def env_for(provider: str, url: str) -> dict[str, str]:
 
 def make_repo(root: Path, git_init: Callable[[Path], None]) -> Path:
     """The repository under ``root``, committed by ``git_init`` and ingested (no embeddings)."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     write_repo(root)
     git_init(root)

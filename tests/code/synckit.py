@@ -8,9 +8,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from nervapack_core.code.export import EDGE_FIELDS, NODE_FIELDS
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader
+from nervapack_core.code.graph.export import EDGE_FIELDS, NODE_FIELDS
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.ingest.pipeline import ingest
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@localhost", "GIT_CONFIG_NOSYSTEM": "1"}

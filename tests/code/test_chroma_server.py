@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from servers import free_port, wait_until_serving
 
-from nervapack_core.code.vectors import CHROMA_URL_ENV, VectorStore, server_collection, vector_store
+from nervapack_core.code.vectors.collection import CHROMA_URL_ENV, VectorStore, server_collection, vector_store
 from nervapack_core.errors import NervapackError
 from nervapack_core.workspace import Workspace
 
@@ -109,7 +109,7 @@ def test_ingest_and_query_on_a_server_equal_the_embedded_store(chroma_server, fi
     assert not (remote / ".nervapack" / "chroma.lock").exists()
 
     # the same layout: ids, documents, metadata and vectors
-    from nervapack_core.code.vectors import VectorIndex
+    from nervapack_core.code.vectors.collection import VectorIndex
 
     on_server = _http_collection(chroma_server, name)
     assert on_server.metadata.get("hnsw:space") == "cosine"
@@ -129,8 +129,8 @@ def test_ingest_and_query_on_a_server_equal_the_embedded_store(chroma_server, fi
 
     # in-process: the server's collection finds what the embedded store finds, and a query with no snapshot
     # asks the server, then searches the snapshot it wrote from it (as every later query does)
-    from nervapack_core.code.cache import VectorSnapshot
-    from nervapack_core.code.retrieval import Retriever
+    from nervapack_core.code.retrieval.cache import VectorSnapshot
+    from nervapack_core.code.retrieval.retriever import Retriever
 
     disk_index = VectorIndex(local / ".nervapack" / "chroma")  # the collection, not its float16 snapshot
     monkeypatch.setenv(CHROMA_URL_ENV, url)
@@ -186,7 +186,7 @@ def test_moving_a_workspace_to_a_server_and_back_catches_up(chroma_server, fixtu
     assert back["vectors_at"] == "local" and back["embedded"] >= 1
     from chromadb.api.client import SharedSystemClient
 
-    from nervapack_core.code.vectors import VectorIndex
+    from nervapack_core.code.vectors.collection import VectorIndex
 
     SharedSystemClient.clear_system_cache()  # another process wrote the store since
     docs = VectorIndex(repo / ".nervapack" / "chroma", "hashing").collection.get(include=["documents"])["documents"]

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code import ingest as ingest_module
-from nervapack_core.code.reader import GraphReader
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.ingest import pipeline as ingest_module
 
 
 def run(*args, cwd=None):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPORA = Path(os.environ.get("NERVAPACK_CORPORA", "/work/corpora"))

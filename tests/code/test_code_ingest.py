@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.ingest import ingest, node_id
-from nervapack_core.code.reader import GraphReader
-from nervapack_core.code.store import GraphStore
-from nervapack_core.code.vectors import VectorIndex
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.graph.store import GraphStore
+from nervapack_core.code.ingest.pipeline import ingest, node_id
+from nervapack_core.code.vectors.collection import VectorIndex
 
 
 def test_reingest_skips_unchanged_and_updates_changed(fixture_repo):
@@ -166,7 +166,7 @@ def test_health_has_no_free_components(tmp_path):
     (tmp_path / "a.py").write_text("def alpha():\n    return 1\n")
     (tmp_path / "b.py").write_text("def beta():\n    return 2\n")
     ingest(tmp_path, embed=False)
-    from nervapack_core.code.analytics import health
+    from nervapack_core.code.analysis.health import health
 
     report = health(GraphStore(tmp_path / ".nervapack" / "graph.db").conn, root=tmp_path)
     names = [c.name for c in report.components]
@@ -177,7 +177,7 @@ def test_health_has_no_free_components(tmp_path):
 
 
 def test_small_change_keeps_communities_and_places_new_nodes(fixture_repo, monkeypatch):
-    from nervapack_core.code import analytics
+    from nervapack_core.code.analysis import health as analytics
 
     repo = fixture_repo("python")
     ingest(repo, embed=False)
@@ -196,7 +196,7 @@ def test_small_change_keeps_communities_and_places_new_nodes(fixture_repo, monke
 
 
 def test_large_change_runs_louvain_again(fixture_repo, monkeypatch):
-    from nervapack_core.code import analytics
+    from nervapack_core.code.analysis import health as analytics
 
     repo = fixture_repo("python")
     ingest(repo, embed=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.memory import MemoryStore
 
 

@@ -8,9 +8,9 @@ import anyio
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.graph.store import GraphStore
+from nervapack_core.code.ingest.pipeline import ingest
 
 
 def _status(repo, *extra):
@@ -46,7 +46,7 @@ def test_own_folder_never_counts_as_a_change(fixture_repo):
 
 def test_import_cycles_are_reported_in_import_direction(git_repo):
     """a imports c, c imports b, b imports a: alphabetical order (a, b, c) is not the cycle."""
-    from nervapack_core.code.analytics import health
+    from nervapack_core.code.analysis.health import health
     from nervapack_core.dashboard.data import analytics as dashboard_analytics
 
     repo = git_repo({

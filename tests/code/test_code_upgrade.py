@@ -12,8 +12,8 @@ import sqlite3
 from pathlib import Path
 
 from nervapack_core import storage
-from nervapack_core.code.ingest import parser_fingerprint
-from nervapack_core.code.store import MIGRATIONS, GraphStore
+from nervapack_core.code.graph.store import MIGRATIONS, GraphStore
+from nervapack_core.code.ingest.pipeline import parser_fingerprint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "graph_v0_1.db"
 

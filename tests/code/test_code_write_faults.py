@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from nervapack_core import storage
-from nervapack_core.code.ingest import EMBEDDED_WHERE, embedding_text
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.graph.store import GraphStore
+from nervapack_core.code.ingest.pipeline import EMBEDDED_WHERE, embedding_text
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -33,7 +33,7 @@ def _aside(repo: Path) -> list[str]:
 def _chroma_ids_and_docs(repo: Path) -> dict[str, str]:
     from chromadb.api.client import SharedSystemClient
 
-    from nervapack_core.code.vectors import VectorIndex
+    from nervapack_core.code.vectors.collection import VectorIndex
 
     SharedSystemClient.clear_system_cache()  # another process wrote the store since
     index = VectorIndex(repo / ".nervapack" / "chroma", "hashing")
@@ -271,7 +271,7 @@ def _open_and_write_vectors(path: str, k: int, barrier, errors) -> None:
     try:
         import chromadb  # noqa: F401  (imported before the barrier: the creations themselves coincide)
 
-        from nervapack_core.code.vectors import VectorIndex
+        from nervapack_core.code.vectors.collection import VectorIndex
 
         barrier.wait(timeout=60)
         index = VectorIndex(path, "hashing")
@@ -298,7 +298,7 @@ def test_processes_creating_the_chroma_store_at_once_all_succeed(tmp_path):
     assert [p.exitcode for p in procs] == [0, 0, 0]
     from chromadb.api.client import SharedSystemClient
 
-    from nervapack_core.code.vectors import VectorIndex
+    from nervapack_core.code.vectors.collection import VectorIndex
 
     SharedSystemClient.clear_system_cache()
     assert VectorIndex(path, "hashing").ids() == {"n0", "n1", "n2"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nervapack_core.code.complexity import DEFAULT_STEP, file_complexity, function_nesting, indent_step
+from nervapack_core.code.analysis.complexity import DEFAULT_STEP, file_complexity, function_nesting, indent_step
 
 PYTHON = """\
 def simple(x):

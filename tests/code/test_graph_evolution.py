@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code.analytics import health
-from nervapack_core.code.evolution import FileChanges, record_snapshot
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.analysis.evolution import FileChanges, record_snapshot
+from nervapack_core.code.analysis.health import health
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.graph.store import GraphStore
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.errors import NervapackError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "graph_v0_1.db"

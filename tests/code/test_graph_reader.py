@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from nervapack_core.code.discovery import file_sha
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.ingest.discovery import file_sha
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.errors import CorruptDatabaseError, NoGraphError
 
 

@@ -1,4 +1,4 @@
-"""Git history analytics (nervapack_core.code.history) on real git repositories.
+"""Git history analytics (nervapack_core.code.analysis.git_history) on real git repositories.
 
 - a constructed history with known answers: hotspot numbers, coupling ratios and static
   links, knowledge islands, merges left out, ``--since``, binary files;
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code.history import MAX_COUPLING_FILES, update_history
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.analysis.git_history import MAX_COUPLING_FILES, update_history
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.graph.store import GraphStore
+from nervapack_core.code.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path("/work/corpora/requests")

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nervapack_core.code.discovery import discover, list_files
+from nervapack_core.code.ingest.discovery import discover, list_files
 
 
 def _git_env(home: Path) -> dict[str, str]:

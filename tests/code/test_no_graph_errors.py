@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.errors import NoGraphError
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code.analytics import most_connected, top_files
-from nervapack_core.code.confidence import CONFIDENT
-from nervapack_core.code.explore import explore
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.retrieval import Retriever
-from nervapack_core.code.sync import sync
+from nervapack_core.code.analysis.explore import explore
+from nervapack_core.code.analysis.health import most_connected, top_files
+from nervapack_core.code.graph.confidence import CONFIDENT
+from nervapack_core.code.ingest.pipeline import ingest
+from nervapack_core.code.ingest.sync import sync
+from nervapack_core.code.retrieval.retriever import Retriever
 
 from .synckit import assert_same_graph, new_repo, write
 

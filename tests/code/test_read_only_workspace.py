@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 
 REPOS = Path(__file__).parent / "repos"
 QUESTIONS = ["how is the cart total computed with a discount", "PriceRule", "what breaks if I change apply_discount"]

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.sync import sync
+from nervapack_core.code.ingest.pipeline import ingest
+from nervapack_core.code.ingest.sync import sync
 from nervapack_core.memory.store import MemoryStore
 
 from .synckit import assert_same_graph, commit, git, new_repo, write

@@ -19,8 +19,8 @@ import shutil
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.sync import sync
+from nervapack_core.code.ingest.pipeline import ingest
+from nervapack_core.code.ingest.sync import sync
 
 from .synckit import assert_same_graph, commit, git, new_repo
 

@@ -76,7 +76,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 def build_hostile(root: Path) -> Path:
     """The hostile repository, ingested, with a decision (touching ``Evil``) in its memory."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.memory import MemoryStore
 
     for rel, text in HOSTILE.items():
@@ -105,7 +105,7 @@ def page_data(html: str) -> dict:
 
 # ---------------------------------------------------------------------------- layout
 def test_packed_circles_never_overlap_and_fit_the_enclosing_radius():
-    from nervapack_core.code.layout import pack_circles
+    from nervapack_core.code.visualize.layout import pack_circles
 
     rng = random.Random(7)
     for n in (0, 1, 2, 3, 5, 40, 250):
@@ -121,7 +121,7 @@ def test_packed_circles_never_overlap_and_fit_the_enclosing_radius():
 
 
 def test_layers_put_importers_above_what_they_import():
-    from nervapack_core.code.layout import layers
+    from nervapack_core.code.visualize.layout import layers
 
     pos, layer = layers(["a", "b", "c", "d", "e"], [("a", "b"), ("b", "c"), ("c", "b"), ("c", "d")])
     assert layer == {"a": 0, "b": 1, "c": 1, "d": 2, "e": 0}  # b and c import each other: one layer
@@ -130,8 +130,8 @@ def test_layers_put_importers_above_what_they_import():
 
 # ---------------------------------------------------------------------------- view data
 def test_graph_view_places_every_node_inside_its_community(hostile):
-    from nervapack_core.code.reader import GraphReader
-    from nervapack_core.code.visualize import graph_view
+    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.visualize.views import graph_view
 
     with GraphReader(hostile) as reader:
         view = graph_view(reader)
@@ -155,8 +155,8 @@ def test_graph_view_places_every_node_inside_its_community(hostile):
 
 
 def test_an_unreadable_memory_is_a_note_not_a_failure(hostile, tmp_path):
-    from nervapack_core.code.reader import GraphReader
-    from nervapack_core.code.visualize import graph_view
+    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.visualize.views import graph_view
 
     copy = tmp_path / "copy"
     shutil.copytree(hostile, copy)
@@ -168,8 +168,8 @@ def test_an_unreadable_memory_is_a_note_not_a_failure(hostile, tmp_path):
 
 
 def test_explore_and_dependency_views(hostile):
-    from nervapack_core.code.reader import GraphReader
-    from nervapack_core.code.visualize import dependency_view, explore_view
+    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.visualize.views import dependency_view, explore_view
 
     with GraphReader(hostile) as reader:
         ex = explore_view(reader, "Evil", hops=1)
@@ -188,8 +188,8 @@ def test_explore_and_dependency_views(hostile):
 
 
 def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
-    from nervapack_core.code.reader import GraphReader
-    from nervapack_core.code.visualize import graph_view
+    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.visualize.views import graph_view
 
     with GraphReader(hostile) as reader:
         html = graph_view(reader).html()
@@ -209,7 +209,7 @@ def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
 
 
 def test_view_html_for_an_embedding_page(hostile):
-    from nervapack_core.code.visualize import view_html
+    from nervapack_core.code.visualize.views import view_html
     from nervapack_core.errors import NervapackError
 
     for what, kind in (("graph", "graph"), ("dependencies", "dependencies")):
@@ -433,7 +433,7 @@ def test_requests_corpus_search_and_path(browser, tmp_path):
         pytest.skip(f"corpus {corpus} not fetched (set NERVAPACK_CORPORA; see ../shared/corpora/fetch.sh)")
     root = tmp_path / "requests"
     shutil.copytree(corpus, root, ignore=shutil.ignore_patterns(".nervapack"))
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     ingest(root, embed=False)
     done = run_cli("visualize", str(root), "--no-browser", "--json")

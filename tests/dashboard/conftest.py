@@ -104,7 +104,7 @@ def seed_memory(db: Path) -> dict:
 
 
 def build_workspace(root: Path, *, memory: bool = True, history: bool = True) -> dict:
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     write_repo(root)
     ingest(root, embed=False, workers=1)
@@ -301,7 +301,7 @@ def build_history_workspace(root: Path) -> None:
     commit(root, {"app/core.py": core_py(5)}, BOB, "2024-01-05T10:00:00Z")
     (root / "app" / "fresh.py").write_text("def fresh():\n    return 0\n")
 
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     ingest(root, embed=False, workers=1)
 

@@ -70,7 +70,7 @@ def test_dashboard_search_never_raises_on_fts_syntax(seeded):
 
 
 def test_dashboard_graph_marker_changes_with_an_ingest(tmp_path):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     (tmp_path / "m.py").write_text("def f():\n    return 1\n")
     ingest(tmp_path, embed=False, workers=1)
@@ -86,9 +86,9 @@ def test_dashboard_graph_marker_changes_with_an_ingest(tmp_path):
 def test_dashboard_graph_marker_moves_when_a_snapshot_is_recorded(tmp_path):
     """The snapshot is written after the ingest's commit, in its own transaction: the cache
     key must see it (else the Overview would keep a trend without the newest point)."""
-    from nervapack_core.code.evolution import record_snapshot
-    from nervapack_core.code.ingest import ingest
-    from nervapack_core.code.store import GraphStore
+    from nervapack_core.code.analysis.evolution import record_snapshot
+    from nervapack_core.code.graph.store import GraphStore
+    from nervapack_core.code.ingest.pipeline import ingest
 
     (tmp_path / "m.py").write_text("def f():\n    return 1\n")
     ingest(tmp_path, embed=False, workers=1)
@@ -104,7 +104,7 @@ def test_dashboard_graph_marker_moves_when_a_snapshot_is_recorded(tmp_path):
 
 def _ingested(root: Path, steps: list[dict[str, str | None]]) -> Path:
     """Ingest ``root`` once per step (files to write; ``None`` deletes); returns graph.db."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     for files in steps:
         for rel, text in files.items():
@@ -297,8 +297,8 @@ def test_dashboard_analytics_most_connected_leaves_guessed_calls_out(tmp_path):
     Graph Explorer's starters: the same degrees as ``code.analytics`` (the CLI and the MCP)."""
     import sqlite3
 
-    from nervapack_core.code.analytics import degree_histogram, most_connected
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.analysis.health import degree_histogram, most_connected
+    from nervapack_core.code.ingest.pipeline import ingest
 
     (tmp_path / "a.py").write_text("def hub():\n    return 1\n\n\ndef user():\n    return hub()\n")
     (tmp_path / "b.py").write_text("".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(30)))
@@ -330,7 +330,7 @@ def test_dashboard_health_now_reuses_the_stored_snapshot(seeded, tmp_path):
     measured now, the same report as measuring everything again; an edit shows in freshness."""
     import sqlite3
 
-    from nervapack_core.code.analytics import changed_since_ingest, health
+    from nervapack_core.code.analysis.health import changed_since_ingest, health
 
     root = tmp_path / "ws"
     shutil.copytree(seeded[0], root)

@@ -243,7 +243,7 @@ def test_filters_from_the_url_and_unknown_values_said_so(big, use_root, app):
 
 
 def _explorer_workspace(root: Path) -> dict:
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "billing.py").write_text("class Invoice:\n    def total(self):\n        return 1\n")
@@ -284,7 +284,7 @@ def test_graph_explorer_shows_status_and_links_to_decisions(tmp_path, use_root, 
 def test_stale_decisions_reasons_after_a_code_edit(tmp_path, use_root, app):
     """``data.stale_decisions`` reads ``MemoryStore.stale_decisions``: after an edit of the
     definition a decision touches, the page marks it "may be stale" with the reason."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.dashboard import data
 
     ws = _explorer_workspace(tmp_path)
@@ -354,7 +354,7 @@ if __name__ == "__main__":  # pragma: no cover
 def test_changes_view_lists_commits_with_the_decisions_each_touched(tmp_path, use_root, app):
     """Issue 15's Changes view: recent commits, each with the decisions whose definitions it
     modified (a neighbouring edit touches nothing), and a chosen range reviewed."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)

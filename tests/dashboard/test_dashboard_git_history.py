@@ -13,8 +13,8 @@ import sqlite3
 
 import pytest
 
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.reader import GraphReader
+from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.dashboard import cache, data
 from nervapack_core.dashboard.data import Sources
 

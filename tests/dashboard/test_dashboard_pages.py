@@ -10,7 +10,7 @@ from datetime import date
 
 import pytest
 
-from nervapack_core.code.analytics import changed_since_ingest, health
+from nervapack_core.code.analysis.health import changed_since_ingest, health
 from nervapack_core.dashboard.data import md_escape
 
 from .conftest import charts, decision_labels, open_details, open_view, tables
@@ -128,7 +128,7 @@ def test_dashboard_overview_trend_labels_commits(tmp_path, use_root, app):
     import os
     import subprocess
 
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@x"}
@@ -154,7 +154,7 @@ def test_dashboard_overview_first_snapshot_outside_git(tmp_path, use_root, app):
     import os
     import subprocess
 
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@x"}

@@ -176,7 +176,7 @@ FLASKLIKE = {
 
 @pytest.fixture(scope="module")
 def flasklike(tmp_path_factory):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = tmp_path_factory.mktemp("flasklike") / "flask"
     for rel, text in FLASKLIKE.items():
@@ -187,7 +187,7 @@ def flasklike(tmp_path_factory):
 
 
 def test_explorer_search_puts_the_definition_named_so_first(flasklike, use_root, app):
-    from nervapack_core.code.reader import GraphReader
+    from nervapack_core.code.graph.reader import GraphReader
 
     with GraphReader(flasklike / ".nervapack" / "graph.db") as g:
         found = g.search("url_for")
@@ -334,7 +334,7 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
 
 # ---------------------------------------------------------------------------- Communities map
 def test_communities_treemap_labels_toggles_and_no_other_tile(flasklike, tmp_path, use_root, app):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.dashboard.communities import community_treemap
 
     root = tmp_path / "repo"
@@ -410,7 +410,7 @@ def test_a_node_with_more_relations_than_drawn_says_how_many_in_all(tmp_path, us
     by" count and the table's label give the totals (260 + what it defines), never "All 200
     relations" nor "used by (59)" as if that were all; and each kind takes its turn, so the one
     DEFINES edge is drawn beside 59 of the 260 CALLS (alphabetically it came after all of them)."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = tmp_path / "hub"
     (root / "pkg").mkdir(parents=True)

@@ -428,8 +428,8 @@ def test_cli_import_and_export(tmp_path):
 
 # ---------------------------------------------------------------------------- sync
 def test_sync_reimports_an_edited_adr(tmp_path, monkeypatch):
-    from nervapack_core.code.ingest import ingest
-    from nervapack_core.code.sync import sync
+    from nervapack_core.code.ingest.pipeline import ingest
+    from nervapack_core.code.ingest.sync import sync
 
     repo = tmp_path / "repo"
     (repo / "app").mkdir(parents=True)
@@ -463,8 +463,8 @@ def test_sync_reimports_an_edited_adr(tmp_path, monkeypatch):
 
 
 def test_sync_uses_the_configured_adr_folder(tmp_path, monkeypatch):
-    from nervapack_core.code.ingest import ingest
-    from nervapack_core.code.sync import sync
+    from nervapack_core.code.ingest.pipeline import ingest
+    from nervapack_core.code.ingest.sync import sync
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -488,7 +488,7 @@ def test_sync_uses_the_configured_adr_folder(tmp_path, monkeypatch):
 
 
 def test_review_changes_lists_adr_status_transitions(tmp_path, monkeypatch):
-    from nervapack_core.review import review_changes
+    from nervapack_core.flows.review import review_changes
 
     monkeypatch.setenv("HOME", str(tmp_path))
     repo = tmp_path / "repo"

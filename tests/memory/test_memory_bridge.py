@@ -2,7 +2,7 @@
 
 import sqlite3
 
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.memory import MemoryStore
 
 

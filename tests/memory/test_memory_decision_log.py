@@ -21,7 +21,7 @@ STATUSES = ("accepted", "proposed", "rejected", "deprecated")
 
 def _repo(root: Path) -> None:
     """A tiny repository whose classes are named like some of the decisions' entities."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     (root / "app" / "core").mkdir(parents=True)
     (root / "app" / "web").mkdir(parents=True)

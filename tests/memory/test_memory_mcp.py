@@ -8,7 +8,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from nervapack_core.code.ingest import ingest
+from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.mcp.memory_server import TOOL_NAMES
 
 

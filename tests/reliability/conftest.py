@@ -45,7 +45,7 @@ def make_repo(root: Path, files: dict[str, str] | None = None, git: bool = True)
 
 
 def ingested(root: Path, files: dict[str, str] | None = None, git: bool = True) -> Path:
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     make_repo(root, files, git)
     ingest(root, embed=False, workers=1)

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nervapack_core.code import parser as parser_module
-from nervapack_core.code.parser import ParsedSource, _tools, grammar_input, parse_source
+from nervapack_core.code.parse import parser as parser_module
+from nervapack_core.code.parse.parser import ParsedSource, _tools, grammar_input, parse_source
 
 from .conftest import git_init, no_traceback, run_cli
 
@@ -165,7 +165,7 @@ HEAVY_JS = "const a = 1;\n" + "// a comment\n" * 120_000 + "function documented(
 
 _PARSE_BOTH = """
 import json, sys
-from nervapack_core.code.parser import parse_source
+from nervapack_core.code.parse.parser import parse_source
 py = parse_source(open(sys.argv[1], "rb").read(), "python")
 js = parse_source(open(sys.argv[2], "rb").read(), "javascript")
 print(json.dumps({"py": [[e.qualified_name, e.start_line, e.end_line, e.docstring] for e in py.entities][:4],
@@ -192,7 +192,7 @@ def test_comment_heavy_files_parse_in_seconds(tmp_path):
 
 def test_review_changes_on_a_comment_heavy_diff(tmp_path):
     """A 40,000-line diff of comment lines into a governed function: reported, in seconds."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.memory import MemoryStore
 
     repo = tmp_path / "repo"

@@ -64,7 +64,7 @@ def own_repo(rel, tmp_path: Path, config: str, files: dict[str, str] | None = No
 
 
 def ingest_graph(root: Path) -> None:
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     ingest(root, embed=False, workers=1)
 

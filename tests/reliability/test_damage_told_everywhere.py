@@ -169,7 +169,7 @@ def test_dashboard_pages_say_a_damaged_store(workspace, tmp_path, monkeypatch, s
 
 
 def _history(root: Path, lines: list[bytes]) -> Path:
-    from nervapack_core.history import append_query, make_record
+    from nervapack_core.query_log import append_query, make_record
 
     path = root / ".nervapack" / "query_history.jsonl"
     for i in range(4):

@@ -78,7 +78,7 @@ def _git(root: Path, *args: str, author: str = "t") -> None:
 
 def build_workspace(root: Path) -> dict:
     """A small repository and a memory with a payload in every field a page shows; the deep links."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.memory import MemoryStore
 
     root.mkdir()

@@ -111,7 +111,7 @@ def test_every_command_under_hostile_arguments(tmp_path, rel, monkeypatch):
         for rel_path in ("shop/tax.py", "shop/cart.py"):
             (root / rel_path).write_text((root / rel_path).read_text() + f"\nV{i} = {i}\n")
         subprocess.run(["git", "commit", "-qam", f"change {i}"], cwd=root, env=git_env, check=True)
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     ingest(root, embed=False, workers=1)
     stored = rel.invoke("memory", "store", "Tax is computed by compute_tax", "--kind", "decision", "--entity",

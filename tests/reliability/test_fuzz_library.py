@@ -23,7 +23,7 @@ def _budget_ok(budget) -> bool:
 
 
 def test_code_query_and_memory_recall_fit_any_budget(tmp_path, rel):
-    from nervapack_core.code.retrieval import Retriever, answer
+    from nervapack_core.code.retrieval.retriever import Retriever, answer
     from nervapack_core.errors import NervapackError
     from nervapack_core.memory import MemoryStore
     from nervapack_core.tokens import count_tokens

@@ -59,7 +59,7 @@ def build_evil_workspace(root: Path) -> dict:
     """A repository and memory with a payload in every field a page shows."""
     import json
 
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.memory import MemoryStore
 
     hostile_repo(root, 3, nesting=3, git_init=None)
@@ -221,7 +221,7 @@ def test_serve_binds_another_address_only_when_told(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text("def a():\n    return 1\n")
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     ingest(root, embed=False, workers=1)
     proc, port, log = start_serve(root, tmp_path, "--address", "0.0.0.0")

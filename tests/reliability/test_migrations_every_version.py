@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from nervapack_core import storage
-from nervapack_core.code.store import MIGRATIONS as GRAPH_MIGRATIONS
-from nervapack_core.code.store import GraphStore
+from nervapack_core.code.graph.store import MIGRATIONS as GRAPH_MIGRATIONS
+from nervapack_core.code.graph.store import GraphStore
 from nervapack_core.memory.schema import MIGRATIONS as MEMORY_MIGRATIONS
 from nervapack_core.memory.store import MemoryStore
 

@@ -46,7 +46,7 @@ def _vectors(repo: Path) -> dict[str, np.ndarray]:
     """The stored vectors by node id, read from the workspace's Chroma store (no model loaded)."""
     from chromadb.api.client import SharedSystemClient
 
-    from nervapack_core.code.vectors import VectorIndex
+    from nervapack_core.code.vectors.collection import VectorIndex
 
     SharedSystemClient.clear_system_cache()  # read what the CLI processes wrote, not a cached client's view
     got = VectorIndex(repo / ".nervapack" / "chroma", "hashing").collection.get(include=["embeddings"])

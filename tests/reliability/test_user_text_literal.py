@@ -20,7 +20,7 @@ FILES = {
 def ws(tmp_path_factory):
     """A repository with a folder named ``a_b`` and one ``aXb`` (``_`` would match ``X``), and a
     memory whose decisions touch code in each."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
     from nervapack_core.memory import MemoryStore
 
     root = tmp_path_factory.mktemp("literal") / "repo"
@@ -66,8 +66,8 @@ def test_dashboard_entity_picker_and_namespace_search(ws):
 
 
 def test_decision_code_area_touching_and_review_area(ws):
+    from nervapack_core.flows.review import decisions_in_area
     from nervapack_core.memory import MemoryStore
-    from nervapack_core.review import decisions_in_area
     from nervapack_core.storage import reading
 
     root, db, odd, plain = ws

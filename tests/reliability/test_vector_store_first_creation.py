@@ -19,7 +19,7 @@ def _create_in_every_round(folders: list[str], k: int, barrier, errors) -> None:
     try:
         import chromadb  # noqa: F401  (imported before the barrier: the creations themselves coincide)
 
-        from nervapack_core.code.vectors import VectorIndex
+        from nervapack_core.code.vectors.collection import VectorIndex
     except BaseException as exc:
         errors.put(f"{k}: import: {type(exc).__name__}: {exc}")
         raise
@@ -56,7 +56,7 @@ def test_processes_creating_the_vector_store_at_once_all_succeed(tmp_path):
 
     from chromadb.api.client import SharedSystemClient
 
-    from nervapack_core.code.vectors import VectorIndex, VectorStore
+    from nervapack_core.code.vectors.collection import VectorIndex, VectorStore
 
     for folder in folders:  # every store sound, with every process's vector
         SharedSystemClient.clear_system_cache()

@@ -67,7 +67,7 @@ def test_query_json_and_mcp_say_that_vector_search_was_not_used_and_why(tmp_path
 def test_a_vector_snapshot_of_the_wrong_shape_is_made_again(tmp_path, rel):
     import numpy as np
 
-    from nervapack_core.code.cache import SNAPSHOT_NAME, CacheDir
+    from nervapack_core.code.retrieval.cache import SNAPSHOT_NAME, CacheDir
 
     root = _ingested_with_vectors(rel, tmp_path / "repo")
     _json(rel.run_cli("query", "how is the tax computed", "--json", cwd=root))

@@ -190,7 +190,7 @@ def write_repo(root: Path, files: dict[str, str] = FILES) -> Path:
 def ingested_git_repo(root: Path, files: dict[str, str]) -> Path:
     """``files`` written under ``root``, committed to a new git repository and ingested without
     embeddings (one worker): a small real repository for a ranking test."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     write_repo(root, files)
     for args in (["init", "-q"], ["add", "-A"],
@@ -203,7 +203,7 @@ def ingested_git_repo(root: Path, files: dict[str, str]) -> Path:
 @pytest.fixture(scope="session")
 def shop_repo(tmp_path_factory) -> Path:
     """The fixture repository, ingested with the hashing embedder (real SQLite, real Chroma)."""
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = write_repo(tmp_path_factory.mktemp("shop"))
     ingest(root, embed=True, embedder="hashing", workers=1)
@@ -212,7 +212,7 @@ def shop_repo(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def shop_retriever(shop_repo):
-    from nervapack_core.code.retrieval import Retriever
+    from nervapack_core.code.retrieval.retriever import Retriever
 
     r = Retriever(shop_repo)
     yield r

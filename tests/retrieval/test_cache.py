@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from nervapack_core.code.cache import CACHE_VERSION, CacheDir, FileTokenCache
-from nervapack_core.code.retrieval import Retriever, answer
+from nervapack_core.code.retrieval.cache import CACHE_VERSION, CacheDir, FileTokenCache
+from nervapack_core.code.retrieval.retriever import Retriever, answer
 
 
 def test_query_caches_live_in_the_versioned_folder(shop_repo):

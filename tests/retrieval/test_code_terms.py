@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code.ranking import direct_evidence, file_prior, file_signal
-from nervapack_core.code.retrieval import Retriever, answer
-from nervapack_core.code.terms import FILE_TF, MAX_TERMS, definition_terms, file_terms
+from nervapack_core.code.parse.terms import FILE_TF, MAX_TERMS, definition_terms, file_terms
+from nervapack_core.code.retrieval.ranking import direct_evidence, file_prior, file_signal
+from nervapack_core.code.retrieval.retriever import Retriever, answer
 from nervapack_core.tokens import count_tokens
 
 from .conftest import ingested_git_repo
@@ -143,7 +143,7 @@ def test_a_graph_from_before_v8_still_answers(gc_repo, tmp_path):
 def test_a_changed_file_is_indexed_again(gc_repo, tmp_path):
     import shutil
 
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     repo = tmp_path / "repo"
     shutil.copytree(gc_repo, repo)

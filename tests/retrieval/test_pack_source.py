@@ -8,13 +8,14 @@ import sys
 
 import pytest
 
-from nervapack_core.code.pack import pack
-from nervapack_core.code.source import SourceReader
+from nervapack_core.code.retrieval.pack import pack
+from nervapack_core.code.retrieval.source import SourceReader
 from nervapack_core.errors import NervapackError
 
 
 def test_pack_does_not_import_the_retriever():
-    code = "import sys, nervapack_core.code.pack; print('nervapack_core.code.retrieval' in sys.modules)"
+    code = ("import sys, nervapack_core.code.retrieval.pack; "
+            "print('nervapack_core.code.retrieval.retriever' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

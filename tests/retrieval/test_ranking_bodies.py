@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nervapack_core.code.packplan import Option, plan, relevance
-from nervapack_core.code.ranking import ScoredNode, file_signal
-from nervapack_core.code.retrieval import Retriever, answer
-from nervapack_core.code.selection import collapse_copies, evidence_only
+from nervapack_core.code.retrieval.packplan import Option, plan, relevance
+from nervapack_core.code.retrieval.ranking import ScoredNode, file_signal
+from nervapack_core.code.retrieval.retriever import Retriever, answer
+from nervapack_core.code.retrieval.selection import collapse_copies, evidence_only
 from nervapack_core.tokens import count_tokens
 
 from .conftest import ingested_git_repo
@@ -175,7 +175,7 @@ def test_file_signal_is_each_files_best_seed():
 
 
 def test_whole_file_bm25_carries_most_of_the_file_signal():
-    from nervapack_core.code.ranking import FILE_BM25_SHARE
+    from nervapack_core.code.retrieval.ranking import FILE_BM25_SHARE
 
     # x.py holds the best seed, y.py is the best file by whole-file BM25: BM25 decides
     signal = file_signal({"a": 2.0, "b": 1.0}, {"a": "x.py", "b": "y.py"}, [("y.py", 10.0), ("x.py", 2.0)])
@@ -213,7 +213,7 @@ WORDS = "def return self value if else for in range x y total cart item price ( 
 def test_trimming_finds_the_longest_head_that_fits(lines, cap):
     """The galloping search of ``_trim_lines`` returns what a plain binary search over every head returns."""
     from nervapack_core.budget import CountCache, largest_fitting
-    from nervapack_core.code.pack import _trim_lines
+    from nervapack_core.code.retrieval.pack import _trim_lines
     from nervapack_core.tokens import default_counter
 
     count = CountCache(default_counter(), max_len=None)
@@ -244,7 +244,7 @@ class _Lines:
 
 
 def test_a_long_function_has_a_cheap_head_that_starts_its_code():
-    from nervapack_core.code.pack import _body_options
+    from nervapack_core.code.retrieval.pack import _body_options
 
     body = ["def migration_plan(self, targets, clean_start=False):",
             '    """Given a set of targets, return a list of (Migration instance, backwards?)."""',

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nervapack_core.code.pack import pack
-from nervapack_core.code.retrieval import answer
+from nervapack_core.code.retrieval.pack import pack
+from nervapack_core.code.retrieval.retriever import answer
 from nervapack_core.errors import NervapackError
 from nervapack_core.tokens import count_tokens
 
@@ -133,7 +133,7 @@ def test_nothing_matches(shop_retriever):
 
 
 def test_dependencies(shop_retriever):
-    from nervapack_core.code.dependencies import dependency_report, file_dependencies
+    from nervapack_core.code.analysis.imports import dependency_report, file_dependencies
 
     rep = dependency_report(shop_retriever.conn)
     assert [c["files"] for c in rep["cycles"]] == [["shop/alpha.py", "shop/beta.py"]]
@@ -152,7 +152,7 @@ def test_dependencies(shop_retriever):
 def test_cycles_are_found_without_enumerating_simple_cycles():
     import networkx as nx
 
-    from nervapack_core.code.dependencies import example_cycle
+    from nervapack_core.code.analysis.imports import example_cycle
 
     g = nx.complete_graph(30, create_using=nx.DiGraph)  # astronomically many simple cycles
     comp = sorted(next(iter(nx.strongly_connected_components(g))))
@@ -161,7 +161,7 @@ def test_cycles_are_found_without_enumerating_simple_cycles():
 
 
 def test_explore(shop_retriever):
-    from nervapack_core.code.explore import explore, find_targets
+    from nervapack_core.code.analysis.explore import explore, find_targets
 
     sub = explore(shop_retriever.conn, "Cart.total", hops=1)
     got = {n["qualified_name"]: n["distance"] for n in sub.nodes}

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nervapack_core.history import (
+from nervapack_core.query_log import (
     MODEL_PRICES,
     QUERY_KEPT,
     append_query,

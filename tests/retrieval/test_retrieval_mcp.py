@@ -29,7 +29,7 @@ def _text(result) -> str:
 
 @pytest.fixture
 def workspace(tmp_path, make_shop):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = make_shop(tmp_path / "repo")
     ingest(root, embed=False, workers=1)  # no vectors: the server must work from FTS alone
@@ -63,7 +63,7 @@ def test_every_tool_round_trips(workspace):
             # the graph changes on disk: the server reloads it (and only then)
             (workspace / "shop" / "gift.py").write_text(
                 'def wrap_gift_box(item):\n    """Wrap an item as a present."""\n    return item\n')
-            from nervapack_core.code.ingest import ingest
+            from nervapack_core.code.ingest.pipeline import ingest
 
             await anyio.to_thread.run_sync(lambda: ingest(workspace, embed=False, workers=1))
             out["after"] = await client.call_tool("list_entities", {"name_contains": "wrap_gift"})
@@ -102,7 +102,7 @@ def test_every_tool_round_trips(workspace):
     assert [e["qualified_name"] for e in after["entities"]] == ["wrap_gift_box"]
     assert "wrap_gift_box" in _text(out["query_after"])
 
-    from nervapack_core.history import read_history
+    from nervapack_core.query_log import read_history
 
     records = read_history(workspace / ".nervapack" / "query_history.jsonl")
     assert [r["source"] for r in records] == ["mcp", "mcp", "mcp"]  # query, impact, query (the error is not a query)

@@ -19,7 +19,7 @@ def _text(result) -> str:
 
 @pytest.fixture
 def workspace(tmp_path, make_shop):
-    from nervapack_core.code.ingest import ingest
+    from nervapack_core.code.ingest.pipeline import ingest
 
     root = make_shop(tmp_path / "repo")
     ingest(root, embed=False, workers=1)
@@ -37,7 +37,7 @@ def _params(cwd, *args):
 def test_bad_input_reaches_the_client_with_the_exact_message(workspace, tmp_path):
     from mcp import Client
 
-    from nervapack_core.code.retrieval import Retriever, answer
+    from nervapack_core.code.retrieval.retriever import Retriever, answer
 
     retriever = Retriever(workspace, use_vectors=False)
     try:

@@ -7,9 +7,9 @@ import pytest
 
 @pytest.fixture(scope="module")
 def minilm_retriever(tmp_path_factory, make_shop):
-    from nervapack_core.code.embeddings import MiniLMEmbedder
-    from nervapack_core.code.ingest import ingest
-    from nervapack_core.code.retrieval import Retriever
+    from nervapack_core.code.ingest.pipeline import ingest
+    from nervapack_core.code.retrieval.retriever import Retriever
+    from nervapack_core.code.vectors.embeddings import MiniLMEmbedder
 
     try:
         MiniLMEmbedder()
@@ -34,7 +34,7 @@ def test_vector_search_finds_a_paraphrase(minilm_retriever):
 
 
 def test_fused_answer_with_minilm(minilm_retriever):
-    from nervapack_core.code.retrieval import answer
+    from nervapack_core.code.retrieval.retriever import answer
 
     res = answer(minilm_retriever, "what does a downloadable product look like?", budget=800)
     assert res.tokens <= 800
@@ -44,9 +44,9 @@ def test_fused_answer_with_minilm(minilm_retriever):
 
 
 def test_a_new_process_reads_the_vector_snapshot_without_chroma(minilm_retriever):
-    from nervapack_core.code.cache import VectorSnapshot
-    from nervapack_core.code.retrieval import Retriever
-    from nervapack_core.code.vectors import open_index
+    from nervapack_core.code.retrieval.cache import VectorSnapshot
+    from nervapack_core.code.retrieval.retriever import Retriever
+    from nervapack_core.code.vectors.collection import open_index
     from nervapack_core.workspace import Workspace
 
     minilm_retriever.vectors()  # opened Chroma once and wrote the snapshot
@@ -72,7 +72,7 @@ def test_the_second_cold_process_does_not_open_chroma(minilm_retriever):
     import sys
     from pathlib import Path
 
-    probe = ("import sys; from nervapack_core.code.retrieval import Retriever; r = Retriever(sys.argv[1]); "
+    probe = ("import sys; from nervapack_core.code.retrieval.retriever import Retriever; r = Retriever(sys.argv[1]); "
              "v = r.vectors(); print(type(v).__name__, 'chromadb' in sys.modules)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                                         os.environ.get("PYTHONPATH")]))}
@@ -86,7 +86,7 @@ def test_the_second_cold_process_does_not_open_chroma(minilm_retriever):
 def test_the_first_query_after_an_ingest_answers_as_the_next_ones(minilm_retriever):
     """Chroma's index is approximate and the snapshot exact: the process that writes the snapshot
     searches it too, so the first query after an ingest gives the later queries' answer."""
-    from nervapack_core.code.retrieval import Retriever, answer
+    from nervapack_core.code.retrieval.retriever import Retriever, answer
 
     minilm_retriever.cache.path("vectors_snapshot.npz").unlink(missing_ok=True)
     prompts = ["apply a coupon code to lower the price", "what does a downloadable product look like?"]

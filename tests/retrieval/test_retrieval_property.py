@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nervapack_core.code.retrieval import answer
+from nervapack_core.code.retrieval.retriever import answer
 from nervapack_core.tokens import count_tokens
 
 FTS_SYNTAX = ['"', '""', "AND", "OR", "NOT", "*", "NEAR(", "NEAR(a b, 2)", "(", ")", "((", "^", ":", "-", "+",

@@ -87,7 +87,7 @@ def test_a_broken_fts_escaper_surfaces(shop_retriever, monkeypatch):
     """FTS errors are no longer swallowed, so the 'never raises' property test can catch an escaping bug."""
     import pytest
 
-    from nervapack_core.code import retrieval
+    from nervapack_core.code.retrieval import retriever as retrieval
     from nervapack_core.errors import NervapackError
 
     monkeypatch.setattr(retrieval, "fts_query", lambda prompt: '"unbalanced OR NEAR(')

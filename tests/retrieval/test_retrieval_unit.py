@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from nervapack_core.code.prompt import detect_route, fts_query, identifiers_in, query_words
-from nervapack_core.code.prompt import stem as _stem
-from nervapack_core.code.ranking import EDGE_WEIGHTS, SEARCH_DECAY, expand, node_prior, rrf_fuse
+from nervapack_core.code.retrieval.prompt import detect_route, fts_query, identifiers_in, query_words
+from nervapack_core.code.retrieval.prompt import stem as _stem
+from nervapack_core.code.retrieval.ranking import EDGE_WEIGHTS, SEARCH_DECAY, expand, node_prior, rrf_fuse
 
 
 def test_query_words_split_identifiers_and_drop_stopwords():
@@ -159,7 +159,7 @@ def test_prior_does_not_demote_a_test_helper_the_prompt_names():
 
 
 def test_clauses_split_a_question_where_it_turns_to_another_thing():
-    from nervapack_core.code.prompt import clauses
+    from nervapack_core.code.retrieval.prompt import clauses
 
     assert clauses("How are requests paused while the device has no network?") == [
         "How are requests paused", "the device has no network"]

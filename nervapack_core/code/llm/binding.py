@@ -42,9 +42,9 @@ from ...settings import setting
 from ...storage import env_lock_timeout
 from ...tokens import count_tokens
 from ...workspace import Workspace
-from ..ingest_lock import ingest_lock
-from ..prompt import query_words
-from ..store import GraphStore
+from ..graph.store import GraphStore
+from ..ingest.lock import ingest_lock
+from ..retrieval.prompt import query_words
 from .consent import SendSummary, consent_given, record_consent
 from .limits import DEFAULT_MAX_REPLY_BYTES
 from .prompt import RETRY_NOTE, SYSTEM, Candidate, MalformedAnswer, Parsed, parse_answer
@@ -178,7 +178,7 @@ def _vector_hits(store: GraphStore, workspace: Workspace, ids: list[str], warnin
     if not ids or not store.get_meta("vectors_at") or not store.get_meta("embedder_requested"):
         return {}
     try:
-        from ..vectors import VectorIndex, vector_store
+        from ..vectors.collection import VectorIndex, vector_store
 
         where = vector_store(workspace)
         if not where.filled(store.get_meta("vectors_at")):

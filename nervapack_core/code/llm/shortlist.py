@@ -27,7 +27,7 @@ from typing import Any
 
 from ...text import identifier_terms, is_test_path
 from ...tokens import default_counter
-from ..prompt import fts_query, query_words, stem
+from ..retrieval.prompt import fts_query, query_words, stem
 from .prompt import PROMPT_VERSION, SECTION_TOKENS, Candidate, build_prompt
 
 __all__ = ["MAX_CANDIDATES", "VECTOR_CANDIDATES", "MIN_WORDS", "Section", "shortlist", "shortlist_sha", "section_rows",

@@ -17,7 +17,7 @@ removes another's folder under construction. The folder's identity changes with 
 (a shell whose working directory is inside it keeps the old, removed one).
 
 The kill points of the crash tests (``NERVAPACK_TEST_KILL_AFTER``, see
-:mod:`nervapack_core.code.faults`): ``export-adr-mirrored``, ``export-adr-file-<i>`` (after the
+:mod:`nervapack_core.faults`): ``export-adr-mirrored``, ``export-adr-file-<i>`` (after the
 i-th new file), ``export-adr-staged`` (before the swap), ``export-adr-aside`` (between the two
 renames of the fallback) and ``export-adr-swapped`` (after the swap).
 """
@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from ...code.faults import fault_point
+from ...faults import fault_point
 
 __all__ = ["write_folder", "tidy", "exchange"]
 
