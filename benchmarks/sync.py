@@ -42,7 +42,7 @@ from machine import describe  # noqa: E402
 from nervapack_core.code.analysis.git_history import update_history  # noqa: E402
 from nervapack_core.code.graph.store import GraphStore  # noqa: E402
 from nervapack_core.code.ingest import pipeline as ingest_module  # noqa: E402
-from nervapack_core.code.ingest.sync import sync  # noqa: E402
+from nervapack_core.flows.sync import sync  # noqa: E402
 
 
 def corpus_dir(given: str | None) -> Path:

@@ -30,10 +30,17 @@ that reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # the consent summary is only read, never built, here
-    from .code.llm.consent import SendSummary
+
+class SendSummary(Protocol):
+    """What :class:`ConsentRefused` reads of :class:`~nervapack_core.code.llm.consent.SendSummary`
+    (a protocol, so the ground floor does not import the LLM package)."""
+
+    @property
+    def host(self) -> str: ...
+
+    def describe(self) -> str: ...
 
 __all__ = [
     "NervapackError", "DatabaseLockedError", "CorruptDatabaseError", "CorruptGraphError", "NoGraphError",

@@ -169,7 +169,7 @@ def _mtime(path: Path) -> int | None:
 
 def _index_file(folder: Path) -> Path | None:
     """git's index for the repository holding ``folder`` (its mtime moves on add/rm --cached)."""
-    from .memory.provenance import git_dir, repo_root
+    from .gitrepo import git_dir, repo_root
 
     top = repo_root(folder)
     gdir = git_dir(top) if top is not None else None

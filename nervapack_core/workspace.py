@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Workspace", "find_workspace", "memory_db_path", "global_memory_db", "workspace_root_of",
+__all__ = ["Workspace", "find_workspace", "memory_db_path", "global_memory_db", "workspace_root_of", "link_reason",
            "WORKSPACE_DIR", "GRAPH_DB", "MEMORY_DB", "HISTORY_FILE", "CHROMA_DIR", "CACHE_DIR", "CONFIG_FILE",
            "INGEST_LOCK", "GITIGNORE_FILE", "MEMORY_DB_ENV"]
 
@@ -131,3 +131,17 @@ def workspace_root_of(path: str | os.PathLike) -> Path:
     ``root``); a file elsewhere gives its own folder (a graph or memory copied anywhere)."""
     folder = Path(path).parent
     return folder.parent if folder.name == WORKSPACE_DIR else folder
+
+
+def link_reason(root: Path, full: str) -> str | None:
+    """Why a symlink of no known file type is not indexed (None for anything else): it leaves the
+    repository, is broken or loops, or is a folder link (never followed: a folder link can loop)."""
+    if not os.path.islink(full):
+        return None
+    try:
+        target = Path(full).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "broken or looping symlink"
+    if target != root and root not in target.parents:
+        return "symlink pointing outside the repository"
+    return "symlinked folder (not followed)" if target.is_dir() else None

@@ -225,7 +225,7 @@ def sync(path, no_embed, embedder, workers, llm, llm_model, assume_yes, as_json,
     With --llm (see `nervapack ingest --help`), only doc sections whose text or
     candidates changed are sent; the others keep their cached answers.
     """
-    from ..code.ingest.sync import sync as run_sync
+    from ..flows.sync import sync as run_sync
 
     setup = _llm_setup(llm, llm_model, path, assume_yes)
     report = _with_progress(not (as_json or quiet), lambda progress, on_wait: run_sync(

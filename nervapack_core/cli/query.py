@@ -237,8 +237,10 @@ def explore(target, hops, max_nodes, html, output, open_browser, namespace, as_j
     with read_graph(ws) as graph:
         if html:
             from ..code.visualize.views import explore_view
+            from ..flows.overlay import decision_overlay
 
-            view = explore_view(graph, target, hops=hops, max_nodes=max_nodes, namespace=namespace)
+            view = explore_view(graph, target, hops=hops, max_nodes=max_nodes,
+                                overlay=decision_overlay(namespace=namespace))
         else:
             sub = graph.explore(target, hops=hops, max_nodes=max_nodes)
     if html:
@@ -300,9 +302,10 @@ def dependencies(file, html, output, open_browser, namespace, as_json, path):
     with read_graph(ws) as graph:
         if html:
             from ..code.visualize.views import dependency_view
+            from ..flows.overlay import decision_overlay
 
             focus = graph.dependencies(file)["file"] if file else None
-            view = dependency_view(graph, focus=focus, namespace=namespace)
+            view = dependency_view(graph, focus=focus, overlay=decision_overlay(namespace=namespace))
         else:
             data = graph.dependencies(file)
     if html:

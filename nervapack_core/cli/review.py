@@ -21,7 +21,7 @@ FAILED_EXIT = 2
 
 
 def _root(path: str | None) -> Path:
-    from ..memory.provenance import repo_root
+    from ..gitrepo import repo_root
 
     root = repo_root(Path(path or "."))
     if root is None:

@@ -92,6 +92,7 @@ def visualize(path, communities, around, hops, max_nodes, output, no_browser, en
     communities, and a click opens one.
     """
     from ..code.visualize.views import explore_view, graph_view
+    from ..flows.overlay import decision_overlay
 
     if hops is not None and not around:
         raise NervapackError("--hops needs --around TARGET.")
@@ -99,10 +100,11 @@ def visualize(path, communities, around, hops, max_nodes, output, no_browser, en
     with read_graph(ws) as graph:
         if around:
             view = explore_view(graph, around, hops=1 if hops is None else hops, max_nodes=max_nodes,
-                                namespace=namespace)
+                                overlay=decision_overlay(namespace=namespace))
             default = default_output(ws, f"around-{slug(around)}.html")
         else:
-            view = graph_view(graph, communities=True if communities else None, namespace=namespace)
+            view = graph_view(graph, communities=True if communities else None,
+                              overlay=decision_overlay(namespace=namespace))
             default = default_output(ws, "graph.html")
     publish(view, output, default, open_browser=not no_browser)
 

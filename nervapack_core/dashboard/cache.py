@@ -251,7 +251,7 @@ def node_detail(src: data.Sources, node_id: str):
 @cached_on(graph_marker, max_entries=32)
 def explore_html(src: data.Sources, node_id: str, hops: int = 1) -> str:
     """The interactive neighbourhood of one node (``nervapack explore --html``'s page)."""
-    from ..code.visualize.views import view_html
+    from ..flows.overlay import view_html
 
     assert src.root is not None  # the Graph Explorer runs only on a workspace with a graph
     return view_html(src.root, "explore", target=node_id, hops=hops,
@@ -261,7 +261,7 @@ def explore_html(src: data.Sources, node_id: str, hops: int = 1) -> str:
 @cached_on(graph_marker, max_entries=2)
 def graph_html(src: data.Sources) -> str:
     """The whole graph's interactive page (``nervapack visualize``), community level on large graphs."""
-    from ..code.visualize.views import view_html
+    from ..flows.overlay import view_html
 
     assert src.root is not None  # the Communities page runs only on a workspace with a graph
     return view_html(src.root, "graph", memory_db=_memory_db(src) if src.has_memory else None)

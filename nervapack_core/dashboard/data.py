@@ -1074,7 +1074,7 @@ def decisions_by_commit(root: Path | None, memory_db: Path | None, namespace: st
     ``{available, reason, ...}``: not available outside a git repository."""
     from ..flows.review import decisions_by_commit as by_commit
     from ..flows.review import resolve_change, review_changes
-    from ..memory.provenance import repo_root
+    from ..gitrepo import repo_root
 
     where = repo_root(root) if root else None
     if where is None:

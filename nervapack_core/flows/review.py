@@ -32,10 +32,13 @@ import sqlite3
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NervapackError
 from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..memory import MemoryStore
 
 __all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "merge_base", "TRAILER",
            "AREA_MIN_DECISIONS", "FAIL_ON", "failures", "to_markdown", "acknowledged_in"]
@@ -617,3 +620,21 @@ def decisions_by_commit(root: str | os.PathLike, *, rev: str = "HEAD", limit: in
             entry.update(decisions=r.decisions, adr=r.adr, files=len(r.files))
         commits.append(entry)
     return {"head": head, "total": total, "offset": offset, "limit": limit, "commits": commits}
+
+
+def decisions_for_store(memory: MemoryStore, *, paths: list[str] | None = None, diff: str | None = None,
+                        all_namespaces: bool = True, namespace: str | None = None) -> list[dict]:
+    """:func:`decisions_for_edit` for the repository of ``memory`` (the memory MCP server's
+    ``decisions_for_change``): the paths made relative to its root, the arguments checked."""
+    from ..memory import validate
+
+    root = memory.graph.root
+    if root is None:
+        raise NervapackError("this memory is not inside a repository: no code to match an edit against")
+    files = [memory.graph.relative(str(p)) for p in validate.str_list(paths, "paths")]
+    if diff is not None and not isinstance(diff, str):
+        raise NervapackError("diff must be the text of a unified diff")
+    if not files and not (diff and diff.strip()):
+        raise NervapackError("give the paths an edit touches, or its unified diff")
+    ns = None if all_namespaces and namespace is None else memory._ns(namespace)
+    return memory._read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))

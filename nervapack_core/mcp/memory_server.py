@@ -21,6 +21,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from ..cli.common import db_option, memory_db, memory_namespace, namespace_option
 from ..errors import NervapackError
+from ..flows.review import decisions_for_store
 from .scaffold import ReloadOnChange, client_name, run_command, run_stdio, tool_registrar
 
 __all__ = ["build_server", "main", "TOOL_NAMES", "DEFAULT_TOOL_BUDGET", "MAX_TOOL_BUDGET", "client_tokens"]
@@ -312,7 +313,7 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         """
         from ..flows.review import edit_briefing
 
-        found = mem().decisions_for_edit(paths=paths, diff=diff, namespace=namespace)
+        found = decisions_for_store(mem(), paths=paths, diff=diff, namespace=namespace)
         return ok(edit_briefing(found, budget_tokens, mem().counter))
 
     return server

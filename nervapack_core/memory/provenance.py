@@ -20,37 +20,12 @@ import subprocess
 from pathlib import Path
 
 from ..errors import NervapackError
+from ..gitrepo import git_dir, repo_root
 
 __all__ = ["repo_root", "git_dir", "git_head", "git_author", "os_author", "resolve_commit"]
 
 _SHA = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
 _GIT_TIMEOUT = 10
-
-
-def repo_root(start: Path | str | None) -> Path | None:
-    """The working tree holding ``start`` (the nearest folder upwards with a ``.git``), or None."""
-    if start is None:
-        return None
-    p = Path(start).resolve()
-    for folder in (p, *p.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
-def git_dir(root: Path) -> Path | None:
-    """The git directory of the working tree ``root`` (``.git`` or what a ``.git`` file names)."""
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    try:
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if text.startswith("gitdir:"):
-        target = Path(text[len("gitdir:"):].strip())
-        return target if target.is_absolute() else (root / target).resolve()
-    return None
 
 
 def _common_dir(gdir: Path) -> Path:

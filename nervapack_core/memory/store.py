@@ -644,23 +644,6 @@ class MemoryStore:
         state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
         return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
 
-    def decisions_for_edit(self, *, paths=None, diff=None, all_namespaces=True, namespace=None) -> list[dict]:
-        """Standing decisions whose code a pending edit touches (``diff``: a unified diff,
-        matched by definition; ``paths``: whole files), most binding first. See
-        :func:`nervapack_core.flows.review.decisions_for_edit`."""
-        from ..flows.review import decisions_for_edit
-
-        root = self.graph.root
-        if root is None:
-            raise NervapackError("this memory is not inside a repository: no code to match an edit against")
-        files = [self.graph.relative(str(p)) for p in validate.str_list(paths, "paths")]
-        if diff is not None and not isinstance(diff, str):
-            raise NervapackError("diff must be the text of a unified diff")
-        if not files and not (diff and diff.strip()):
-            raise NervapackError("give the paths an edit touches, or its unified diff")
-        ns = None if all_namespaces and namespace is None else self._ns(namespace)
-        return self._read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))
-
     def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
         """Live memories (every namespace) touching graph nodes whose content changed
         (``changed``) or that are gone (``removed``): what ``nervapack sync`` lists."""

@@ -19,12 +19,12 @@ import pytest
 
 from nervapack_core.code.graph.store import GraphStore
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.code.ingest.sync import sync
 from nervapack_core.code.llm.binding import LLMSettings, bind_docs, plan
 from nervapack_core.code.llm.consent import ConsentRefused
 from nervapack_core.code.llm.prompt import RETRY_NOTE
 from nervapack_core.code.llm.providers import make_provider
 from nervapack_core.code.llm.shortlist import MAX_CANDIDATES
+from nervapack_core.flows.sync import sync
 
 from .conftest import CLI, cli_env, git_init
 from .llm_repo import ASKED, PROVIDERS, RETRY_PY, SESSION_PY, env_for, make_repo

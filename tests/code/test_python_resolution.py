@@ -15,8 +15,8 @@ from nervapack_core.code.analysis.explore import explore
 from nervapack_core.code.analysis.health import most_connected, top_files
 from nervapack_core.code.graph.confidence import CONFIDENT
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.code.ingest.sync import sync
 from nervapack_core.code.retrieval.retriever import Retriever
+from nervapack_core.flows.sync import sync
 
 from .synckit import assert_same_graph, new_repo, write
 

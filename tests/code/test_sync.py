@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from nervapack_core.cli import cli
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.code.ingest.sync import sync
+from nervapack_core.flows.sync import sync
 from nervapack_core.memory.store import MemoryStore
 
 from .synckit import assert_same_graph, commit, git, new_repo, write

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.code.ingest.sync import sync
+from nervapack_core.flows.sync import sync
 
 from .synckit import assert_same_graph, commit, git, new_repo
 

@@ -132,9 +132,10 @@ def test_layers_put_importers_above_what_they_import():
 def test_graph_view_places_every_node_inside_its_community(hostile):
     from nervapack_core.code.graph.reader import GraphReader
     from nervapack_core.code.visualize.views import graph_view
+    from nervapack_core.flows.overlay import decision_overlay
 
     with GraphReader(hostile) as reader:
-        view = graph_view(reader)
+        view = graph_view(reader, overlay=decision_overlay())
         drawn = reader.view_nodes()
     d = view.data
     n = d["n"]
@@ -157,13 +158,14 @@ def test_graph_view_places_every_node_inside_its_community(hostile):
 def test_an_unreadable_memory_is_a_note_not_a_failure(hostile, tmp_path):
     from nervapack_core.code.graph.reader import GraphReader
     from nervapack_core.code.visualize.views import graph_view
+    from nervapack_core.flows.overlay import decision_overlay
 
     copy = tmp_path / "copy"
     shutil.copytree(hostile, copy)
     with GraphReader(copy) as reader:
-        assert graph_view(reader, namespace="elsewhere").data["touch"] == {}  # decisions of that namespace only
+        assert graph_view(reader, overlay=decision_overlay(namespace="elsewhere")).data["touch"] == {}  # decisions of that namespace only
         (copy / ".nervapack" / "memory.db").write_bytes(b"this is not a database" * 100)
-        data = graph_view(reader).data
+        data = graph_view(reader, overlay=decision_overlay()).data
     assert data["touch"] == {} and any(n.startswith("Decisions not shown:") for n in data["notes"]), data["notes"]
 
 
@@ -209,8 +211,8 @@ def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
 
 
 def test_view_html_for_an_embedding_page(hostile):
-    from nervapack_core.code.visualize.views import view_html
     from nervapack_core.errors import NervapackError
+    from nervapack_core.flows.overlay import view_html
 
     for what, kind in (("graph", "graph"), ("dependencies", "dependencies")):
         assert page_data(view_html(hostile, what))["kind"] == kind

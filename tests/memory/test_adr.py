@@ -429,7 +429,7 @@ def test_cli_import_and_export(tmp_path):
 # ---------------------------------------------------------------------------- sync
 def test_sync_reimports_an_edited_adr(tmp_path, monkeypatch):
     from nervapack_core.code.ingest.pipeline import ingest
-    from nervapack_core.code.ingest.sync import sync
+    from nervapack_core.flows.sync import sync
 
     repo = tmp_path / "repo"
     (repo / "app").mkdir(parents=True)
@@ -464,7 +464,7 @@ def test_sync_reimports_an_edited_adr(tmp_path, monkeypatch):
 
 def test_sync_uses_the_configured_adr_folder(tmp_path, monkeypatch):
     from nervapack_core.code.ingest.pipeline import ingest
-    from nervapack_core.code.ingest.sync import sync
+    from nervapack_core.flows.sync import sync
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from nervapack_core.cli.memory import memory_cli
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.code.ingest.sync import sync
 from nervapack_core.errors import NervapackError
+from nervapack_core.flows.sync import sync
 from nervapack_core.mcp.memory_server import agent_decision_status
 from nervapack_core.memory import MemoryStore
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nervapack_core.flows.review import decisions_for_store
 from nervapack_core.memory import MemoryStore
 from nervapack_core.memory.timeutil import now, to_iso
 
@@ -93,7 +94,7 @@ def test_today_s_decision_is_current_on_every_read_path(tmp_path, rel):
         touching = m.touching("shop/tax.py", "compute_tax")
         assert [n["id"] for n in touching["memories"]] == [today] and touching["memories"][0]["current"]
         assert m.stale_decisions()["checked"] == 1  # today's standing decision, not 2030's
-        assert [d["id"] for d in m.decisions_for_edit(paths=["shop/tax.py"])] == [today]
+        assert [d["id"] for d in decisions_for_store(m, paths=["shop/tax.py"])] == [today]
         assert [r["node_id"] for r in m.touching_code([r["graph_node_id"] for r in m.to_code(today)])] == [today]
         assert data.namespace_counts(db, "default")["current"] == 1
         assert [r["id"] for r in data.namespace_page(db, "default", current_only=True)["rows"]] == [today]

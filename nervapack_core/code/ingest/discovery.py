@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...workspace import WORKSPACE_DIR
+from ...workspace import WORKSPACE_DIR, link_reason
 from ..parse.languages import language_for_path
 from .ignore import ignore_file_spec, walk_unignored
 
@@ -92,20 +92,6 @@ def list_files(root: Path) -> tuple[list[str], bool]:
 
 def _in_skipped_dir(rel: str) -> bool:
     return any(p in ALWAYS_SKIPPED_DIRS for p in rel.split("/")[:-1])
-
-
-def _link_reason(root: Path, full: str) -> str | None:
-    """Why a symlink of no known file type is not indexed (None for anything else): it leaves the
-    repository, is broken or loops, or is a folder link (never followed: a folder link can loop)."""
-    if not os.path.islink(full):
-        return None
-    try:
-        target = Path(full).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return "broken or looping symlink"
-    if target != root and root not in target.parents:
-        return "symlink pointing outside the repository"
-    return "symlinked folder (not followed)" if target.is_dir() else None
 
 
 def content_sha(data: bytes) -> str:
@@ -202,7 +188,7 @@ def discover(root: Path, max_file_bytes: int = MAX_FILE_BYTES,
         if language == "text" and any(p in ("docs", "doc") for p in parts[:-1]):
             language = "rst"  # Sphinx projects (Django among them) write their reST docs as .txt
         if language is None:
-            reason = _link_reason(root, os.path.join(base, rel))
+            reason = link_reason(root, os.path.join(base, rel))
             if reason:  # a link of no known type (a folder link above all) is still said, with its reason
                 result.skipped.append((rel, reason))
             else:

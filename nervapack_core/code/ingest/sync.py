@@ -7,8 +7,8 @@ The same pipeline as ``ingest`` (:func:`.ingest.update`), with two differences:
   when git cannot say (branch switch, rebase, no commit, not a repository) every file's
   content hash is compared instead;
 - the summary says what moved: files added/modified/removed/renamed, nodes and edges
-  before and after, time per phase, the commit range, and the memories whose code
-  changed (content hash of the node, not the file's time) or vanished in this sync.
+  before and after, time per phase, the commit range (the memories whose code changed,
+  and the ADR folder's re-import, are added above both engines: :mod:`nervapack_core.flows.sync`).
 
 Cross-file edges are resolved again per changed file (:func:`.edges.resolve_changed`),
 so the graph after a sync is the graph a fresh ingest of the same tree builds.
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import NervapackError, NoGraphError
+from ...errors import NoGraphError
 from ...workspace import Workspace
 from ..graph.store import GraphStore
 from .changes import ChangeSource, GitState, candidates_to_parse, git_changes, renames_by_content
@@ -40,10 +40,6 @@ class SyncReport(IngestReport):
     from_commit: str | None = None
     to_commit: str | None = None
     commits: int = 0
-    memories: list[dict] = field(default_factory=list)  # memories whose code changed or vanished
-    memory_note: str = ""
-    adr: dict = field(default_factory=dict)  # the ADR folder re-imported (memory.adr import report, in short)
-    adr_note: str = ""
 
 
 def sync(
@@ -54,16 +50,20 @@ def sync(
     workers: int | None = None,
     progress: Progress | None = None,
     on_wait: Callable[[str], None] | None = None,
-    memory_db: str | os.PathLike | None = None,
+    report: SyncReport | None = None,
 ) -> SyncReport:
     """Update the graph of the repository at ``path`` for what changed since the last
-    ingest or sync. ``memory_db`` (default: the workspace's ``memory.db``) is read to list
-    the memories touching changed or removed code."""
+    ingest or sync; ``report`` (a subclass's, e.g. :class:`nervapack_core.flows.sync.SyncReport`)
+    is filled instead of a new one. The memories a change touched and the ADR folder's
+    re-import are :func:`nervapack_core.flows.sync.sync`'s (``nervapack sync`` runs that)."""
     root = checked_root(path)
     workspace = Workspace(root)
     if not workspace.graph_db.is_file():
         raise NoGraphError(f"No code graph in {root}. Run `nervapack ingest {path}` first.")
-    report = SyncReport(root=str(root), is_git=False)
+    if report is None:
+        report = SyncReport(root=str(root), is_git=False)
+    else:
+        report.root, report.is_git = str(root), False
 
     def planner(store: GraphStore, root: Path, found: Discovery, now: GitState | None) -> Plan:
         stored = store.files()
@@ -89,49 +89,4 @@ def sync(
 
     update(root, planner=planner, trigger="sync", embed=embed, embedder=embedder, workers=workers,
            progress=progress, on_wait=on_wait, report=report)
-    _touched_memories(report, workspace, memory_db)
-    _import_adr_folder(report, workspace, memory_db)
     return report
-
-
-def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db) -> None:
-    """Re-import the workspace's ADR folder (``[memory] adr_dir``, else ``docs/adr`` …),
-    so every member's memory follows the decisions the repository keeps. Only new or
-    edited files are parsed; a problem is reported, it never fails the sync."""
-    from ...memory.adr import find_adr_dir
-    from ...settings import setting
-
-    try:
-        folder, how = find_adr_dir(workspace)
-        if folder is None:
-            return
-        chosen = setting(workspace, "memory", "adr_namespace", "NERVAPACK_ADR_NAMESPACE")
-        namespace = str(chosen.value) if chosen is not None else "default"
-        from ...memory.store import MemoryStore
-
-        with MemoryStore(Path(memory_db) if memory_db else workspace.memory_db, namespace=namespace,
-                         graph_db=workspace.graph_db, origin="adr") as memory:
-            done = memory.import_adr(folder)
-    except NervapackError as exc:
-        report.adr_note = f"ADR folder not imported: {exc}"
-        return
-    report.adr = {"folder": done["source_prefix"].rstrip("/") or done["folder"], "found": how,
-                  "namespace": done["namespace"], **{k: done[k] for k in (
-                      "imported", "updated", "unchanged", "supersessions", "skipped", "missing", "warnings")}}
-
-
-def _touched_memories(report: SyncReport, workspace: Workspace, memory_db) -> None:
-    """Fill ``report.memories``: live memories with a code reference to a node this sync
-    changed (content hash differs) or removed."""
-    if not (report.changed_nodes or report.removed_nodes):
-        return
-    path = Path(memory_db) if memory_db else workspace.memory_db
-    if not path.is_file():
-        return
-    from ...memory.store import MemoryStore
-
-    try:
-        with MemoryStore(path, read_only=True) as memory:
-            report.memories = memory.touching_code(report.changed_nodes, report.removed_nodes)
-    except NervapackError as exc:  # a damaged or locked memory must not fail the sync
-        report.memory_note = f"memories not checked: {exc}"

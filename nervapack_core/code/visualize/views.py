@@ -24,18 +24,17 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...errors import NervapackError
 from ...storage import utc_now
-from ...workspace import Workspace
 from ..graph.reader import GraphReader
 from . import layout
 
-__all__ = ["View", "graph_view", "explore_view", "dependency_view", "view_html", "write_view", "LARGE_GRAPH",
+__all__ = ["View", "graph_view", "explore_view", "dependency_view", "write_view", "Overlay", "LARGE_GRAPH",
            "DEFAULT_OUTPUT"]
 
 LARGE_GRAPH = 2500  # more nodes than this: the drawing opens on the community map
@@ -171,51 +170,15 @@ def _place(folders: Counter, total: int) -> str:
     return f"{top}/ ({spread})" if n * 5 >= total * 4 else spread
 
 
-def _decisions(root: Path, nodes: _Nodes, memory_db: str | os.PathLike | None, namespace: str,
-               notes: list[str]) -> tuple[list, dict]:
-    """The live decisions of ``namespace`` touching drawn code: a node shows those touching
-    it or a definition inside it (as :meth:`MemoryStore.touching` matches), a file node all
-    of its file's. Read-only; nothing when there is no memory database, and a note (not a
-    failed drawing) when it cannot be read."""
-    db = Path(memory_db) if memory_db else Workspace(root).memory_db
-    if not db.is_file():
-        return [], {}
-    try:
-        return _read_decisions(root, nodes, db, namespace)
-    except NervapackError as exc:
-        notes.append(f"Decisions not shown: {exc}")
-        return [], {}
+#: what draws the decisions onto a view: ``(root, node rows, notes) -> (memories, touch)``, where
+#: ``touch`` maps a node's index (as text) to the indexes of the memories touching it. Handed in
+#: by the caller (:func:`nervapack_core.flows.overlay.decision_overlay`): this package never reads
+#: the memory.
+Overlay = Callable[[Path, list, list[str]], tuple[list, dict]]
 
 
-def _read_decisions(root: Path, nodes: _Nodes, db: Path, namespace: str) -> tuple[list, dict]:
-    from ...memory import MemoryStore
-
-    by_file: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(nodes.rows):
-        by_file[r["file"]].append(i)
-    memories: list[dict] = []
-    mem_at: dict[str, int] = {}
-    touch: dict[int, set[int]] = defaultdict(set)
-    graph_db = Workspace(root).graph_db
-    with MemoryStore(db, namespace=namespace, read_only=True, graph_db=graph_db) as store:
-        for file in sorted(by_file):
-            found = store.touching(file, limit=1000)
-            if not found["total"]:
-                continue
-            for m in found["memories"]:
-                if m["id"] not in mem_at:
-                    mem_at[m["id"]] = len(memories)
-                    memories.append({"id": m["id"], "kind": m.get("kind") or "", "content": m.get("content") or "",
-                                     "rationale": m.get("rationale") or "", "valid_from": m.get("valid_from") or "",
-                                     "current": bool(m.get("current"))})
-                j = mem_at[m["id"]]
-                refs = [ref.get("qualified_name") or "" for ref in m.get("code") or []]
-                for i in by_file[file]:
-                    r = nodes.rows[i]
-                    qn = r["qualified_name"] or ""
-                    if r["kind"] == "file" or any(q == qn or q.startswith(qn + ".") for q in refs if q):
-                        touch[i].add(j)
-    return memories, {str(i): sorted(js) for i, js in sorted(touch.items())}
+def _overlay(overlay: Overlay | None, root: Path, nodes: _Nodes, notes: list[str]) -> tuple[list, dict]:
+    return overlay(root, nodes.rows, notes) if overlay is not None else ([], {})
 
 
 def _base(nodes: _Nodes, edges: dict, edge_kinds: list[str], degree: list[int], *, kind: str, title: str,
@@ -333,8 +296,8 @@ def _describe_groups(nodes: _Nodes, lay: dict, edges: dict, degree: list[int]) -
 
 
 # ------------------------------------------------------------------------------ views
-def graph_view(reader: GraphReader, *, communities: bool | None = None, memory_db: str | os.PathLike | None = None,
-               namespace: str = "default", title: str | None = None) -> View:
+def graph_view(reader: GraphReader, *, communities: bool | None = None, overlay: Overlay | None = None,
+               title: str | None = None) -> View:
     """The whole graph (every node but import statements). ``communities``: open on the
     community map (None: when the graph has more than :data:`LARGE_GRAPH` nodes)."""
     nodes = _Nodes(reader.view_nodes(text_chars=TEXT_CHARS))
@@ -349,12 +312,12 @@ def graph_view(reader: GraphReader, *, communities: bool | None = None, memory_d
                  subtitle=f"{len(nodes.rows):,} nodes · {len(edges['s']):,} edges · {real:,} communities",
                  start=start, root=root)
     data["c"] = _describe_groups(nodes, lay, edges, degree)
-    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace, data["notes"])
+    data["memories"], data["touch"] = _overlay(overlay, root, nodes, data["notes"])
     return View("graph", data["title"], data)
 
 
 def explore_view(reader: GraphReader, target: str, *, hops: int = 1, max_nodes: int = 300,
-                 memory_db: str | os.PathLike | None = None, namespace: str = "default") -> View:
+                 overlay: Overlay | None = None) -> View:
     """The ``hops`` neighbourhood of ``target`` (as ``nervapack explore`` finds it), the
     targets in the middle and each hop on its own ring, grouped by community and file."""
     sub = reader.explore(target, hops=hops, max_nodes=max_nodes)
@@ -389,7 +352,7 @@ def explore_view(reader: GraphReader, target: str, *, hops: int = 1, max_nodes: 
     data["distance"] = [distance.get(r["id"], 0) for r in nodes.rows]
     if sub.truncated:
         data["notes"].append(f"Stopped at {max_nodes} nodes: use --max-nodes or fewer --hops to see all.")
-    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace, data["notes"])
+    data["memories"], data["touch"] = _overlay(overlay, root, nodes, data["notes"])
     return View("explore", data["title"], data)
 
 
@@ -402,8 +365,7 @@ DEPENDENCY_GROUPS = [  # (name, colour) as `nervapack dependencies` explains the
 ]
 
 
-def dependency_view(reader: GraphReader, *, focus: str | None = None, memory_db: str | os.PathLike | None = None,
-                    namespace: str = "default") -> View:
+def dependency_view(reader: GraphReader, *, focus: str | None = None, overlay: Overlay | None = None) -> View:
     """The import graph of the parsed source files, one layer per import depth (files
     importing each other share a layer), orphans on the last rows; ``focus`` (a path of
     the graph) is selected when the page opens."""
@@ -445,7 +407,7 @@ def dependency_view(reader: GraphReader, *, focus: str | None = None, memory_db:
                       "of": of}
     if focus:
         data["targets"] = [i for i, r in enumerate(nodes.rows) if r["file"] == focus]
-    data["memories"], data["touch"] = _decisions(root, nodes, memory_db, namespace, data["notes"])
+    data["memories"], data["touch"] = _overlay(overlay, root, nodes, data["notes"])
     return View("dependencies", data["title"], data)
 
 
@@ -462,23 +424,3 @@ def write_view(view: View, path: str | os.PathLike) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return out.resolve()
-
-
-def view_html(root: str | os.PathLike, what: str = "graph", *, target: str | None = None, hops: int = 1,
-              communities: bool | None = None, memory_db: str | os.PathLike | None = None,
-              namespace: str = "default") -> str:
-    """The HTML of one view of the workspace at ``root``: ``what`` is ``graph``,
-    ``explore`` (with ``target``) or ``dependencies``. For embedding (e.g. Streamlit's
-    ``st.components.v1.html``): the page is self-contained and needs no network."""
-    with GraphReader(Path(root)) as reader:
-        if what == "graph":
-            view = graph_view(reader, communities=communities, memory_db=memory_db, namespace=namespace)
-        elif what == "explore":
-            if not target:
-                raise NervapackError("Give a target to explore.")
-            view = explore_view(reader, target, hops=hops, memory_db=memory_db, namespace=namespace)
-        elif what == "dependencies":
-            view = dependency_view(reader, memory_db=memory_db, namespace=namespace)
-        else:
-            raise NervapackError(f"Unknown view {what!r}: graph, explore or dependencies.")
-    return view.html()

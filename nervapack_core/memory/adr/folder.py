@@ -5,7 +5,8 @@ Reading is separate from writing: :func:`scan` lists and hashes every Markdown f
 :func:`read_records` parses only the files the caller asks for (new or changed ones) and
 asks git once for the whole folder, so a re-import of an unchanged folder parses nothing.
 
-The folder is read under the ingest's rule (:mod:`nervapack_core.code.ingest.discovery`): nothing
+The folder is read under the ingest's rule (:func:`nervapack_core.workspace.link_reason`,
+which discovery applies too): nothing
 outside the repository is read. A link to a file outside it, a broken or looping link and a
 symlinked folder (never followed) are listed as skipped with their reason; a link to a file
 inside the repository is read, unless it names another record of the folder (imported once,
@@ -25,9 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ...code.ingest.discovery import _link_reason as link_reason
 from ...errors import NervapackError
-from ...workspace import WORKSPACE_DIR, Workspace
+from ...workspace import WORKSPACE_DIR, Workspace, link_reason
 from ..provenance import repo_root
 from .parse import AdrSkip, ParsedAdr, parse_adr
 
