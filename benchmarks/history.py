@@ -229,7 +229,7 @@ def add_commits(repo: Path, count: int, seed: int = 11) -> None:
 
 def bench(base: Path | None, commits: int) -> list[tuple[str, float, str]]:
     from nervapack_core.code.analysis.git_history import update_history
-    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.analysis.reader import GraphReader
     from nervapack_core.code.graph.store import GraphStore
     from nervapack_core.code.ingest.pipeline import ingest
 

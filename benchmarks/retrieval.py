@@ -79,8 +79,9 @@ def machine() -> dict:
 
 def ensure_ingested(root: Path) -> str:
     """Ingest with MiniLM embeddings unless the workspace already has them; returns the embedder."""
-    from nervapack_core.code.graph.reader import GraphReader, NoGraphError
+    from nervapack_core.code.analysis.reader import GraphReader
     from nervapack_core.code.vectors.collection import vector_store
+    from nervapack_core.errors import NoGraphError
     from nervapack_core.workspace import Workspace
 
     db = root / ".nervapack" / "graph.db"

@@ -57,7 +57,7 @@ _ERRORS = (
 _EXPORTS = {
     "Workspace": ".workspace", "find_workspace": ".workspace", "memory_db_path": ".workspace",
     "ingest": ".code.ingest.pipeline", "IngestReport": ".code.ingest.pipeline",
-    "GraphReader": ".code.graph.reader",
+    "GraphReader": ".code.analysis.reader",
     **{name: ".code.retrieval.retriever" for name in ("Retriever", "answer", "query", "QueryResult")},
     "sync": ".flows.sync", "SyncReport": ".flows.sync",
     "view_html": ".flows.overlay",
@@ -69,7 +69,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see
-    from .code.graph.reader import GraphReader
+    from .code.analysis.reader import GraphReader
     from .code.ingest.pipeline import IngestReport, ingest
     from .code.llm.binding import LLMReport, bind_docs
     from .code.llm.providers import make_provider

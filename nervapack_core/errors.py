@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Protocol
 
 
-class SendSummary(Protocol):
+class _SendSummary(Protocol):
     """What :class:`ConsentRefused` reads of :class:`~nervapack_core.code.llm.consent.SendSummary`
     (a protocol, so the ground floor does not import the LLM package)."""
 
@@ -82,7 +82,7 @@ class CorruptGraphError(CorruptDatabaseError):
 class NoGraphError(NervapackError):
     """There is no usable code graph yet: missing, empty, or its first ingest never finished.
 
-    Raised by :class:`~nervapack_core.code.graph.reader.GraphReader` and everything that reads the
+    Raised by :class:`~nervapack_core.code.analysis.reader.GraphReader` and everything that reads the
     graph (query, explore, the MCP tools); run ``nervapack ingest`` in the repository."""
 
 
@@ -125,7 +125,7 @@ class ConsentRefused(NervapackError):
     Raised before the first request of ``--llm`` binding to a non-local endpoint; answer the
     question in a terminal, or pass ``--yes`` to agree (scripts, CI)."""
 
-    def __init__(self, summary: SendSummary, declined: bool = False):
+    def __init__(self, summary: _SendSummary, declined: bool = False):
         why = ("you declined" if declined else f"this workspace has not agreed to send to {summary.host} yet "
                "(run it in a terminal to answer the question, or pass --yes to agree: scripts, CI)")
         super().__init__(f"{summary.describe()} Nothing was sent: {why}. The graph keeps its deterministic doc "

@@ -33,9 +33,9 @@ def require_workspace(path: str | None = None) -> Workspace:
 
 
 def read_graph(ws: Workspace):
-    """The workspace's graph, read-only (:class:`~nervapack_core.code.graph.reader.GraphReader`):
+    """The workspace's graph, read-only (:class:`~nervapack_core.code.analysis.reader.GraphReader`):
     what every read command uses."""
-    from ..code.graph.reader import GraphReader
+    from ..code.analysis.reader import GraphReader
 
     return GraphReader(ws.graph_db, root=ws.root)
 

@@ -1,7 +1,7 @@
 """CLI commands over the git history stored with the graph: ``hotspots``, ``coupling``,
 ``knowledge``, ``file-history``.
 
-Thin: each reads :class:`~nervapack_core.code.graph.reader.GraphReader` (which reads
+Thin: each reads :class:`~nervapack_core.code.analysis.reader.GraphReader` (which reads
 :mod:`nervapack_core.code.analysis.git_history`) and hands the result to ``emit``. A workspace without git
 history prints why and exits 0 (``--json``: ``{"available": false, "reason": ...}``); a bad
 ``--since`` is a clear error with a non-zero exit. Tables say how many rows they show of how many.

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..code.graph.reader import GraphReader
+from ..code.analysis.reader import GraphReader
 from ..errors import GraphUnreadable, NervapackError
 from ..memory.nodes import current_sql
 from ..storage import reading

@@ -10,7 +10,7 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from ..code.graph.reader import GraphReader
+from ..code.analysis.reader import GraphReader
 from ..code.visualize.views import Overlay, dependency_view, explore_view, graph_view
 from ..errors import NervapackError
 from ..workspace import Workspace

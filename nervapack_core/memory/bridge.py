@@ -1,7 +1,7 @@
 """TOUCHES bridge: link memory about a named entity to the code graph's definitions.
 
 The code graph is ``.nervapack/graph.db``, read through the shared read-only
-:class:`~nervapack_core.code.graph.reader.GraphReader` (so the bridge reads the real schema
+:class:`~nervapack_core.code.analysis.reader.GraphReader` (so the bridge reads the real schema
 the ingest writes, and never migrates or writes it). When there is no graph yet
 (missing, empty, or its first ingest never finished) the bridge is unavailable and
 memory works without it; a locked or damaged graph is reported as an error.
@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..code.graph.reader import GraphReader, NoGraphError
+from ..code.analysis.reader import GraphReader
+from ..errors import NoGraphError
 from ..workspace import workspace_root_of
 from .resolve import code_name_forms
 

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.graph.export import EDGE_FIELDS, NODE_FIELDS
-from nervapack_core.code.graph.reader import GraphReader
 from nervapack_core.code.ingest.pipeline import ingest
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",

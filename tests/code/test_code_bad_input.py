@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.ingest import pipeline as ingest_module
 
 

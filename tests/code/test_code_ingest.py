@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from nervapack_core.cli import cli
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.graph.store import GraphStore
 from nervapack_core.code.ingest.pipeline import ingest, node_id
 from nervapack_core.code.vectors.collection import VectorIndex

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.ingest.pipeline import ingest
 
 # (kind, file, qualified_name, start_line, end_line)

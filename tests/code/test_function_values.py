@@ -4,7 +4,7 @@ into the file or defined at its top level. Real ingest, real SQLite."""
 
 from __future__ import annotations
 
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.ingest.pipeline import ingest
 
 FILES = {

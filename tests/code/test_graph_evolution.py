@@ -15,7 +15,7 @@ import pytest
 
 from nervapack_core.code.analysis.evolution import FileChanges, record_snapshot
 from nervapack_core.code.analysis.health import health
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.graph.store import GraphStore
 from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.errors import NervapackError

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.ingest.discovery import file_sha
 from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.errors import CorruptDatabaseError, NoGraphError

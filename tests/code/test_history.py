@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from nervapack_core.code.analysis.git_history import MAX_COUPLING_FILES, update_history
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.graph.store import GraphStore
 from nervapack_core.code.ingest.pipeline import ingest
 

@@ -130,7 +130,7 @@ def test_layers_put_importers_above_what_they_import():
 
 # ---------------------------------------------------------------------------- view data
 def test_graph_view_places_every_node_inside_its_community(hostile):
-    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.analysis.reader import GraphReader
     from nervapack_core.code.visualize.views import graph_view
     from nervapack_core.flows.overlay import decision_overlay
 
@@ -156,21 +156,22 @@ def test_graph_view_places_every_node_inside_its_community(hostile):
 
 
 def test_an_unreadable_memory_is_a_note_not_a_failure(hostile, tmp_path):
-    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.analysis.reader import GraphReader
     from nervapack_core.code.visualize.views import graph_view
     from nervapack_core.flows.overlay import decision_overlay
 
     copy = tmp_path / "copy"
     shutil.copytree(hostile, copy)
     with GraphReader(copy) as reader:
-        assert graph_view(reader, overlay=decision_overlay(namespace="elsewhere")).data["touch"] == {}  # decisions of that namespace only
+        # decisions of that namespace only
+        assert graph_view(reader, overlay=decision_overlay(namespace="elsewhere")).data["touch"] == {}
         (copy / ".nervapack" / "memory.db").write_bytes(b"this is not a database" * 100)
         data = graph_view(reader, overlay=decision_overlay()).data
     assert data["touch"] == {} and any(n.startswith("Decisions not shown:") for n in data["notes"]), data["notes"]
 
 
 def test_explore_and_dependency_views(hostile):
-    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.analysis.reader import GraphReader
     from nervapack_core.code.visualize.views import dependency_view, explore_view
 
     with GraphReader(hostile) as reader:
@@ -190,7 +191,7 @@ def test_explore_and_dependency_views(hostile):
 
 
 def test_page_is_self_contained_and_its_data_cannot_close_the_script(hostile):
-    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.analysis.reader import GraphReader
     from nervapack_core.code.visualize.views import graph_view
 
     with GraphReader(hostile) as reader:

@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from nervapack_core.code.graph.reader import GraphReader
+from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.dashboard import cache, data
 from nervapack_core.dashboard.data import Sources

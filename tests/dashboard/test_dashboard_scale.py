@@ -187,7 +187,7 @@ def flasklike(tmp_path_factory):
 
 
 def test_explorer_search_puts_the_definition_named_so_first(flasklike, use_root, app):
-    from nervapack_core.code.graph.reader import GraphReader
+    from nervapack_core.code.analysis.reader import GraphReader
 
     with GraphReader(flasklike / ".nervapack" / "graph.db") as g:
         found = g.search("url_for")

@@ -3,4 +3,4 @@ health score (:mod:`.health`), file imports and their cycles (:mod:`.imports`), 
 (:mod:`.communities`), git history — hotspots, coupling, knowledge (:mod:`.git_history`),
 complexity (:mod:`.complexity`), snapshots over time (:mod:`.evolution`), and the N-hop
 neighbourhood of a node (:mod:`.explore`). Readers reach these through
-:class:`~nervapack_core.code.graph.reader.GraphReader` or call them with its connection."""
+:class:`~nervapack_core.code.analysis.reader.GraphReader` or call them with its connection."""

@@ -24,7 +24,7 @@ nor do rows backfilled from ``ingest_runs``.
 
 Writers call :func:`record_snapshot` after the analyse step; the ingest and sync do both
 inside their graph write transaction, so a kill leaves the graph before or after with its
-snapshot, never a new graph without one; readers use :class:`~nervapack_core.code.graph.reader.GraphReader`
+snapshot, never a new graph without one; readers use :class:`~nervapack_core.code.analysis.reader.GraphReader`
 (``snapshots``,
 ``changed_since``), which works on a graph written before snapshots existed (no table:
 no snapshots).

@@ -1,8 +1,10 @@
 """One read-only view of the code graph (``.nervapack/graph.db``) for every reader.
 
-The CLI (``status``, ``query``, ``explore``, ``dependencies``), the code MCP server, the
-dashboard and the memory's TOUCHES bridge all read the graph through
-:class:`GraphReader`, so they agree on what "no graph yet" means and compute status,
+:class:`GraphRows` is the view of the rows: nodes, edges, search, lookups, counts, the files as
+stored. The analyses (status with health, cycles, communities, git history, snapshots) are added
+by :class:`nervapack_core.code.analysis.reader.GraphReader`, which the CLI (``status``, ``query``,
+``explore``, ``dependencies``), the code MCP server, the dashboard and the memory's TOUCHES bridge
+all read the graph through, so they agree on what "no graph yet" means and compute status,
 search, lookups and freshness the same way:
 
 - it opens ``graph.db`` with :func:`storage.open_reader` (``mode=ro``): it never
@@ -13,11 +15,8 @@ search, lookups and freshness the same way:
   telling the user to run ``nervapack ingest`` — never an empty answer;
 - a locked or damaged file raises :class:`DatabaseLockedError` /
   :class:`CorruptDatabaseError` from any query — never "no results";
-- long-lived users (MCP server, retriever) call :meth:`GraphReader.refresh`, which
-  reopens the connection when ``graph.db`` was replaced or an ingest committed;
-- the git history (:mod:`.history`: hotspots, coupling, per-file history, knowledge) is read
-  here too; a workspace without one answers :meth:`GraphReader.history_state` with
-  ``available: False`` and a reason, never an error.
+- long-lived users (MCP server, retriever) call :meth:`GraphRows.refresh`, which
+  reopens the connection when ``graph.db`` was replaced or an ingest committed.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ...errors import NervapackError, NoGraphError
 from ...storage import (
@@ -44,7 +43,7 @@ from ...text import fts_match, is_test_path, words
 from ...workspace import GRAPH_DB, WORKSPACE_DIR, Workspace, workspace_root_of
 from .store import SCHEMA_VERSION
 
-__all__ = ["GraphReader", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
+__all__ = ["GraphRows", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
 
 NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
                 "subkind, parent_id")
@@ -95,7 +94,7 @@ def explains_counts(conn: sqlite3.Connection, explains_total: int | None = None)
     return {"deterministic": explains_total - llm, "llm": llm, "llm_binders": binders}
 
 
-class GraphReader:
+class GraphRows:
     """A read-only connection to one ``graph.db`` plus the reads everyone shares.
 
     ``path`` is the workspace root, its ``.nervapack`` folder or ``graph.db`` itself;
@@ -194,7 +193,7 @@ class GraphReader:
         except sqlite3.Error:
             pass
 
-    def __enter__(self) -> GraphReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -243,45 +242,6 @@ class GraphReader:
 
     def last_run(self) -> sqlite3.Row | None:
         return self.one("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1")
-
-    def status(self, *, changes: bool = True, detailed: bool = False) -> dict:
-        """The one status computation behind CLI ``status``, MCP ``graph_status`` and the
-        dashboard Overview: counts, last ingest and (``changes``) files changed since it;
-        ``detailed`` adds health, languages, top files, coverage, cycles, skipped files
-        and parse notes."""
-        from ..analysis import health as analytics
-
-        counts = self.counts()
-        run = self.last_run()
-        data: dict[str, Any] = {
-            "root": str(self.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
-            "functions": counts["node_kinds"].get("function", 0), "classes": counts["node_kinds"].get("class", 0),
-            "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
-            "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
-        }
-        with self.guard():
-            data["explains"] = explains_counts(self.conn, counts["edge_kinds"].get("EXPLAINS", 0))
-        if changes:
-            data["changed_since_ingest"] = self.file_states()
-        if detailed:
-            conn = self.conn
-            with self.guard():
-                data["health"] = analytics.health(conn, changes=data.get("changed_since_ingest")).as_dict()
-                data["languages"] = analytics.language_stats(conn)
-                data["top_files"] = analytics.top_files(conn)
-                data["doc_coverage"] = analytics.doc_coverage(conn)
-            data["import_cycles"] = self.import_cycles()
-            data["skipped"] = [dict(r) for r in self.rows("SELECT path, reason FROM skipped ORDER BY path")]
-            data["parse_problems"] = [dict(r) for r in self.rows(
-                "SELECT path, parse_status, message FROM files WHERE parse_status != 'ok' OR message IS NOT NULL "
-                "ORDER BY path")]
-        return data
-
-    def language_stats(self) -> list[dict]:
-        from ..analysis.health import language_stats
-
-        with self.guard():
-            return language_stats(self.conn)
 
     # -- nodes -----------------------------------------------------------------------------
     def node(self, node_id: str) -> sqlite3.Row | None:
@@ -465,13 +425,6 @@ class GraphReader:
             "ORDER BY file, start_line, id LIMIT ?", (*forms, *forms, *kinds, int(limit)))
 
     # -- whole-graph views (nervapack visualize) ---------------------------------------------
-    def communities(self) -> dict[str, int]:
-        """The Louvain community of every file, class and function, as stored at ingest
-        (``{}`` for a graph without links)."""
-        from ..analysis.health import communities
-
-        with self.guard():
-            return communities(self.conn)
 
     def view_nodes(self, ids: Iterable[str] | None = None, *, exclude_kinds: Sequence[str] = ("import",),
                    text_chars: int = 600) -> list[sqlite3.Row]:
@@ -503,61 +456,7 @@ class GraphReader:
         found = self.rows_in("SELECT source, target, kind FROM edges WHERE source IN ({marks})", sorted(keep), size=500)
         return sorted((r[0], r[1], r[2]) for r in found if r[1] in keep)
 
-    # -- imports ---------------------------------------------------------------------------
-    def import_graph(self):
-        """The resolved file -> file import graph (networkx ``DiGraph``)."""
-        from ..analysis.health import import_graph
 
-        with self.guard():
-            return import_graph(self.conn)
-
-    def import_cycles(self, graph=None) -> list[list[str]]:
-        """Import cycles in import direction, each closed (``[a, b, c, a]``: a imports b, …),
-        from the project's one cycle function (:func:`.dependencies.import_cycles`)."""
-        from ..analysis.imports import import_cycles
-
-        with self.guard():
-            return [c["example"] for c in import_cycles(graph if graph is not None else self.import_graph())]
-
-    def dependencies(self, file: str | None = None) -> dict:
-        """``nervapack dependencies``: the whole report, or one file's imports and importers."""
-        from ..analysis.imports import dependency_report, file_dependencies
-
-        with self.guard():
-            return file_dependencies(self.conn, file) if file else dependency_report(self.conn)
-
-    def explore(self, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False):
-        """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``); calls
-        guessed from a name alone are followed only with ``guesses``."""
-        from ..analysis.explore import explore
-
-        with self.guard():
-            return explore(self.conn, target, hops=hops, max_nodes=max_nodes, guesses=guesses)
-
-    # -- evolution -------------------------------------------------------------------------
-    def snapshots(self, limit: int | None = None, *, offset: int = 0) -> list[dict]:
-        """The graph's snapshots (one per ingest or sync that changed it), oldest first: all
-        of them, or the ``limit`` newest after skipping the ``offset`` newest. A graph written
-        before snapshots existed has none. See :mod:`.evolution`."""
-        from ..analysis import evolution
-
-        with self.guard():
-            return evolution.snapshots(self.conn, limit, offset)
-
-    def snapshot_count(self) -> int:
-        from ..analysis import evolution
-
-        with self.guard():
-            return evolution.snapshot_count(self.conn)
-
-    def changed_since(self, since: Any = None, *, limit: int = 100, offset: int = 0) -> dict:
-        """Files changed after a baseline snapshot, by net change, counted in SQL over all of
-        them, one page listed: ``since`` is a snapshot id, an ISO date or date-time, a git
-        commit prefix, or None (what the newest snapshot changed). See :mod:`.evolution`."""
-        from ..analysis import evolution
-
-        with self.guard():
-            return evolution.changed_since(self.conn, since, limit=limit, offset=offset)
 
     # -- files and freshness ---------------------------------------------------------------
     def stored_files(self, paths: Iterable[str]) -> dict[str, tuple[str | None, float | None]]:
@@ -571,64 +470,3 @@ class GraphReader:
         """The content hash of each node id still in the graph (absent: the node is gone)."""
         return {r["id"]: r["sha"] for r in self.rows_in("SELECT id, sha FROM nodes WHERE id IN ({marks})", list(ids))}
 
-    def churn_commits(self, paths: Iterable[str], since: str) -> dict[str, list[tuple[str, int, int]]]:
-        """Per path, the non-merge commits that changed it after ``since`` (ISO time) as
-        ``(authored_at, lines added, lines removed)``, oldest first, from the stored git
-        history (empty without one)."""
-        from ..analysis.git_history import _has_tables
-
-        paths = list(paths)
-        with self.guard():
-            if not paths or not _has_tables(self.conn):
-                return {}
-        out: dict[str, list[tuple[str, int, int]]] = {}
-        for r in self.rows_in(
-                "SELECT c.path, g.authored_at, c.added, c.removed FROM git_changes c "
-                "JOIN git_commits g ON g.id = c.commit_id WHERE g.authored_at > ? AND c.path IN ({marks}) "
-                "ORDER BY g.authored_at", paths, (since,)):
-            out.setdefault(r[0], []).append((r[1], r[2], r[3]))
-        return out
-
-    def file_states(self) -> dict:
-        """The files table against the working tree: ``{modified, added, deleted, total}``."""
-        from ..analysis.health import changed_since_ingest
-
-        with self.guard():
-            return changed_since_ingest(self.conn, self.root)
-
-    # -- git history (computed by ingest/sync, see .history) --------------------------------
-    def history_state(self) -> dict:
-        """``{available, reason, commits, authors, first, last, head}`` of the stored git history."""
-        from ..analysis.git_history import history_state
-
-        with self.guard():
-            return history_state(self.conn)
-
-    def hotspots(self, since: Any = None, limit: int | None = None) -> list[dict]:
-        """Files by ``commits × complexity`` (``file, commits, lines_added, lines_removed, authors,
-        complexity, score``, …), counting the commits since ``since`` (an ISO date) when given."""
-        from ..analysis.git_history import hotspots
-
-        with self.guard():
-            return hotspots(self.conn, since=since, limit=limit)
-
-    def coupling(self, min_shared: int = 3, limit: int | None = None) -> list[dict]:
-        """File pairs that change together (``file_a, file_b, shared, ratio, static_link``, …)."""
-        from ..analysis.git_history import coupling
-
-        with self.guard():
-            return coupling(self.conn, min_shared=min_shared, limit=limit)
-
-    def file_history(self, path: str, limit: int | None = 20) -> dict:
-        """One file's commits, lines, authors with shares, first and last change, recent commits."""
-        from ..analysis.git_history import file_history, relative_path
-
-        with self.guard():
-            return file_history(self.conn, relative_path(path, self.root), limit=limit)
-
-    def knowledge(self, threshold: float | None = None) -> dict:
-        """Main author and share per file and per community, and the knowledge islands."""
-        from ..analysis.git_history import ISLAND_SHARE, knowledge
-
-        with self.guard():
-            return knowledge(self.conn, ISLAND_SHARE if threshold is None else threshold)

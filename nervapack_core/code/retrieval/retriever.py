@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING
 from ...errors import NervapackError, NoGraphError
 from ...text import identifier_terms
 from ...workspace import Workspace
+from ..analysis.reader import GraphReader
 from ..graph.confidence import is_guess
-from ..graph.reader import GraphReader
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
 from .prompt import clauses, detect_route, fts_query, identifiers_in, query_words
 from .ranking import (

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...errors import NervapackError
 from ...storage import utc_now
-from ..graph.reader import GraphReader
+from ..analysis.reader import GraphReader
 from . import layout
 
 __all__ = ["View", "graph_view", "explore_view", "dependency_view", "write_view", "Overlay", "LARGE_GRAPH",
