@@ -292,8 +292,7 @@ def degrees(graph_db: Path, top: int = 20) -> dict:
 
 def analytics(graph_db: Path, top: int = 20) -> dict:
     """Node and edge kinds, the file import graph (fan-in, fan-out, cycles) and the files left out."""
-    from ..code.analysis.health import import_graph
-    from ..code.analysis.imports import import_cycles
+    from ..code.analysis.imports import import_cycles, import_graph
 
     with graph(graph_db) as conn:
         node_kinds = as_dicts(conn.execute(

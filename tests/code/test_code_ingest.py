@@ -177,7 +177,7 @@ def test_health_has_no_free_components(tmp_path):
 
 
 def test_small_change_keeps_communities_and_places_new_nodes(fixture_repo, monkeypatch):
-    from nervapack_core.code.analysis import health as analytics
+    from nervapack_core.code.analysis import communities as analytics
 
     repo = fixture_repo("python")
     ingest(repo, embed=False)
@@ -196,7 +196,7 @@ def test_small_change_keeps_communities_and_places_new_nodes(fixture_repo, monke
 
 
 def test_large_change_runs_louvain_again(fixture_repo, monkeypatch):
-    from nervapack_core.code.analysis import health as analytics
+    from nervapack_core.code.analysis import communities as analytics
 
     repo = fixture_repo("python")
     ingest(repo, embed=False)

@@ -3,7 +3,7 @@
 A snapshot (a row of ``graph_snapshots``) keeps what the Overview's trend draws: when and
 why it was taken (``trigger``: ``ingest``, ``rebuild`` or ``sync``), the git commit, files,
 nodes and edges with their kinds, the health score and its components exactly as the
-analyse step stored them (``meta.health_snapshot``, :func:`.analytics.refresh_snapshots`:
+analyse step stored them (``meta.health_snapshot``, :func:`.communities.refresh_snapshots`:
 never computed a second way here), documentation coverage, the number of communities,
 and how many files were added, modified, removed or renamed. ``snapshot_files`` keeps
 those paths, so "what changed since" is answered in SQL over every snapshot.
@@ -126,13 +126,13 @@ def record_snapshot(store, trigger: str, *, changes: FileChanges | None = None, 
     components and documentation coverage it copies. ``git_commit`` and ``run_id`` default
     to the newest ``ingest_runs`` row's; ``changes`` are the files this ingest or sync
     changed (listed per path unless this is the graph's first snapshot); ``counts`` is
-    :func:`~.reader.graph_counts` of the graph as it is now when the caller has it already
+    :func:`~nervapack_core.code.graph.store.graph_counts` of the graph as it is now when the caller has it already
     (0.13 s on Django otherwise). ``own_transaction=False``: the caller's write transaction is
     open (the ingest's graph write: the graph and its snapshot commit together).
     """
     if trigger not in TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
-    from ..graph.reader import graph_counts
+    from ..graph.store import graph_counts
     from .health import health
 
     changes = changes or FileChanges()

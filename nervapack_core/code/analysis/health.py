@@ -1,30 +1,24 @@
 """Facts about a code graph for ``status`` and the dashboard: health score and its
-components, languages, most connected files, documentation coverage, import cycles,
-freshness against the working tree, and Louvain communities.
+components, languages, most connected files, documentation coverage, freshness against
+the working tree.
 
-Expensive results (communities, the health snapshot) are computed once per ingest by
-``refresh_snapshots`` and stored in ``graph.db``; readers only load them.
+The health snapshot is computed once per ingest (with the communities, by
+:func:`~.communities.refresh_snapshots`) and stored in ``graph.db``; readers only load it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ...storage import in_chunks, utc_now
-from ..graph.confidence import NOT_GUESSED, is_guess
+from ..graph.confidence import NOT_GUESSED
 from ..parse.languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
-           "import_graph", "changed_since_ingest", "refresh_snapshots", "communities", "most_connected",
+           "changed_since_ingest", "most_connected",
            "degree_histogram", "health_from_snapshot"]
-
-LOUVAIN_SEED = 42
-
 
 @dataclass
 class Component:
@@ -82,23 +76,6 @@ def _definition_facts(conn) -> tuple[dict, int, int]:
 def doc_coverage(conn) -> dict:
     """Public classes and functions with a docstring or an EXPLAINS edge from the docs."""
     return _definition_facts(conn)[0]
-
-
-def import_graph(conn):
-    """Files and their resolved imports as a networkx DiGraph. IMPORTS edges join file
-    nodes, whose ids are computed from their paths: no join over the nodes table."""
-    import networkx as nx
-
-    from ..resolve.edges import node_id
-
-    g = nx.DiGraph()
-    paths = [r[0] for r in conn.execute("SELECT path FROM files")]
-    g.add_nodes_from(paths)
-    path_of = {node_id(p, "file", p): p for p in paths}
-    for s, t in conn.execute("SELECT source, target FROM edges WHERE kind='IMPORTS'"):
-        if s in path_of and t in path_of:
-            g.add_edge(path_of[s], path_of[t])
-    return g
 
 
 def language_stats(conn) -> list[dict]:
@@ -209,7 +186,7 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
     ok = parsed_counts.get("ok", 0)
 
     cov, linked, defs = _definition_facts(conn)
-    from .imports import import_cycles
+    from .imports import import_cycles, import_graph
 
     graph = import_graph(conn)
     cycles = import_cycles(graph)
@@ -267,138 +244,3 @@ def health_from_snapshot(stored: dict, changes: dict | None, files: int) -> Heal
         components.append(_freshness(changes, files))
     components.sort(key=lambda c: HEALTH_ORDER.index(c.name) if c.name in HEALTH_ORDER else len(HEALTH_ORDER))
     return _report(components, stored.get("doc_coverage"))
-
-
-def communities(conn) -> dict[str, int]:
-    return dict(conn.execute("SELECT node_id, community FROM communities"))
-
-
-INCREMENTAL_COMMUNITIES_MAX_SHARE = 0.02  # above this share of changed files, run Louvain again
-_COMMUNITY_WEIGHTS = {"DEFINES": 1.0, "CALLS": 1.0, "IMPORTS": 0.5, "INHERITS": 1.0}
-
-
-_COMMUNITY_KINDS = "('file', 'class', 'function')"
-
-
-def refresh_snapshots(store, changed_share: float | None = None,
-                      touched: tuple[set[str], set[str]] | None = None, *, own_transaction: bool = True) -> None:
-    """Store Louvain communities and the health snapshot.
-
-    After a small change (at most 2% of the files, ``changed_share``) the stored
-    communities are kept and only new nodes are placed, each in the community most of
-    its neighbours belong to: Louvain over a large graph takes seconds (12 s on Django),
-    and re-running it for one edited function would also renumber every community.
-    Only the rows that change are written then (a sync of one file touches a few rows,
-    not the 40,000 of Django). ``touched`` = (node ids inserted, node ids deleted) by the
-    update, when the caller knows them: only those are looked at then.
-    ``own_transaction=False``: the caller's write transaction is open (the ingest's graph write,
-    so the graph never commits without its communities and health).
-    """
-    conn = store.conn
-    stored = conn.execute("SELECT EXISTS (SELECT 1 FROM communities)").fetchone()[0]
-    incremental = stored and changed_share is not None and changed_share <= INCREMENTAL_COMMUNITIES_MAX_SHARE
-    if incremental and touched is not None:
-        inserted, deleted = touched
-        new = sorted(r[0] for r in in_chunks(
-            conn, f"SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS} AND id IN ({{marks}})"
-            " AND id NOT IN (SELECT node_id FROM communities)", sorted(inserted)))
-        gone = sorted(deleted - inserted)
-    elif incremental:
-        new = [r[0] for r in conn.execute(
-            f"SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS}"
-            " AND id NOT IN (SELECT node_id FROM communities) ORDER BY id")]
-    else:
-        present = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS}")}
-        assignment = _louvain(conn, present)
-    snapshot = health(conn, root=None)
-    if own_transaction:
-        conn.execute("BEGIN IMMEDIATE")
-    try:
-        if incremental and touched is not None:
-            in_chunks(conn, "DELETE FROM communities WHERE node_id IN ({marks})", gone)
-            conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(_place_new_nodes(conn, new).items()))
-        elif incremental:
-            conn.execute(f"DELETE FROM communities WHERE node_id NOT IN"
-                         f" (SELECT id FROM nodes WHERE kind IN {_COMMUNITY_KINDS})")
-            conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(_place_new_nodes(conn, new).items()))
-        else:
-            conn.execute("DELETE FROM communities")
-            conn.executemany("INSERT INTO communities VALUES (?, ?)", sorted(assignment.items()))
-        store.set_meta("health_snapshot", {"at": utc_now(), **snapshot.as_dict(),
-                                           "doc_coverage": snapshot.doc_coverage})
-        # kept per ingest too, so the score's trend (and a delta) can be shown
-        conn.execute("UPDATE ingest_runs SET summary = ? WHERE id = (SELECT max(id) FROM ingest_runs)",
-                     (json.dumps({"health": snapshot.score}),))
-        if own_transaction:
-            conn.execute("COMMIT")
-    except BaseException:
-        if own_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _louvain(conn, present: set[str]) -> dict[str, int]:
-    """Louvain (python-louvain, fixed seed) over files, classes and functions (calls guessed
-    from a name alone left out); communities numbered by size, 0 the largest."""
-    import community as community_louvain
-    import networkx as nx
-
-    g = nx.Graph()
-    g.add_nodes_from(sorted(present))
-    for s, t, kind, conf in conn.execute("SELECT source, target, kind, confidence FROM edges"):
-        if kind in _COMMUNITY_WEIGHTS and s in present and t in present and s != t and not is_guess(kind, conf):
-            w = _COMMUNITY_WEIGHTS[kind] * (conf or 1.0)
-            if g.has_edge(s, t):
-                g[s][t]["weight"] += w
-            else:
-                g.add_edge(s, t, weight=w)
-    if not g.number_of_edges():
-        return {}
-    partition = community_louvain.best_partition(g, weight="weight", random_state=LOUVAIN_SEED)
-    sizes = Counter(partition.values())
-    order = {c: i for i, (c, _) in enumerate(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))}
-    return {n: order[c] for n, c in partition.items()}
-
-
-def _place_new_nodes(conn, new: list[str]) -> dict[str, int]:
-    """Give each new node (inside the caller's transaction, after the communities of nodes
-    gone were deleted) its neighbours' majority community (weighted, ties to the smaller
-    id), or a community of its own when none is placed. Returns the new assignments."""
-    from ...storage import chunked
-
-    neighbours: dict[str, list[tuple[str, float]]] = {n: [] for n in new}
-    for chunk in chunked(new, 400):
-        marks = ",".join("?" * len(chunk))
-        for s, t, kind, conf in conn.execute(
-                f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})"
-                f" UNION SELECT source, target, kind, confidence FROM edges WHERE target IN ({marks})", chunk + chunk):
-            w = _COMMUNITY_WEIGHTS.get(kind, 0.0) * (conf or 1.0)
-            if w and s != t and not is_guess(kind, conf):
-                if s in neighbours:
-                    neighbours[s].append((t, w))
-                if t in neighbours:
-                    neighbours[t].append((s, w))
-    others = {o for links in neighbours.values() for o, _ in links}
-    assignment: dict[str, int] = {r[0]: r[1] for r in in_chunks(
-        conn, "SELECT node_id, community FROM communities WHERE node_id IN ({marks})", sorted(others))}
-    pending = list(new)
-    while pending:  # new nodes next to other new nodes are placed in later passes
-        placed_any, left = False, []
-        for n in pending:
-            votes: dict[int, float] = {}
-            for other, w in neighbours[n]:
-                if other in assignment:
-                    votes[assignment[other]] = votes.get(assignment[other], 0) + w
-            if votes:
-                assignment[n] = min(votes, key=lambda c: (-votes[c], c))
-                placed_any = True
-            else:
-                left.append(n)
-        if not placed_any:
-            highest = conn.execute("SELECT max(community) FROM communities").fetchone()[0]
-            next_id = max([*assignment.values(), -1 if highest is None else highest]) + 1
-            for n in left:
-                assignment[n], next_id = next_id, next_id + 1
-            break
-        pending = left
-    return {n: assignment[n] for n in new}

@@ -1,4 +1,5 @@
-"""File-level import dependencies: ``nervapack dependencies [FILE]``.
+"""File-level imports and their cycles, in one place: the import graph, its cycles, and
+``nervapack dependencies [FILE]``.
 
 Built on the resolved IMPORTS edges of the graph (file -> file). Cycles are the
 strongly connected components of the import graph (linear time); for each one a single
@@ -13,9 +14,27 @@ from collections import deque
 
 from ...errors import NervapackError
 from ..parse.languages import PARSED
-from .health import import_graph
 
-__all__ = ["dependency_report", "file_dependencies", "import_cycles", "example_cycle", "code_import_graph"]
+__all__ = ["import_graph", "code_import_graph", "import_cycles", "example_cycle", "dependency_report",
+           "file_dependencies"]
+
+
+def import_graph(conn):
+    """Files and their resolved imports as a networkx DiGraph. IMPORTS edges join file
+    nodes, whose ids are computed from their paths: no join over the nodes table."""
+    import networkx as nx
+
+    from ..resolve.edges import node_id
+
+    g = nx.DiGraph()
+    paths = [r[0] for r in conn.execute("SELECT path FROM files")]
+    g.add_nodes_from(paths)
+    path_of = {node_id(p, "file", p): p for p in paths}
+    for s, t in conn.execute("SELECT source, target FROM edges WHERE kind='IMPORTS'"):
+        if s in path_of and t in path_of:
+            g.add_edge(path_of[s], path_of[t])
+    return g
+
 
 def code_import_graph(conn):
     """The import graph restricted to parsed source files (docs, configs and text are not modules)."""

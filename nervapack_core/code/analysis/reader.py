@@ -63,14 +63,14 @@ class GraphReader(GraphRows):
     def communities(self) -> dict[str, int]:
         """The Louvain community of every file, class and function, as stored at ingest
         (``{}`` for a graph without links)."""
-        from .health import communities
+        from .communities import communities
 
         with self.guard():
             return communities(self.conn)
 
     def import_graph(self):
         """The resolved file -> file import graph (networkx ``DiGraph``)."""
-        from .health import import_graph
+        from .imports import import_graph
 
         with self.guard():
             return import_graph(self.conn)

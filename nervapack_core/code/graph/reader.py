@@ -41,7 +41,7 @@ from ...storage import (
 )
 from ...text import fts_match, is_test_path, words
 from ...workspace import GRAPH_DB, WORKSPACE_DIR, Workspace, workspace_root_of
-from .store import SCHEMA_VERSION
+from .store import SCHEMA_VERSION, graph_counts
 
 __all__ = ["GraphRows", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
 
@@ -68,16 +68,6 @@ def _graph_path(path: str | os.PathLike[str]) -> Path:
             return p / GRAPH_DB
         return Workspace(p).graph_db
     return p
-
-
-def graph_counts(conn: sqlite3.Connection) -> dict:
-    """Nodes, edges and files, with nodes and edges by kind, as ``conn`` sees them (the writer
-    counts its own uncommitted ingest with this too)."""
-    by_kind = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind")}
-    edge_kinds = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")}
-    return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
-            "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
-            "node_kinds": by_kind, "edge_kinds": edge_kinds}
 
 
 def explains_counts(conn: sqlite3.Connection, explains_total: int | None = None) -> dict:

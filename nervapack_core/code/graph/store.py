@@ -37,7 +37,7 @@ from ...errors import CorruptGraphError, NoGraphError
 from ...text import identifier_terms, register_path_functions
 from ...text import split_identifier as split_identifier  # re-exported: retrieval imports it from here
 
-__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError"]
+__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError", "graph_counts"]
 
 
 def _statements(sql: str) -> tuple[str, ...]:
@@ -242,11 +242,18 @@ class GraphStore:
         return {r["path"]: r for r in self.conn.execute("SELECT * FROM files")}
 
     def counts(self) -> dict:
-        """:func:`~nervapack_core.code.graph.reader.graph_counts` on the writer's connection."""
-        from .reader import graph_counts
-
+        """:func:`graph_counts` on the writer's connection."""
         return graph_counts(self.conn)
 
     def last_run(self) -> sqlite3.Row | None:
         return self.conn.execute("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1").fetchone()
 
+
+def graph_counts(conn: sqlite3.Connection) -> dict:
+    """Nodes, edges and files, with nodes and edges by kind, as ``conn`` sees them (the writer
+    counts its own uncommitted ingest with this too)."""
+    by_kind = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind")}
+    edge_kinds = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")}
+    return {"nodes": sum(by_kind.values()), "edges": sum(edge_kinds.values()),
+            "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
+            "node_kinds": by_kind, "edge_kinds": edge_kinds}

@@ -66,7 +66,6 @@ from ..vectors.embed_step import (
     embedding_text,
     embedding_text_outdated,
     record_pending,
-    release_freed_memory,
 )
 from .changes import GitState, git_state
 from .discovery import MAX_FILE_BYTES, Candidate, Discovery, content_sha, discover, file_sha
@@ -518,7 +517,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         if not nothing_changed:
             with _timed(report, "analyse"):
                 progress("analyse", 0, 1)
-                from ..analysis.health import refresh_snapshots
+                from ..analysis.communities import refresh_snapshots
 
                 refresh_snapshots(store, changed_share=(len(changed) + len(deleted)) / max(report.files, 1),
                                   touched=None if rebuild else (embed_ids, removed_ids), own_transaction=False)
@@ -539,6 +538,8 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
     vectors_known = vector_store(workspace).filled(store.get_meta("vectors_at"))
     if embed and (pending or not vectors_known or store.get_meta("embedder_requested") != embedder
                   or embedding_text_outdated(store)):
+        from ..vectors.embeddings import release_freed_memory  # numpy: only when something is embedded
+
         release_freed_memory()  # parse, resolve and Louvain garbage, before the models load
         with _timed(report, "embed"):
             embed_pending(store, workspace, report, embedder, progress, rebuild=rebuild)

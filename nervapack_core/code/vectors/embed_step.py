@@ -17,7 +17,7 @@ from ...faults import fault_point
 from ...text import identifier_terms
 
 __all__ = ["EMBED_FAILURE", "EMBEDDED_WHERE", "EMBEDDING_TEXT_VERSION", "record_pending", "embed_pending",
-           "clear_pending", "embedding_text", "embedding_text_outdated", "release_freed_memory"]
+           "clear_pending", "embedding_text", "embedding_text_outdated"]
 
 # what embedding_text makes of a node, versioned: change it with the text, and the next ingest of a
 # graph embedded from another version compares every stored text and embeds again those that changed
@@ -29,21 +29,6 @@ EMBEDDING_TEXT_VERSION = "1"
 # about behaviour is after, while embedding is the slowest phase of an ingest.
 # The test-path rule is text.is_test_path, registered on the graph connection by GraphStore.
 EMBEDDED_WHERE = "kind IN ('class', 'function', 'doc') AND NOT (kind != 'doc' AND is_test_path(file))"
-
-
-def release_freed_memory(collect: bool = True) -> None:
-    """Hand memory freed by Python and onnxruntime back to the OS. glibc keeps freed
-    blocks in per-thread arenas otherwise: measured on 9,000 embedded texts, RSS grew
-    215 MB without this and 63 MB with it after every chunk."""
-    import ctypes
-    import gc
-
-    if collect:
-        gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def record_pending(conn, embed_ids: set[str], removed_ids: set[str]) -> None:
@@ -95,6 +80,7 @@ def _embed_pending(store, workspace, report, embedder, progress, *, rebuild: boo
     back), every text is compared, since changes made meanwhile went to the other store.
     """
     from .collection import LOCAL, VectorIndex, VectorStoreDamaged, vector_store
+    from .embeddings import release_freed_memory
 
     where = vector_store(workspace)
     try:

@@ -247,8 +247,6 @@ def _size_heap_blocks(small: bool) -> None:
 
 
 def _trim_heap() -> None:
-    from .embed_step import release_freed_memory
-
     release_freed_memory(collect=False)
 
 
@@ -464,3 +462,18 @@ def load_embedder(prefer: str = "minilm") -> tuple[Embedder, str | None]:
             return _cache.setdefault("hashing", HashingEmbedder()), (
                 f"MiniLM embedder unavailable ({exc}); using the deterministic hashing embedder instead"
             )
+
+
+def release_freed_memory(collect: bool = True) -> None:
+    """Hand memory freed by Python and onnxruntime back to the OS. glibc keeps freed
+    blocks in per-thread arenas otherwise: measured on 9,000 embedded texts, RSS grew
+    215 MB without this and 63 MB with it after every chunk."""
+    import ctypes
+    import gc
+
+    if collect:
+        gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
