@@ -188,11 +188,11 @@ def _with_progress(wanted: bool, run):
     err = _console_err()
     if not (wanted and sys.stderr.isatty()):
         return run(None, lambda message: err.print(f"[yellow]{_escape(message)}[/]"))
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("[bold]{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), console=err, transient=False)
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
 
     def progress(phase, done, total):
         if phase not in tasks:

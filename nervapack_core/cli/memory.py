@@ -143,7 +143,7 @@ def init_cmd(global_):
     from ..memory.store import MemoryStore
     from ..workspace import Workspace, find_workspace, global_memory_db
 
-    db = memory_db() or os.environ.get("NERVAPACK_MEMORY_DB")
+    db: str | Path | None = memory_db() or os.environ.get("NERVAPACK_MEMORY_DB")
     if not db:
         if global_:
             db = global_memory_db()

@@ -152,10 +152,7 @@ def history(limit, stats, clear, as_json, path):
 
     if clear and stats:
         raise NervapackError("Use either --stats or --clear, not both.")
-    if path:
-        ws = Workspace(existing_folder(path))
-    else:
-        ws = find_workspace()
+    ws: Workspace | None = Workspace(existing_folder(path)) if path else find_workspace()
     if ws is None or not ws.dir.is_dir():
         raise NervapackError("No NervaPack workspace here. Run `nervapack ingest PATH` first.")
     if clear:

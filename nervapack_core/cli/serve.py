@@ -84,7 +84,7 @@ def serve(path, port, address, no_browser, demo):
     """
     if path is not None and not path.exists():
         raise NervapackError(f"{path} does not exist.")
-    root = None
+    root: Path | None = None
     if not demo:
         ws = find_workspace(path)
         if ws is not None and ws.dir.is_dir():
@@ -98,6 +98,7 @@ def serve(path, port, address, no_browser, demo):
         from ..dashboard.demo import ensure_demo
 
         root = ensure_demo(progress=lambda msg: echo(msg, err=True))
+    assert root is not None
 
     folder = app_dir()
     if not _port_free(address, port):

@@ -200,6 +200,7 @@ class MemoryStore:
         ``changes``: the transaction changes memory content, so the change marker is bumped.
         """
         self._writable()
+        assert self._db is not None  # a writable store opened its database
         with self._lock:
             with self._db.transaction() as conn:
                 result = fn(conn)

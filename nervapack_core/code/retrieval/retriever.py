@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import NervapackError, NoGraphError
 from ...text import identifier_terms
@@ -133,7 +133,7 @@ class Retriever:
         self.db_path = Workspace(self.root).graph_db
         self.use_vectors = use_vectors
         self._lock = threading.RLock()
-        self._vectors = None
+        self._vectors: Any = None  # a VectorSnapshot or a VectorIndex, opened on first use
         self._vector_warning: str | None = None  # why vector search is off, told with every answer
         self._notice: str | None = None  # told with the next answer only (the model's copy was made again)
         self._vectors_tried = False
