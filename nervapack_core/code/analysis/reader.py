@@ -251,6 +251,7 @@ class GraphReader(GraphRows):
         return int(row[0]) if row else 0
 
     def file_count(self) -> int:
+        """Files in the graph."""
         row = self.one("SELECT count(*) FROM files")
         return int(row[0]) if row else 0
 
@@ -277,6 +278,7 @@ class GraphReader(GraphRows):
             "SELECT kind, count(*) AS count, round(avg(confidence), 3) FROM edges GROUP BY kind ORDER BY count DESC")]
 
     def skipped_count(self) -> int:
+        """Files the ingest left out (too large, binary, unreadable, …)."""
         row = self.one("SELECT count(*) FROM skipped")
         return int(row[0]) if row else 0
 
@@ -361,6 +363,7 @@ class GraphReader(GraphRows):
             "WHERE ca.community != cb.community GROUP BY 1, 2")]
 
     def community_size(self, community: int) -> int:
+        """Nodes in one community."""
         row = self.one("SELECT count(*) FROM communities WHERE community = ?", (community,))
         return int(row[0]) if row else 0
 

@@ -10,8 +10,8 @@ from typing import Any, TypedDict
 from ...code.analysis.reader import IngestRun
 from ..sources import graph_reader
 
-__all__ = ["Overview", "Paged", "overview", "top_files", "health_now", "evolution", "snapshot_page",
-           "changed_since", "EVOLUTION_POINTS", "SINCE_CHOICES"]
+__all__ = ["Overview", "Evolution", "Paged", "ChangedSince", "overview", "top_files", "health_now", "evolution",
+           "snapshot_page", "changed_since", "EVOLUTION_POINTS", "SINCE_CHOICES"]
 
 
 class Overview(TypedDict):
