@@ -10,7 +10,7 @@ import streamlit as st
 
 from nervapack_core import __version__
 from nervapack_core.dashboard import housekeeping, ui
-from nervapack_core.dashboard.data import resolve_sources
+from nervapack_core.dashboard.sources import resolve_sources
 from nervapack_core.dashboard.ui import favicon_png, page_end, preload_charts
 from nervapack_core.errors import NervapackError
 

@@ -9,9 +9,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from nervapack_core.code.analysis.git_history import MAX_COUPLING_FILES, parse_since
-from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import TREEMAP_FILES, GraphUnreadable, coupling_empty_reason, page_rows
-from nervapack_core.errors import NervapackError
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.loaders.analytics import TREEMAP_FILES, coupling_empty_reason, page_rows
+from nervapack_core.dashboard.ui import cache
+from nervapack_core.errors import GraphUnreadable, NervapackError
 
 PAIRS_PAGE = 25
 ISLANDS_PAGE = 25

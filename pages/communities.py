@@ -9,8 +9,9 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import GraphUnreadable
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.ui import cache
+from nervapack_core.errors import GraphUnreadable
 
 MAX_SHOWN = 40
 MEMBERS = 120

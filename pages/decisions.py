@@ -9,16 +9,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import (
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.decision_graph import figure as graph_figure
+from nervapack_core.dashboard.loaders.decisions import (
     STATUS_BADGES,
     area_options,
     explorer_params,
     review_blocker,
     review_decision,
-    store_command,
 )
-from nervapack_core.dashboard.decision_graph import figure as graph_figure
+from nervapack_core.dashboard.markup import store_command
+from nervapack_core.dashboard.ui import cache
 from nervapack_core.errors import NervapackError
 
 PAGE_SIZE = 20

@@ -8,9 +8,10 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import GraphUnreadable, read_code
-from nervapack_core.errors import NervapackError
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.loaders.explorer import read_code
+from nervapack_core.dashboard.ui import cache
+from nervapack_core.errors import GraphUnreadable, NervapackError
 
 KINDS = ["function", "class", "variable", "file", "doc", "import"]
 DECISIONS_PAGE = 10

@@ -8,12 +8,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.dashboard import cache, ui
-from nervapack_core.dashboard.data import (
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.loaders.timeline import (
     latest_supersession,
     supersession_chain,
     version_diff,
 )
+from nervapack_core.dashboard.ui import cache
 from nervapack_core.errors import NervapackError
 from nervapack_core.memory.timeutil import parse_time, to_iso
 

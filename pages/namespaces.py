@@ -4,7 +4,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.dashboard import cache, ui
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.ui import cache
 
 PAGE_SIZE = 25
 SESSIONS_SHOWN = 50  # the newest; the caption says so when there are more

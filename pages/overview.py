@@ -6,8 +6,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.dashboard import cache, data, ui
-from nervapack_core.dashboard.data import GraphUnreadable
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.loaders.overview import SINCE_CHOICES
+from nervapack_core.dashboard.ui import cache
+from nervapack_core.errors import GraphUnreadable
 
 src = cache.sources()
 ui.header("Overview", "Health of the code graph, its languages, its most connected files and how it grew.", src)
@@ -185,14 +187,14 @@ def changed_section() -> None:
                    "score.")
     else:
         older = list(reversed(snaps[:-1]))  # the snapshots drawn above, newest first
-        choices = list(data.SINCE_CHOICES) + [f"snapshot {_snapshot_label(s)}" for s in older]
+        choices = list(SINCE_CHOICES) + [f"snapshot {_snapshot_label(s)}" for s in older]
         left, right = st.columns([2, 3])
         choice = left.selectbox("Changed since", choices, key="since")
-        if choice in data.SINCE_CHOICES:
-            days = data.SINCE_CHOICES[choice]
+        if choice in SINCE_CHOICES:
+            days = SINCE_CHOICES[choice]
             since = None
         else:
-            days, since = None, older[choices.index(choice) - len(data.SINCE_CHOICES)]["id"]
+            days, since = None, older[choices.index(choice) - len(SINCE_CHOICES)]["id"]
         first = cache.changed_since(src, since, days, 0, 25)
         page = ui.page_controls(first["total"], 25, key="changed_page")
         changed = first if page == 0 else cache.changed_since(src, since, days, page, 25)

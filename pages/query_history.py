@@ -5,7 +5,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from nervapack_core.dashboard import cache, ui
+from nervapack_core.dashboard import ui
+from nervapack_core.dashboard.ui import cache
 from nervapack_core.errors import NervapackError
 
 src = cache.sources()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .data import plot_escape
+from .markup import plot_escape
 
 __all__ = ["layout", "figure", "EDGE_STYLE", "NODE_COLORS", "label"]
 

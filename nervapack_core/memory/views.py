@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import NervapackError
 from ..storage import chunked, in_chunks
@@ -27,6 +27,9 @@ __all__ = [
     "recall_log",
     "list_decisions", "for_code", "touching", "to_code", "code_refs", "stale_refs", "touching_code",
     "active_session", "review_queue", "reviews", "open_contradictions",
+    # paged and aggregate reads (the dashboard's memory pages)
+    "entities_by_versions", "entity_count", "recall_page", "node_page", "namespace_counts", "activity_by_day",
+    "EntityVersions", "RecallPage", "RecallRow", "NodePage", "NodeRow", "NamespaceCounts", "DayActivity",
 ]
 
 active_session = nodes.active_session
@@ -604,3 +607,204 @@ def open_contradictions(conn: sqlite3.Connection, ns: str, ids: list[str] | None
     found = nodes.nodes(conn, [p[0] for p in pairs] + [p[1] for p in pairs], ns)
     out = [{"source": found[p[0]], "target": found[p[1]], "created_at": p[2]} for p in pairs]
     return sorted(out, key=lambda c: c["created_at"], reverse=True)
+
+
+# ---------------------------------------------------------------------------- paged and aggregate reads
+# What the dashboard's memory pages list and count, in SQL over every row (``LIMIT``/``OFFSET``,
+# ``GROUP BY``): a namespace's nodes page by page, activity per day, entities by memories, the
+# recall log with its totals.
+class EntityVersions(TypedDict):
+    name: str
+    versions: int
+
+
+class RecallRow(TypedDict):
+    id: int
+    created_at: str
+    namespace: str
+    query: str
+    budget_tokens: int
+    tokens: int
+    candidates: int
+    stage: str
+    latency_ms: float
+
+
+class RecallPage(TypedDict):
+    """One page of the recall log, newest first, with totals over all of it."""
+
+    total: int
+    page: int
+    pages: int
+    page_size: int
+    rows: list[RecallRow]
+    p50_latency_ms: float | None
+    mean_tokens: float | None
+    within_budget: float | None
+
+
+class NodeRow(TypedDict):
+    id: str
+    kind: str
+    content: str
+    confidence: float
+    valid_from: str | None
+    valid_until: str | None
+    superseded_by: str | None
+    session_id: str | None
+    tombstoned: int
+    recorded_at: str
+    cause_superseded: int
+
+
+class NodePage(TypedDict):
+    total: int
+    page: int
+    pages: int
+    page_size: int
+    rows: list[NodeRow]
+
+
+class NamespaceCounts(TypedDict):
+    namespace: str
+    nodes: dict[str, int]
+    total_nodes: int
+    tombstoned: int
+    superseded: int
+    current: int
+    sessions: int
+    recalls: int
+    top_entities: list[dict]
+
+
+class DayActivity(TypedDict):
+    day: str | None
+    kind: str
+    nodes: int
+
+
+# "contains user text" as instr, not LIKE: a LIKE pattern is limited to 50,000 bytes ("pattern too complex")
+# and its wildcards would need escaping; lower() keeps the ASCII case folding of LIKE
+_CONTAINS = "instr(lower({col}), lower(?)) > 0"
+_BIG = 2 ** 62
+
+
+def _pages(total: int, page: int, page_size: int) -> tuple[int, int]:
+    """``(pages, page)``: how many pages of ``page_size`` hold ``total``, ``page`` clamped to them."""
+    pages = max(1, -(-total // page_size))
+    return pages, max(0, min(int(page), pages - 1))
+
+
+def entities_by_versions(conn: sqlite3.Connection, ns: str, limit: int = 200, *, text: str = "", offset: int = 0,
+                         names: list[str] | None = None) -> list[EntityVersions]:
+    """Entities with the most memories about them (ABOUT), one page (``limit``/``offset``),
+    those whose name contains ``text`` or, with ``names``, those exact names."""
+    where, args = ["e.namespace = ?", "e.kind = 'entity'", "e.tombstoned = 0"], [ns]
+    if names is not None:
+        where.append(f"e.content IN ({','.join('?' * len(names))})")
+        args += list(names)
+    if text.strip():
+        where.append(_CONTAINS.format(col="e.content"))
+        args.append(text.strip())
+    return [EntityVersions(name=r[0], versions=r[1]) for r in conn.execute(
+        f"""SELECT e.content AS name, count(DISTINCT x.src) AS versions FROM mem_nodes e
+           JOIN mem_edges x ON x.dst = e.id AND x.kind = 'ABOUT'
+           WHERE {' AND '.join(where)}
+           GROUP BY e.id ORDER BY versions DESC, e.content LIMIT ? OFFSET ?""",
+        (*args, max(1, min(int(limit), _BIG)), max(0, min(int(offset), _BIG))))]
+
+
+def entity_count(conn: sqlite3.Connection, ns: str, text: str = "") -> int:
+    """How many entities (with at least one memory about them) :func:`entities_by_versions` pages through."""
+    where, args = "", [ns]
+    if text.strip():
+        where, args = " AND " + _CONTAINS.format(col="e.content"), [ns, text.strip()]
+    return int(conn.execute(
+        "SELECT count(*) FROM mem_nodes e WHERE e.namespace = ? AND e.kind = 'entity' AND e.tombstoned = 0 "
+        f"AND EXISTS (SELECT 1 FROM mem_edges x WHERE x.dst = e.id AND x.kind = 'ABOUT'){where}",
+        args).fetchone()[0])
+
+
+def recall_page(conn: sqlite3.Connection, page: int = 0, page_size: int = 50) -> RecallPage:
+    """One page of the recall log of every namespace (newest first), with its count, mean
+    tokens, share within budget and median latency over all of it."""
+    page_size = max(1, min(int(page_size), 500))
+    total, mean_tokens, within = conn.execute(
+        "SELECT count(*), avg(tokens), avg(tokens <= budget_tokens) FROM mem_recall_log").fetchone()
+    pages, page = _pages(total, page, page_size)
+    p50 = None
+    if total:  # the median: the middle row by latency (the lower one of an even count)
+        p50 = conn.execute("SELECT latency_ms FROM mem_recall_log ORDER BY latency_ms LIMIT 1 OFFSET ?",
+                           ((total - 1) // 2,)).fetchone()[0]
+    rows = [RecallRow(**dict(r)) for r in conn.execute(  # type: ignore[typeddict-item]
+        "SELECT rid AS id, created_at, namespace, query, budget_tokens, tokens, candidates, stage, latency_ms "
+        "FROM mem_recall_log ORDER BY rid DESC LIMIT ? OFFSET ?", (page_size, page * page_size))]
+    return RecallPage(total=total, page=page, pages=pages, page_size=page_size, rows=rows, p50_latency_ms=p50,
+                      mean_tokens=mean_tokens, within_budget=within)
+
+
+_PAGE_COLS = ("id, kind, content, confidence, valid_from, valid_until, superseded_by, session_id, tombstoned, "
+              "recorded_at")
+# an outcome still current whose cause was superseded since: worth a second look
+_CAUSE_SUPERSEDED = ("(SELECT count(*) FROM mem_edges c JOIN mem_nodes d ON d.id = c.src "
+                     "WHERE c.dst = mem_nodes.id AND c.kind = 'CAUSED' AND d.superseded_by IS NOT NULL) "
+                     "AS cause_superseded")
+
+
+def node_page(conn: sqlite3.Connection, ns: str, *, kinds: list[str] | None = None, text: str = "",
+              current_only: bool = False, page: int = 0, page_size: int = 50) -> NodePage:
+    """One page of a namespace's nodes, newest first by the time they took effect (then by
+    when they were recorded), and the match count. Each row says in ``cause_superseded`` how
+    many of the decisions that caused it were superseded since. Without ``kinds``, entities
+    are left out (they take effect when first named); sessions always are."""
+    where, args = ["namespace = ?", "kind != 'session'"], [ns]
+    if kinds:
+        where.append(f"kind IN ({','.join('?' * len(kinds))})")
+        args += list(kinds)
+    else:  # entities are the topics memories are about, listed only when asked for
+        where.append("kind != 'entity'")
+    if current_only:
+        where.append(nodes.current_sql(""))
+    if text.strip():
+        where.append(_CONTAINS.format(col="content"))
+        args.append(text.strip())
+    page_size = max(1, min(int(page_size), 500))
+    sql_where = " AND ".join(where)
+    total = conn.execute(f"SELECT count(*) FROM mem_nodes WHERE {sql_where}", args).fetchone()[0]
+    pages, page = _pages(total, page, page_size)
+    rows = [NodeRow(**dict(r)) for r in conn.execute(  # type: ignore[typeddict-item]
+        f"SELECT {_PAGE_COLS}, {_CAUSE_SUPERSEDED} FROM mem_nodes WHERE {sql_where} "
+        "ORDER BY coalesce(valid_from, recorded_at) DESC, recorded_at DESC, rid DESC LIMIT ? OFFSET ?",
+        (*args, page_size, page * page_size))]
+    return NodePage(total=total, page=page, pages=pages, page_size=page_size, rows=rows)
+
+
+def namespace_counts(conn: sqlite3.Connection, ns: str, top: int = 10) -> NamespaceCounts:
+    """The numbers :func:`stats` gives for these keys, in one pass over the namespace's nodes
+    (without ``stats``' scan of every edge): nodes per kind not forgotten, all, tombstoned,
+    superseded, current, sessions, recalls and the top entities."""
+    kinds = {k: 0 for k in NODE_KINDS}
+    total = tombstoned = superseded = current = 0
+    for kind, n, gone, replaced, now in conn.execute(
+            "SELECT kind, COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
+            f"SUM({nodes.current_sql('')}) "
+            "FROM mem_nodes WHERE namespace = ? GROUP BY kind", (ns,)):
+        kinds[kind] = n - (gone or 0)
+        total += n
+        tombstoned += gone or 0
+        superseded += replaced or 0
+        if kind not in ("session", "entity"):
+            current += now or 0
+    entities = top_entities(conn, ns, top)
+    recalls = conn.execute("SELECT COUNT(*) FROM mem_recall_log WHERE namespace = ?", (ns,)).fetchone()[0]
+    return NamespaceCounts(namespace=ns, nodes=kinds, total_nodes=total, tombstoned=tombstoned, superseded=superseded,
+                           current=current, sessions=kinds.get("session", 0), recalls=recalls,
+                           top_entities=entities)
+
+
+def activity_by_day(conn: sqlite3.Connection, ns: str) -> list[DayActivity]:
+    """Memories (not forgotten; sessions and entities left out) per day they took effect and kind."""
+    return [DayActivity(day=r[0], kind=r[1], nodes=r[2]) for r in conn.execute(
+        "SELECT substr(valid_from, 1, 10) AS day, kind, count(*) AS nodes FROM mem_nodes "
+        "WHERE namespace = ? AND kind NOT IN ('session', 'entity') AND tombstoned = 0 "
+        "GROUP BY day, kind ORDER BY day", (ns,))]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shutil
 
-from nervapack_core.dashboard import cache
 from nervapack_core.dashboard.data import Sources
+from nervapack_core.dashboard.ui import cache
 from nervapack_core.memory import MemoryStore
 
 

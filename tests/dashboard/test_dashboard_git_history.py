@@ -15,8 +15,9 @@ import pytest
 
 from nervapack_core.code.analysis.reader import GraphReader
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.dashboard import cache, data
+from nervapack_core.dashboard import data
 from nervapack_core.dashboard.data import Sources
+from nervapack_core.dashboard.ui import cache
 
 from .conftest import ANN, BOB, ODD, charts, commit, core_py, git
 from .test_dashboard_pages import metrics, texts

@@ -335,7 +335,7 @@ def test_charts_read_well_one_run_ticks_legends_and_the_measured_column(flasklik
 # ---------------------------------------------------------------------------- Communities map
 def test_communities_treemap_labels_toggles_and_no_other_tile(flasklike, tmp_path, use_root, app):
     from nervapack_core.code.ingest.pipeline import ingest
-    from nervapack_core.dashboard.communities import community_treemap
+    from nervapack_core.dashboard.loaders.communities import community_treemap
 
     root = tmp_path / "repo"
     files = {}

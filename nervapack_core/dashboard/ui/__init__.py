@@ -1,4 +1,8 @@
-"""Small presentation helpers shared by the pages (imports Streamlit; pages only)."""
+"""The dashboard's UI: the one place in the package that imports Streamlit (with the launcher).
+
+This module holds the presentation helpers the pages share (headers, empty states, pickers,
+charts, pagers, badges); :mod:`.cache` caches the loaders (:mod:`nervapack_core.dashboard.loaders`)
+for the pages, keyed on change markers. Imported by ``app.py`` and ``pages/`` only."""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import re
 
 import streamlit as st
 
-from . import data
-from .data import md_code, md_escape, plot_escape
+from ..loaders.decisions import STATUS_BADGES
+from ..markup import md_code, md_escape, plot_escape
+from ..sources import Sources
 
 __all__ = ["header", "require_graph", "require_memory", "require_history", "namespace_picker", "chart",
            "md_escape", "md_code", "plot_escape", "fmt_int", "log_axis", "count_axis", "short_int", "page_controls",
@@ -18,7 +23,7 @@ PRELOAD_CHART = "chart_preload_figure"  # the key of preload_charts' hidden char
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
 
-def header(title: str, caption: str, src: data.Sources) -> None:
+def header(title: str, caption: str, src: Sources) -> None:
     st.title(title)
     st.caption(caption)
     if src.demo:
@@ -27,7 +32,7 @@ def header(title: str, caption: str, src: data.Sources) -> None:
                 icon=":material/science:")
 
 
-def require_graph(src: data.Sources) -> None:
+def require_graph(src: Sources) -> None:
     """Stops the page with what to run when there is no code graph."""
     if src.has_graph:
         return
@@ -37,7 +42,7 @@ def require_graph(src: data.Sources) -> None:
     st.stop()
 
 
-def require_memory(src: data.Sources) -> None:
+def require_memory(src: Sources) -> None:
     """Stop the page with a message when there is no memory database, or it cannot be read
     (damaged, newer: its file and the fix)."""
     if src.has_memory:
@@ -50,9 +55,9 @@ def require_memory(src: data.Sources) -> None:
     st.stop()
 
 
-def _require_readable_memory(src: data.Sources) -> None:
-    from ..errors import NervapackError
-    from . import cache  # (cache imports this module)
+def _require_readable_memory(src: Sources) -> None:
+    from ...errors import NervapackError
+    from . import cache
 
     try:  # a damaged or newer memory database: its message (file and fix) instead of the page
         cache.namespace_names(src)
@@ -61,7 +66,7 @@ def _require_readable_memory(src: data.Sources) -> None:
         st.stop()
 
 
-def require_history(src: data.Sources) -> None:
+def require_history(src: Sources) -> None:
     if src.has_history:
         return
     st.info("**No queries yet.** Ask the code graph a question with `nervapack query \"how does X work\"`; "
@@ -92,7 +97,7 @@ FEW_NAMESPACES = 6  # up to this many: buttons, one click away; more: a select b
 FEW_NAMESPACES_CHARS = 40  # and short enough names: buttons do not wrap, a narrow column would cut them
 
 
-def namespace_picker(src: data.Sources, namespaces: list[str], key: str = "namespace", label: str = "Namespace"):
+def namespace_picker(src: Sources, namespaces: list[str], key: str = "namespace", label: str = "Namespace"):
     """A namespace select box bound to the ``namespace`` query parameter (deep links) and
     kept across pages (session state: Streamlit drops query parameters and widget state on
     navigation). An unknown ``?namespace=`` says so instead of silently showing another."""
@@ -351,12 +356,12 @@ def pager(total: int, page_size: int, key: str, *, reset_on=None, noun: str = ""
 
 def status_badge(status: str | None) -> str:
     """A decision status as a coloured Markdown badge; a proposed one says it is not agreed."""
-    text, color = data.STATUS_BADGES.get(str(status), (str(status or "no status"), "gray"))
+    text, color = STATUS_BADGES.get(str(status), (str(status or "no status"), "gray"))
     return f":{color}-badge[{text}]"
 
 
 def history_panel(hist: dict, file: str) -> None:
-    """A file's git history (the contract of ``data.file_history``): totals, authors with
+    """A file's git history (the contract of ``loaders.explorer.file_history``): totals, authors with
     their share, and the most recent commits; or why there is none."""
     import pandas as pd
 
