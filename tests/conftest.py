@@ -7,7 +7,8 @@ test file carries a tier of its own and a new test is placed without anyone thin
     it starts a real process of ours or a browser, runs the whole dashboard, or reads a public corpus:
     its file lies in ``tests/reliability/`` (kill, crash, concurrency, fuzz, hostile input), or in a
     file whose name says ``concurrency``; or it is marked ``browser`` or ``slow``; or its code — the test function, the
-    fixtures it uses and the test-tree helpers those reach, followed through the names they call —
+    fixtures it uses and the test-tree helpers those reach, followed through the names they call, and
+    the command lines those name (a constant ``CLI = [sys.executable, ...]``) —
     names one of :data:`PROCESS_NAMES` (``sys.executable``, ``Popen``, the CLI runners ``run_cli`` /
     ``start_cli``, an MCP server over stdio, ``multiprocessing``, ``os.fork``, Playwright, the fake
     LLM server on a port) or one of :data:`WHOLE_APP_NAMES` (the whole dashboard run in the test's
@@ -34,6 +35,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import types
 from collections.abc import Iterator
@@ -102,6 +104,8 @@ WHOLE_APP_NAMES = frozenset({"AppTest", "ensure_demo"})
 DISK_NAMES = frozenset({"ingest", "git_init", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile"})
 #: fixtures that hand a test a folder on disk
 DISK_FIXTURES = frozenset({"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "fixture_repo", "git_repo"})
+#: this interpreter, as a command line kept in a constant names it (``CLI = [sys.executable, "-m", ...]``)
+_PYTHON = sys.executable
 SYSTEM_FOLDERS = frozenset({"reliability"})
 TIERS = ("unit", "integration", "system")
 
@@ -146,6 +150,8 @@ def names_reached(functions: list, scopes: list[dict]) -> set[str]:
                     target = scope.get(name)
                     if isinstance(target, type):  # a helper class: its methods
                         todo += [m for m in vars(target).values() if _in_tests(m)]
+                    elif isinstance(target, (list, tuple)) and _PYTHON in target:
+                        names.add("executable")  # a command line kept in a constant: CLI = [sys.executable, ...]
                     elif _in_tests(target):
                         todo.append(target)
     return names
