@@ -155,24 +155,24 @@ def test_as_of_finds_early_versions_of_a_1200_version_chain(chain_1200):
 
 
 # ---------------------------------------------------------------- timeline: entity-exact, paged
-def test_timeline_pages_through_a_1000_version_chain_oldest_first(tmp_path):
-    db = tmp_path / "memory.db"
-    ids, _start = build_chain(db, 1000)
+def test_timeline_pages_through_a_1200_version_chain_oldest_first(chain_1200):
+    db, ids, _start = chain_1200  # the chain above, read only
+    total = len(ids)
     with MemoryStore(db, read_only=True) as m:
         seen = []
         offset = 0
         while True:
             page = m.timeline("Config", limit=90, offset=offset)
-            assert (page["mode"], page["entity"], page["total"]) == ("entity", "Config", 1000)
+            assert (page["mode"], page["entity"], page["total"]) == ("entity", "Config", total)
             assert (page["offset"], page["limit"]) == (offset, 90)
             if not page["items"]:
                 break
             seen += [n["id"] for n in page["items"]]
             offset += len(page["items"])
         assert seen == ids  # every version exactly once, oldest first
-        last = m.timeline("Config", limit=1, offset=999)["items"]
+        last = m.timeline("Config", limit=1, offset=total - 1)["items"]
         assert [n["id"] for n in last] == [ids[-1]] and last[0]["current"] and last[0]["supersedes"] == [ids[-2]]
-        assert all(n["superseded_by"] == ids[i + 1] for i, n in enumerate(m.timeline("Config", limit=999)["items"]))
+        assert all(n["superseded_by"] == ids[i + 1] for i, n in enumerate(m.timeline("Config", limit=total - 1)["items"]))
         with pytest.raises(NervapackError, match="limit"):
             m.timeline("Config", limit=0)
         with pytest.raises(NervapackError, match="offset"):
