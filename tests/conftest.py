@@ -1,4 +1,5 @@
-"""Shared test helpers: fixture repositories copied into fresh temporary folders; and the test tiers.
+"""Shared test helpers: fixture repositories copied into fresh temporary folders (or ingested once a session,
+for tests that only read them); and the test tiers.
 
 Every test gets exactly one tier marker, by what it uses (decided once here, at collection, so that no
 test file carries a tier of its own and a new test is placed without anyone thinking of it):
@@ -19,8 +20,9 @@ test file carries a tier of its own and a new test is placed without anyone thin
     per example (measured: 11-53 s each).
 ``integration``
     not system, and it uses a folder on disk: a temporary folder fixture (``tmp_path``, session
-    folders from ``tmp_path_factory``, ``fixture_repo``, ``git_repo``, ...) among its fixtures, or it
-    names one of :data:`DISK_NAMES` (``ingest``, ``git_init``, a temporary directory).
+    folders from ``tmp_path_factory``, ``fixture_repo``, ``git_repo``, ``ingested_repo``, ...) among
+    its fixtures, or it names one of :data:`DISK_NAMES` (``ingest``, ``git_init``, a temporary
+    directory).
 ``unit``
     the rest: in-process, in memory.
 
@@ -77,6 +79,27 @@ def fixture_repo(tmp_path):
     return make
 
 
+@pytest.fixture(scope="session")
+def ingested_repo(tmp_path_factory):
+    """``ingested_repo("python")`` -> a git copy of tests/code/repos/python, ingested (no embeddings) once
+    a session and handed to every test that asks: for tests that only read its graph (a test that
+    changes the repository or its workspace takes ``fixture_repo`` and ingests its own)."""
+    from nervapack_core.code.ingest import ingest
+
+    built: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in built:
+            dest = tmp_path_factory.mktemp(f"ingested-{name}") / name
+            shutil.copytree(REPOS / name, dest)
+            git_init(dest)
+            ingest(dest, embed=False)
+            built[name] = dest
+        return built[name]
+
+    return get
+
+
 @pytest.fixture
 def git_repo(tmp_path):
     """``git_repo({"a.py": "..."})`` -> a fresh git repository (one commit) holding these files."""
@@ -103,7 +126,8 @@ WHOLE_APP_NAMES = frozenset({"AppTest", "ensure_demo"})
 #: names whose use means a folder on disk (a repository, an ingest, a database file)
 DISK_NAMES = frozenset({"ingest", "git_init", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile"})
 #: fixtures that hand a test a folder on disk
-DISK_FIXTURES = frozenset({"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "fixture_repo", "git_repo"})
+DISK_FIXTURES = frozenset({"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "fixture_repo", "git_repo",
+                           "ingested_repo"})
 #: this interpreter, as a command line kept in a constant names it (``CLI = [sys.executable, "-m", ...]``)
 _PYTHON = sys.executable
 SYSTEM_FOLDERS = frozenset({"reliability"})

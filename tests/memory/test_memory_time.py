@@ -172,7 +172,8 @@ def test_timeline_pages_through_a_1200_version_chain_oldest_first(chain_1200):
         assert seen == ids  # every version exactly once, oldest first
         last = m.timeline("Config", limit=1, offset=total - 1)["items"]
         assert [n["id"] for n in last] == [ids[-1]] and last[0]["current"] and last[0]["supersedes"] == [ids[-2]]
-        assert all(n["superseded_by"] == ids[i + 1] for i, n in enumerate(m.timeline("Config", limit=total - 1)["items"]))
+        older = m.timeline("Config", limit=total - 1)["items"]
+        assert all(n["superseded_by"] == ids[i + 1] for i, n in enumerate(older))
         with pytest.raises(NervapackError, match="limit"):
             m.timeline("Config", limit=0)
         with pytest.raises(NervapackError, match="offset"):
