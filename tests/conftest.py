@@ -1,21 +1,28 @@
-"""Shared test helpers: fixture repositories copied into fresh temporary folders; and the test tiers.
+"""Shared test helpers: fixture repositories copied into fresh temporary folders (or ingested once a session,
+for tests that only read them); and the test tiers.
 
 Every test gets exactly one tier marker, by what it uses (decided once here, at collection, so that no
 test file carries a tier of its own and a new test is placed without anyone thinking of it):
 
 ``system``
-    it starts a real process of ours or a browser, or reads a public corpus: its file lies in
-    ``tests/reliability/`` (kill, crash, concurrency, fuzz, hostile input), or in a file whose name says
-    ``concurrency``; or it is marked ``browser`` or ``slow``; or its code — the test function, the
-    fixtures it uses and the test-tree helpers those reach, followed through the names they call —
+    it starts a real process of ours or a browser, runs the whole dashboard, or reads a public corpus:
+    its file lies in ``tests/reliability/`` (kill, crash, concurrency, fuzz, hostile input), or in a
+    file whose name says ``concurrency``; or it is marked ``browser`` or ``slow``; or its code — the test function, the
+    fixtures it uses and the test-tree helpers those reach, followed through the names they call, and
+    the command lines those name (a constant ``CLI = [sys.executable, ...]``) —
     names one of :data:`PROCESS_NAMES` (``sys.executable``, ``Popen``, the CLI runners ``run_cli`` /
     ``start_cli``, an MCP server over stdio, ``multiprocessing``, ``os.fork``, Playwright, the fake
-    LLM server on a port); or it is a property test (hypothesis) over folders on disk — a fuzz of
-    real ingests or git repositories, one per example (measured: 11-53 s each).
+    LLM server on a port) or one of :data:`WHOLE_APP_NAMES` (the whole dashboard run in the test's
+    process: Streamlit's ``AppTest`` of ``app.py`` and a page, which runs every loader, chart and
+    widget of the page on each run — measured 0.5-4 s a test, 2 of the fast tier's 4.5 minutes; or
+    ``ensure_demo``, the demo workspace, an ingest of this project in steps — 8 s); or it is a
+    property test (hypothesis) over folders on disk — a fuzz of real ingests or git repositories, one
+    per example (measured: 11-53 s each).
 ``integration``
     not system, and it uses a folder on disk: a temporary folder fixture (``tmp_path``, session
-    folders from ``tmp_path_factory``, ``fixture_repo``, ``git_repo``, ...) among its fixtures, or it
-    names one of :data:`DISK_NAMES` (``ingest``, ``git_init``, a temporary directory).
+    folders from ``tmp_path_factory``, ``fixture_repo``, ``git_repo``, ``ingested_repo``, ...) among
+    its fixtures, or it names one of :data:`DISK_NAMES` (``ingest``, ``git_init``, a temporary
+    directory).
 ``unit``
     the rest: in-process, in memory.
 
@@ -26,9 +33,11 @@ test file carries a tier of its own and a new test is placed without anyone thin
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import types
 from collections.abc import Iterator
@@ -70,6 +79,27 @@ def fixture_repo(tmp_path):
     return make
 
 
+@pytest.fixture(scope="session")
+def ingested_repo(tmp_path_factory):
+    """``ingested_repo("python")`` -> a git copy of tests/code/repos/python, ingested (no embeddings) once
+    a session and handed to every test that asks: for tests that only read its graph (a test that
+    changes the repository or its workspace takes ``fixture_repo`` and ingests its own)."""
+    from nervapack_core.code.ingest.pipeline import ingest
+
+    built: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in built:
+            dest = tmp_path_factory.mktemp(f"ingested-{name}") / name
+            shutil.copytree(REPOS / name, dest)
+            git_init(dest)
+            ingest(dest, embed=False)
+            built[name] = dest
+        return built[name]
+
+    return get
+
+
 @pytest.fixture
 def git_repo(tmp_path):
     """``git_repo({"a.py": "..."})`` -> a fresh git repository (one commit) holding these files."""
@@ -91,10 +121,15 @@ TESTS = Path(__file__).parent
 PROCESS_NAMES = frozenset({
     "executable", "Popen", "run_cli", "start_cli", "StdioServerParameters", "stdio_client", "mcp_calls",
     "wait_until_serving", "get_context", "Process", "fork", "sync_playwright", "FakeLLM"})
+#: names whose use means the whole dashboard runs in the test's process (every loader and chart of a page)
+WHOLE_APP_NAMES = frozenset({"AppTest", "ensure_demo"})
 #: names whose use means a folder on disk (a repository, an ingest, a database file)
 DISK_NAMES = frozenset({"ingest", "git_init", "mkdtemp", "TemporaryDirectory", "NamedTemporaryFile"})
 #: fixtures that hand a test a folder on disk
-DISK_FIXTURES = frozenset({"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "fixture_repo", "git_repo"})
+DISK_FIXTURES = frozenset({"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "fixture_repo", "git_repo",
+                           "ingested_repo"})
+#: this interpreter, as a command line kept in a constant names it (``CLI = [sys.executable, "-m", ...]``)
+_PYTHON = sys.executable
 SYSTEM_FOLDERS = frozenset({"reliability"})
 TIERS = ("unit", "integration", "system")
 
@@ -107,10 +142,15 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
             yield from _codes(const)
 
 
+@functools.cache
+def _file_in_tests(filename: str) -> bool:
+    return Path(filename).is_relative_to(TESTS)
+
+
 def _in_tests(obj: object) -> bool:
     """Whether ``obj`` is a function written in the test tree (a helper we may follow into)."""
     code = getattr(obj, "__code__", None)
-    return code is not None and Path(code.co_filename).is_relative_to(TESTS)
+    return code is not None and _file_in_tests(code.co_filename)
 
 
 def names_reached(functions: list, scopes: list[dict]) -> set[str]:
@@ -134,6 +174,8 @@ def names_reached(functions: list, scopes: list[dict]) -> set[str]:
                     target = scope.get(name)
                     if isinstance(target, type):  # a helper class: its methods
                         todo += [m for m in vars(target).values() if _in_tests(m)]
+                    elif isinstance(target, (list, tuple)) and _PYTHON in target:
+                        names.add("executable")  # a command line kept in a constant: CLI = [sys.executable, ...]
                     elif _in_tests(target):
                         todo.append(target)
     return names
@@ -160,7 +202,7 @@ def tier_of(item: pytest.Item) -> str:
     fixtures = _fixture_functions(item)
     scopes = [f.__globals__ for f in fixtures if hasattr(f, "__globals__")]
     names = names_reached([function, *fixtures], scopes)
-    if names & PROCESS_NAMES:
+    if names & (PROCESS_NAMES | WHOLE_APP_NAMES):
         return "system"
     if DISK_FIXTURES & set(getattr(item, "fixturenames", ())) or names & DISK_NAMES:
         # a property test on disk makes a folder (an ingest, a repository) per example: a fuzz
@@ -178,4 +220,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def tiers():
     """The tier rule above, for tests/test_tiers.py (with --import-mode=importlib a conftest is not importable)."""
     return types.SimpleNamespace(tier_of=tier_of, names_reached=names_reached, TIERS=TIERS,
-                                 PROCESS_NAMES=PROCESS_NAMES, DISK_NAMES=DISK_NAMES)
+                                 PROCESS_NAMES=PROCESS_NAMES, WHOLE_APP_NAMES=WHOLE_APP_NAMES,
+                                 DISK_NAMES=DISK_NAMES)

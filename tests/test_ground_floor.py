@@ -8,7 +8,9 @@ stay unloaded). Each is first shown to fail on a deliberate violation, then run 
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import nervapack_core as npc
@@ -32,10 +34,12 @@ LOCAL_EXCEPTIONS = {
 WORKSPACE_PATH = re.compile(r"(^|/)\.nervapack(/|$)")
 
 
-def _modules() -> list[tuple[str, ast.Module]]:
-    """Every module of the package, by its path relative to the package, parsed."""
-    return [(p.relative_to(PACKAGE).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
-            for p in sorted(PACKAGE.rglob("*.py"))]
+@functools.cache
+def _modules() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of the package, by its path relative to the package, parsed (once a session: the
+    checks only read the trees)."""
+    return tuple((p.relative_to(PACKAGE).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+                 for p in sorted(PACKAGE.rglob("*.py")))
 
 
 def _base_names(node: ast.ClassDef) -> set[str]:
@@ -51,7 +55,7 @@ def _tree_names() -> set[str]:
             and not any(isinstance(b, ast.Name) and b.id == "Protocol" for b in n.bases)}
 
 
-def exception_classes_outside_errors(modules: list[tuple[str, ast.Module]]) -> list[str]:
+def exception_classes_outside_errors(modules: Sequence[tuple[str, ast.Module]]) -> list[str]:
     """``path: Class`` for each exception class defined outside errors.py and not allow-listed:
     one deriving from a class of the tree, from Exception or BaseException, or from a builtin
     ``…Error`` (what a new error class would most likely derive from)."""
@@ -90,7 +94,7 @@ def _help_texts(tree: ast.Module) -> set[int]:
     return ids
 
 
-def workspace_paths_outside_workspace(modules: list[tuple[str, ast.Module]]) -> list[str]:
+def workspace_paths_outside_workspace(modules: Sequence[tuple[str, ast.Module]]) -> list[str]:
     """``path:line: 'text'`` for each string constant naming a ``.nervapack`` path outside
     workspace.py. Docstrings and ``help=`` texts are skipped: they tell the user where a file is,
     and the path they describe still comes from workspace.py in the code."""

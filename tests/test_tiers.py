@@ -20,6 +20,14 @@ def _calls_a_helper() -> None:
     _starts_our_cli()
 
 
+_COMMAND = [sys.executable, "-m", "nervapack_core", "--help"]
+
+
+def _runs_a_kept_command() -> None:
+    """Never called: starts the CLI through a command line kept in a module constant."""
+    subprocess.run(_COMMAND, check=True)
+
+
 def _pure() -> int:
     """Never called: touches nothing outside the process."""
     return len([1, 2, 3])
@@ -27,7 +35,8 @@ def _pure() -> int:
 
 def test_the_names_a_test_reaches_are_followed_through_its_helpers(tiers):
     assert "executable" in tiers.names_reached([_calls_a_helper], [])
-    assert not tiers.names_reached([_pure], []) & (tiers.PROCESS_NAMES | tiers.DISK_NAMES)
+    assert "executable" in tiers.names_reached([_runs_a_kept_command], [])
+    assert not tiers.names_reached([_pure], []) & (tiers.PROCESS_NAMES | tiers.WHOLE_APP_NAMES | tiers.DISK_NAMES)
     # a helper met as an attribute of a fixture's namespace (kit.run_cli) is found in the fixture's module
     kit = SimpleNamespace(starter=_starts_our_cli)
     assert "executable" in tiers.names_reached([lambda: kit.starter()], [{"starter": _starts_our_cli}])
@@ -54,6 +63,12 @@ KNOWN = {
     # the CLI in a subprocess, reached only through the kit fixture (kit.run_cli)
     "tests/code/test_code_write_faults.py::test_second_ingest_waits_for_the_first_then_stops_with_a_clear_message":
         "system",
+    # the CLI in a subprocess, through a command line kept in a constant (CLI = [sys.executable, ...])
+    "tests/code/test_llm_binding.py::test_unreachable_endpoint_warns_and_ingest_completes": "system",
+    # the whole dashboard in the test's process: Streamlit's AppTest of app.py and a page
+    "tests/dashboard/test_dashboard_pages.py::test_dashboard_overview_numbers": "system",
+    # the dashboard's loaders on a seeded workspace, without the app
+    "tests/dashboard/test_dashboard_data.py::test_dashboard_search_never_raises_on_fts_syntax": "integration",
     # a folder from tmp_path, everything in-process
     "tests/code/test_code_ingest.py::test_node_ids_are_stable_across_ingests": "integration",
     # nothing on disk

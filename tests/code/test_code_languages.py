@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from nervapack_core.code.analysis.reader import GraphReader
-from nervapack_core.code.ingest.pipeline import ingest
 
 # (kind, file, qualified_name, start_line, end_line)
 ENTITIES = {
@@ -190,7 +189,7 @@ EDGES = {
 
 
 def _graph(repo):
-    ingest(repo, embed=False)
+    """The graph of an ingested fixture repository (``ingested_repo``: built once a session, only read here)."""
     return GraphReader(repo / ".nervapack" / "graph.db")
 
 
@@ -199,8 +198,8 @@ def _label(row) -> str:
 
 
 @pytest.mark.parametrize("language", sorted(ENTITIES))
-def test_entities_and_edges(language, fixture_repo):
-    store = _graph(fixture_repo(language))
+def test_entities_and_edges(language, ingested_repo):
+    store = _graph(ingested_repo(language))
     got = [(r["kind"], r["file"], r["qualified_name"], r["start_line"], r["end_line"])
            for r in store.nodes() if r["kind"] in ("class", "function", "variable")]
     assert sorted(got) == sorted(ENTITIES[language])
@@ -212,8 +211,8 @@ def test_entities_and_edges(language, fixture_repo):
     assert {r["parse_status"] for r in store.files().values()} == {"ok"}
 
 
-def test_python_details(fixture_repo):
-    store = _graph(fixture_repo("python"))
+def test_python_details(ingested_repo):
+    store = _graph(ingested_repo("python"))
     by_q = {r["qualified_name"]: r for r in store.nodes()}
     assert by_q["apply_discount"]["signature"] == "def apply_discount(amount, percent):"
     assert by_q["apply_discount"]["docstring"] == "Return amount reduced by percent."
@@ -228,8 +227,8 @@ def test_python_details(fixture_repo):
     assert (by_q["Cart"]["id"], by_q["Cart.add"]["id"]) in defines
 
 
-def test_explains_edges_carry_confidence_and_evidence(fixture_repo):
-    store = _graph(fixture_repo("python"))
+def test_explains_edges_carry_confidence_and_evidence(ingested_repo):
+    store = _graph(ingested_repo("python"))
     labels = {r["id"]: _label(r) for r in store.nodes()}
     explains = {labels[e["target"]]: e for e in store.edges("EXPLAINS")}
     assert explains["shop/pricing.py::apply_discount"]["evidence"] == "inline code: apply_discount"
@@ -240,8 +239,8 @@ def test_explains_edges_carry_confidence_and_evidence(fixture_repo):
             < explains["shop/pricing.py::apply_discount"]["confidence"])
 
 
-def test_docs_sections_markdown_and_rst(fixture_repo):
-    store = _graph(fixture_repo("python"))
+def test_docs_sections_markdown_and_rst(ingested_repo):
+    store = _graph(ingested_repo("python"))
     docs = [(r["file"], r["qualified_name"], r["start_line"], r["end_line"]) for r in store.nodes(kind="doc")]
     assert docs == [
         ("README.md", "Shop", 1, 3),
@@ -252,12 +251,12 @@ def test_docs_sections_markdown_and_rst(fixture_repo):
     ]
 
 
-def test_doc_comments_become_docstrings(fixture_repo):
+def test_doc_comments_become_docstrings(ingested_repo):
     cases = {"go": ("Server.Start", "Start runs the server."), "rust": ("Area", "Something with an area."),
              "java": ("Order", "An order of items."), "csharp": ("Account", "A bank account."),
              "c": ("add", "Adds two integers."), "ruby": ("Greeter", "Greets people."),
              "typescript": ("Circle", "A circle."), "javascript": ("add", "Adds two numbers.")}
     for language, (qname, doc) in cases.items():
-        store = _graph(fixture_repo(language))
+        store = _graph(ingested_repo(language))
         by_q = {r["qualified_name"]: r for r in store.nodes()}
         assert by_q[qname]["docstring"] == doc, language
