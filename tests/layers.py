@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ENGINES = {"code": "code.", "memory": "memory"}
 #: ... but for the bridge, the one module of the memory that reads the code graph (through the
 #: reader, with its git history: a decision's staleness is read from the code's commits)
-BRIDGE = {"memory.bridge": ("code.analysis.reader",)}
+BRIDGE = {"memory.bridge": ("code.analysis.reader", "code.graph.kinds")}
 #: modules that may import Streamlit (the dashboard's UI; pages/ and app.py are outside the package)
 STREAMLIT = ("dashboard.ui",
              # the launcher `nervapack serve` runs: it starts Streamlit's server, it draws nothing

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from ..errors import NervapackError
+from ..memory.kinds import STORABLE_KINDS
 from .common import (
     UserErrorGroup,
     console,
@@ -34,7 +35,7 @@ from .common import (
 
 __all__ = ["memory_cli", "main"]
 
-_KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "preference"]
+_KINDS = list(STORABLE_KINDS)
 
 
 def _store():

@@ -46,7 +46,6 @@ __all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "me
 TRAILER = "Decision-Reviewed"
 # a folder "has many" decisions when at least this many standing decisions govern code in it
 AREA_MIN_DECISIONS = 3
-REVIEWED_STATUSES = ("accepted", "proposed", "deprecated")
 FAIL_ON = ("accepted", "proposed", "any")
 _TRAILER_RE = re.compile(rf"^{TRAILER}:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _ZERO = "0" * 40
@@ -272,12 +271,13 @@ def _open_memory(path: Path) -> sqlite3.Connection | None:
 
 
 def _standing() -> str:
-    """SQL over alias ``n``: a standing decision — current now (the one rule of every read path,
-    :func:`nervapack_core.memory.nodes.current_sql`) and not rejected."""
+    """SQL over alias ``n``: a decision a change review shows — current now (the one rule of every
+    read path, :func:`nervapack_core.memory.nodes.current_sql`) and reviewable (accepted, proposed
+    or deprecated: :data:`nervapack_core.memory.kinds.REVIEWABLE`, which says why deprecated is in)."""
+    from ..memory.kinds import reviewable_sql
     from ..memory.nodes import current_sql
 
-    return (f"n.kind = 'decision' AND {current_sql('n')} "
-            "AND COALESCE(n.status, 'accepted') IN ('accepted', 'proposed', 'deprecated')")
+    return f"n.kind = 'decision' AND {current_sql('n')} AND {reviewable_sql('n')}"
 
 
 def governed_refs(conn: sqlite3.Connection, files: list[str], namespace: str | None) -> list[dict]:

@@ -21,11 +21,12 @@ from typing import Any
 from ..errors import NervapackError
 from ..storage import chunked, utc_iso
 from . import nodes
+from .kinds import STATUSES, SUBJECT_EDGES, sql_list
 from .nodes import NODE_COLS, node_dict, status_sql
 from .recall import fts_stages
 from .resolve import clean_name, find_entity
 from .timeutil import parse_time
-from .validate import STATUSES, check_status, str_list
+from .validate import check_status, str_list
 
 __all__ = ["FILTERS", "check_filters", "where_sql", "decisions", "enriched", "facets", "graph", "GRAPH_EDGES",
            "area_prefix"]
@@ -120,7 +121,7 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
             eid = None
         if not eid:
             return None
-        where.append("n.id IN (SELECT x.src FROM mem_edges x WHERE x.dst = ? AND x.kind IN ('ABOUT', 'TOUCHES'))")
+        where.append(f"n.id IN (SELECT x.src FROM mem_edges x WHERE x.dst = ? AND x.kind IN {sql_list(SUBJECT_EDGES)})")
         params.append(eid)
     if f.get("code_area"):
         # substr, not LIKE: any length of user text, its % and _ literal (lower(): the case folding of LIKE)
@@ -288,7 +289,7 @@ def facets(conn: sqlite3.Connection, ns: str, *, include_tombstoned: bool = Fals
         f"WHERE n.namespace = ? AND n.kind = 'decision'{live} GROUP BY tag ORDER BY c DESC, tag", (ns,))]
     entities = [{"name": e, "decisions": c} for e, c in conn.execute(
         "SELECT e.content, count(DISTINCT n.id) AS c FROM mem_nodes n JOIN mem_edges x ON x.src = n.id "
-        "AND x.kind IN ('ABOUT', 'TOUCHES') JOIN mem_nodes e ON e.id = x.dst AND e.kind = 'entity' "
+        f"AND x.kind IN {sql_list(SUBJECT_EDGES)} JOIN mem_nodes e ON e.id = x.dst AND e.kind = 'entity' "
         f"WHERE n.namespace = ? AND n.kind = 'decision'{live} GROUP BY e.id ORDER BY c DESC, e.content", (ns,))]
     files = [{"file": p, "decisions": c} for p, c in conn.execute(
         "SELECT r.file, count(DISTINCT r.node_id) AS c FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ...text import is_build_path, is_test_path, is_test_support_path
+from ..graph.kinds import ANSWER_KINDS as OUTPUT_KINDS
 
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
@@ -26,7 +27,6 @@ __all__ = [
 
 DEFAULT_HOPS = 2
 RRF_K = 20
-OUTPUT_KINDS = ("function", "class", "variable", "doc")
 NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
                 "subkind, parent_id")
 
