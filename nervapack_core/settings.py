@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -62,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NervapackError
+from .gitrepo import git
 from .workspace import CONFIG_FILE, Workspace
 
 __all__ = ["Setting", "read_config", "setting", "user_config_path", "ignored_keys", "CONFIG_NAME",
@@ -184,10 +184,8 @@ def _git_says(path: Path) -> str:
     key = (str(path), _mtime(path), _mtime(index) if index is not None else None)
     if key not in _TRACKED:
         try:
-            done = subprocess.run(["git", "-C", str(path.parent), "ls-files", "--error-unmatch", "--", path.name],
-                                  capture_output=True, timeout=30,
-                                  env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
-        except (OSError, subprocess.SubprocessError):
+            done = git(path.parent, "ls-files", "--error-unmatch", "--", path.name, timeout=30)
+        except NervapackError:
             _TRACKED[key] = "unknown"
         else:  # 1 with "did not match": a repository that does not track it; 128: no repository
             _TRACKED[key] = ("tracked" if done.returncode == 0 else

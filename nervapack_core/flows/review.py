@@ -29,12 +29,12 @@ import os
 import posixpath
 import re
 import sqlite3
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NervapackError
+from ..gitrepo import git
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -81,11 +81,7 @@ class ChangeReview:
 # -- git ------------------------------------------------------------------------------------
 
 def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], input=input, capture_output=True, timeout=120,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise NervapackError(f"git failed: {exc}") from None
+    done = git(root, *args, input=input, timeout=120)  # "git failed: …" when it cannot run
     if check and done.returncode != 0:
         msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise NervapackError(f"git {' '.join(args[:2])} failed: {msg[-1] if msg else 'exit ' + str(done.returncode)}")
@@ -207,7 +203,7 @@ def _read(root: Path, rev: str, path: str | None) -> bytes | None:
         except OSError:
             return None
     spec = f":{path}" if rev == ":index" else f"{rev}:{path}"
-    done = subprocess.run(["git", "-C", str(root), "cat-file", "blob", spec], capture_output=True, timeout=60)
+    done = git(root, "cat-file", "blob", spec, timeout=60, locale=None)
     return done.stdout if done.returncode == 0 else None
 
 
