@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from .errors import CorruptDatabaseError, DatabaseLockedError, NervapackError
+from .settings import env_value
 
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
@@ -71,7 +72,7 @@ LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"
 
 def env_lock_timeout(default: float) -> float:
     """Seconds a writer waits for a lock: ``$NERVAPACK_LOCK_TIMEOUT`` when set, else ``default``."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    raw = (env_value(LOCK_TIMEOUT_ENV) or "").strip()
     if not raw:
         return default
     try:

@@ -353,7 +353,7 @@ def find_adr_dir(workspace: Workspace) -> tuple[Path | None, str]:
     is an error."""
     from ...settings import setting
 
-    chosen = setting(workspace, "memory", "adr_dir", "NERVAPACK_ADR_DIR")
+    chosen = setting(workspace, "memory", "adr_dir")
     if chosen is not None:
         if chosen.value is False or chosen.value == "" or str(chosen.value).strip().lower() in ("off", "none", "false"):
             return None, f"turned off by {chosen.origin}"
