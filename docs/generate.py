@@ -10,7 +10,7 @@ Run by hand after changing a command, an option, an MCP tool, a setting or a pub
   option with its type, default and help text);
 - ``mcp-tools.md``: the two MCP servers, built in process and asked for their tools through the
   SDK's own client (name, description, input schema), exactly what an agent is sent;
-- ``configuration.md``: :data:`SETTINGS` below, checked against the code: every ``NERVAPACK_*``
+- ``configuration.md``: :data:`nervapack_core.settings.SETTINGS`, checked against the code: every ``NERVAPACK_*``
   name in ``nervapack_core/`` and every ``setting(workspace, "section", "key", …)`` call must
   have an entry, and every entry must still be read somewhere;
 - ``python-api.md``: ``nervapack_core.__all__``, each name with its signature and docstring (and
@@ -71,74 +71,28 @@ class SettingDoc:
 
 
 def _llm_defaults() -> dict[str, Any]:
-    """The LLM binding's settings and their defaults, read from its dataclass."""
-    import nervapack_core as npc
+    """The LLM binding's request settings and their defaults (``[llm]`` but the model), from the table."""
+    from nervapack_core.settings import LLM_GROUP, SETTINGS
 
-    module = sys.modules[npc.bind_docs.__module__]
-    return {f.name: f.default for f in dataclasses.fields(module.LLMSettings)}
-
-
-_LLM_WHAT = {
-    "concurrency": "requests in flight at once (2 for Ollama: one local GPU)",
-    "timeout": "seconds for a whole request: connecting, waiting and reading the reply together",
-    "retries": "retries of a 429, a 5xx or a timeout, with exponential backoff",
-    "backoff": "seconds before the first retry (doubled each time; the server's `Retry-After` wins)",
-    "max_tokens": "the most output tokens asked for per section",
-    "min_confidence": "links under this confidence are not drawn",
-    "max_reply_bytes": "a longer reply is refused (by its `Content-Length` or as soon as the cap is passed)",
-}
+    return {s.key: s.default for s in SETTINGS if s.group == LLM_GROUP and s.key}
 
 
 def settings_docs() -> list[SettingDoc]:
-    docs = [
-        SettingDoc("NERVAPACK_CHROMA_URL", "vectors.url", "none: the embedded store in `.nervapack/chroma/`", USER_ONLY,
-                   "a Chroma server (`http://` or `https://`, a host and a port) that holds the vectors instead "
-                   "(see [A shared vector server](../guides/vector-server.md))"),
-        SettingDoc("NERVAPACK_AGENT_DECISIONS", "memory.agent_decisions", "`proposed`", USER_ONLY,
-                   "the status of decisions agents store through MCP: `proposed` (wait in the review queue) or "
-                   "`accepted` (see [Decisions for a team](../guides/decisions.md))"),
-        SettingDoc("NERVAPACK_ADR_DIR", "memory.adr_dir",
-                   "the first of `docs/adr`, `doc/adr`, `docs/decisions`, `docs/architecture/decisions` "
-                   "holding Markdown",
-                   ANYONE + "; a folder outside the root: you only",
-                   "the ADR folder `nervapack sync` re-imports (`false` turns it off)"),
-        SettingDoc("NERVAPACK_ADR_NAMESPACE", "memory.adr_namespace", "`default`", ANYONE,
-                   "the memory namespace the ADR folder imports into"),
-        SettingDoc("NERVAPACK_LLM_MODEL", "llm.model", "the provider's own (`llama3` for Ollama)", ANYONE,
-                   "the model of `--llm` when `--llm-model` is not given"),
-    ]
-    defaults = _llm_defaults()
-    for name, default in defaults.items():
-        docs.append(SettingDoc(f"NERVAPACK_LLM_{name.upper()}", f"llm.{name}",
-                               f"`{default}`" + (" (2 for Ollama)" if name == "concurrency" else ""), ANYONE,
-                               _LLM_WHAT.get(name, ""), "The optional LLM binding"))
-    docs += [
-        SettingDoc("NERVAPACK_LOCK_TIMEOUT", None, "900 s waiting for another ingest, 60 s for a database lock",
-                   ENV_ONLY, "seconds a writer waits for another process's lock before it stops with a message",
-                   "Environment only"),
-        SettingDoc("NERVAPACK_HOME", None, "the nearest folder above the current one holding `.nervapack/`",
-                   ENV_ONLY, "the workspace root, instead of searching for it", "Environment only"),
-        SettingDoc("NERVAPACK_MEMORY_DB", None,
-                   "the nearest `.nervapack/memory.db`, else `~/.nervapack/memory.db`", ENV_ONLY,
-                   "the memory database (the CLI's `--db` wins over it)", "Environment only"),
-        SettingDoc("NERVAPACK_USER_CONFIG", None,
-                   "`$XDG_CONFIG_HOME/nervapack/config.toml`, else `~/.config/nervapack/config.toml`", ENV_ONLY,
-                   "your own settings file", "Environment only"),
-        SettingDoc("NERVAPACK_PREFETCH", None, "on (Linux)", ENV_ONLY,
-                   "`0` runs a CLI query's vector search in the same process instead of a forked helper "
-                   "(same answer either way)", "Environment only"),
-        SettingDoc("NERVAPACK_DASHBOARD_ROOT", None, "set by `nervapack serve`", ENV_ONLY,
-                   "the workspace the dashboard shows (`nervapack serve PATH` sets it for its Streamlit process)",
-                   "Set by NervaPack for its own processes"),
-        SettingDoc("NERVAPACK_DASHBOARD_MEMORY_DB", None, "set by `nervapack serve`", ENV_ONLY,
-                   "the memory database the dashboard reads", "Set by NervaPack for its own processes"),
-        SettingDoc("NERVAPACK_DASHBOARD_DEMO", None, "set by `nervapack serve --demo`", ENV_ONLY,
-                   "the dashboard says on every page that it shows the demo workspace",
-                   "Set by NervaPack for its own processes"),
-        SettingDoc("NERVAPACK_TEST_KILL_AFTER", None, "unset", ENV_ONLY,
-                   "for the crash tests only: the process SIGKILLs itself at the named fault point",
-                   "Set by NervaPack for its own processes"),
-    ]
+    """The reference entries: one per row of :data:`nervapack_core.settings.SETTINGS`, in its order."""
+    from nervapack_core.settings import SETTINGS
+
+    docs = []
+    for s in SETTINGS:
+        if s.section is None:
+            who = ENV_ONLY
+        elif s.user_only:
+            who = USER_ONLY
+        elif s.inside_root:
+            who = ANYONE + "; a folder outside the root: you only"
+        else:
+            who = ANYONE
+        docs.append(SettingDoc(s.env, f"{s.section}.{s.key}" if s.section else None, s.default_doc, who, s.doc,
+                               s.group))
     return docs
 
 
@@ -146,11 +100,17 @@ def _python_files() -> Iterable[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+_TABLE = re.compile(r"^SETTINGS: tuple\[SettingSpec, \.\.\.\] = \(\n.*?^\)\n", re.MULTILINE | re.DOTALL)
+
+
 def env_names_in_code(files: Iterable[Path] | None = None, texts: Iterable[str] | None = None) -> set[str]:
     """Every ``NERVAPACK_*`` name the package's source spells; ``NERVAPACK_LLM_`` (a prefix the
-    LLM settings are read under) becomes one name per LLM setting."""
+    LLM settings are read under) becomes one name per LLM setting. The table of settings
+    itself (``SETTINGS = (…)`` in settings.py) does not count: it declares every name, and a
+    declared name nobody reads must still be reported."""
     found: set[str] = set()
     for text in texts if texts is not None else (p.read_text(encoding="utf-8") for p in files or _python_files()):
+        text = _TABLE.sub("", text)
         found.update(re.findall(r"\bNERVAPACK_[A-Z0-9_]*[A-Z0-9]\b|\bNERVAPACK_LLM_(?![A-Z0-9])", text))
     if "NERVAPACK_LLM_" in found:
         found.discard("NERVAPACK_LLM_")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import signal
 
+from .settings import env_value
+
 __all__ = ["FAULT_ENV", "fault_point"]
 
 FAULT_ENV = "NERVAPACK_TEST_KILL_AFTER"
@@ -20,5 +22,5 @@ FAULT_ENV = "NERVAPACK_TEST_KILL_AFTER"
 
 def fault_point(name: str) -> None:
     """SIGKILL this process when ``$NERVAPACK_TEST_KILL_AFTER`` names this point."""
-    if os.environ.get(FAULT_ENV) == name:
+    if env_value(FAULT_ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)

@@ -1,14 +1,23 @@
-"""A git working tree as NervaPack finds it: the folder holding ``.git`` and its git directory.
+"""A git working tree as NervaPack finds it, and the one way NervaPack runs ``git``.
 
-Read from the file system only (no ``git`` process): settings, provenance and hooks ask this on
-hot paths, and a folder that is not a repository must answer as fast as one that is.
+:func:`repo_root` and :func:`git_dir` read the file system only (no ``git`` process): settings,
+provenance and hooks ask them on hot paths, and a folder that is not a repository must answer
+as fast as one that is. :func:`git` runs ``git -C root …`` for every module that needs git's
+own answer (review-changes, hooks, provenance, ADR dates, discovery, the settings' trust
+check); :func:`git_output` is its "stdout or None" form. GitPython (the analyses' history
+reader) is the other way in, for walking commits.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["repo_root", "git_dir"]
+from .errors import NervapackError
+
+__all__ = ["repo_root", "git_dir", "git", "git_output"]
 
 
 def repo_root(start: Path | str | None) -> Path | None:
@@ -35,3 +44,37 @@ def git_dir(root: Path) -> Path | None:
         target = Path(text[len("gitdir:"):].strip())
         return target if target.is_absolute() else (root / target).resolve()
     return None
+
+
+def git(root: Path | str, *args: str, input: bytes | None = None, timeout: float = 60, text: bool = False,
+        locale: str | None = "C", config: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git [-c config]… -C root args``, its output captured (bytes, or str with ``text``).
+
+    Never prompts (``GIT_TERMINAL_PROMPT=0``); ``locale`` sets ``LC_ALL`` (``"C"``: messages
+    a caller may match on are git's English ones; None: the user's locale). ``config``:
+    ``name=value`` settings for this run (``core.quotePath=false``). A non-zero exit is the
+    caller's to read (``returncode``, ``stderr``); git that cannot run at all (not installed,
+    the timeout passed) raises :class:`~nervapack_core.errors.NervapackError` ("git failed: …")."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    if locale is not None:
+        env["LC_ALL"] = locale
+    pre = [x for c in config for x in ("-c", c)]
+    try:
+        return subprocess.run(["git", *pre, "-C", str(root), *args], input=input, capture_output=True,
+                              text=text, timeout=timeout, env=env)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise NervapackError(f"git failed: {exc}") from None
+
+
+def git_output(root: Path | str, *args: str, timeout: float = 60, strip: bool = False,
+               locale: str | None = "C", config: Sequence[str] = ()) -> str | None:
+    """:func:`git`'s stdout as text when it exits 0 (``strip``: without surrounding white space);
+    None when it fails or cannot run — for callers to whom no answer is an answer."""
+    try:
+        done = git(root, *args, timeout=timeout, text=True, locale=locale, config=config)
+    except NervapackError:
+        return None
+    if done.returncode != 0:
+        return None
+    out: str = done.stdout
+    return out.strip() if strip else out

@@ -1,4 +1,11 @@
-"""A workspace's settings, and whom each one is taken from.
+"""Every setting NervaPack reads, declared once (:data:`SETTINGS`), and whom each is taken from.
+
+:data:`SETTINGS` is the table: per setting its environment variable, its TOML section and key
+(None: the environment only), its default, its type, whether only the user may set it, and
+one line saying what it does. ``docs/generate.py`` writes the configuration reference from
+it; :func:`setting` reads a file-or-environment setting by the table's rules, :func:`env_value`
+an environment-only one (every ``NERVAPACK_*`` variable the package reads is read through one
+of the two, and names an entry of the table).
 
 Every setting has a default and an environment variable; it can also be written in a TOML
 file, read with ``tomllib``: the workspace's ``.nervapack/config.toml`` or the user's own
@@ -53,30 +60,142 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import NervapackError
-from .workspace import CONFIG_FILE, Workspace
+from .gitrepo import git
 
-__all__ = ["Setting", "read_config", "setting", "user_config_path", "ignored_keys", "CONFIG_NAME",
-           "USER_CONFIG_ENV"]
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
-CONFIG_NAME = CONFIG_FILE  # the user config (~/.config/nervapack/) has the same name
+__all__ = ["Setting", "SettingSpec", "SETTINGS", "spec", "default_of", "env_value", "read_config", "setting",
+           "user_config_path", "ignored_keys", "CONFIG_NAME", "USER_CONFIG_ENV", "LLM_GROUP", "ENV_GROUP",
+           "OWN_GROUP"]
+
+CONFIG_NAME = "config.toml"  # the workspace's .nervapack/config.toml and the user's ~/.config/nervapack/config.toml
 USER_CONFIG_ENV = "NERVAPACK_USER_CONFIG"
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """One setting: where it is read from, its default, who may set it, what it does.
+
+    ``section``/``key``: its place in a TOML file (None: the environment only). ``default``:
+    the value when nothing sets it (None when the default is worked out at run time:
+    ``default_doc`` says how). ``user_only``: why only the user may set it (see the module's
+    docstring), or "" for anyone; ``inside_root``: a folder a workspace file may name only
+    inside the root. ``doc``: what it does (the reference page's line); ``group``: its
+    section of that page."""
+
+    env: str
+    section: str | None
+    key: str | None
+    default: Any
+    default_doc: str
+    type: type
+    doc: str
+    user_only: str = ""
+    inside_root: bool = False
+    group: str = "Settings"
+
+
+LLM_GROUP = "The optional LLM binding"
+ENV_GROUP = "Environment only"
+OWN_GROUP = "Set by NervaPack for its own processes"
+
+
+def _llm(key: str, default: Any, kind: type, doc: str, default_doc: str | None = None) -> SettingSpec:
+    return SettingSpec(f"NERVAPACK_LLM_{key.upper()}", "llm", key, default,
+                       default_doc if default_doc is not None else f"`{default}`", kind, doc, group=LLM_GROUP)
+
+
+#: every setting, in the order the reference page lists them
+SETTINGS: tuple[SettingSpec, ...] = (
+    SettingSpec("NERVAPACK_CHROMA_URL", "vectors", "url", None, "none: the embedded store in `.nervapack/chroma/`",
+                str, "a Chroma server (`http://` or `https://`, a host and a port) that holds the vectors instead "
+                "(see [A shared vector server](../guides/vector-server.md))",
+                user_only="sends the code's text to that server"),
+    SettingSpec("NERVAPACK_AGENT_DECISIONS", "memory", "agent_decisions", "proposed", "`proposed`", str,
+                "the status of decisions agents store through MCP: `proposed` (wait in the review queue) or "
+                "`accepted` (see [Decisions for a team](../guides/decisions.md))",
+                user_only="changes the review policy"),
+    SettingSpec("NERVAPACK_ADR_DIR", "memory", "adr_dir", None,
+                "the first of `docs/adr`, `doc/adr`, `docs/decisions`, `docs/architecture/decisions` "
+                "holding Markdown", str, "the ADR folder `nervapack sync` re-imports (`false` turns it off)",
+                inside_root=True),
+    SettingSpec("NERVAPACK_ADR_NAMESPACE", "memory", "adr_namespace", "default", "`default`", str,
+                "the memory namespace the ADR folder imports into"),
+    SettingSpec("NERVAPACK_LLM_MODEL", "llm", "model", None, "the provider's own (`llama3` for Ollama)", str,
+                "the model of `--llm` when `--llm-model` is not given"),
+    # the LLM binding's request settings (LLMSettings takes its defaults from here)
+    _llm("concurrency", 4, int, "requests in flight at once (2 for Ollama: one local GPU)", "`4` (2 for Ollama)"),
+    _llm("timeout", 60.0, float, "seconds for a whole request: connecting, waiting and reading the reply together"),
+    _llm("retries", 3, int, "retries of a 429, a 5xx or a timeout, with exponential backoff"),
+    _llm("backoff", 1.0, float, "seconds before the first retry (doubled each time; the server's `Retry-After` wins)"),
+    _llm("max_tokens", 400, int, "the most output tokens asked for per section"),
+    _llm("min_confidence", 0.5, float, "links under this confidence are not drawn"),
+    # a JSON answer of a few hundred tokens is a few KB: 4 MiB is room for any honest reply
+    _llm("max_reply_bytes", 4 * 1024 * 1024, int,
+         "a longer reply is refused (by its `Content-Length` or as soon as the cap is passed)"),
+    SettingSpec("NERVAPACK_LOCK_TIMEOUT", None, None, None,
+                "900 s waiting for another ingest, 60 s for a database lock", float,
+                "seconds a writer waits for another process's lock before it stops with a message", group=ENV_GROUP),
+    SettingSpec("NERVAPACK_HOME", None, None, None, "the nearest folder above the current one holding `.nervapack/`",
+                str, "the workspace root, instead of searching for it", group=ENV_GROUP),
+    SettingSpec("NERVAPACK_MEMORY_DB", None, None, None,
+                default_doc="the nearest `.nervapack/memory.db`, else `~/.nervapack/memory.db`", type=str,
+                doc="the memory database (the CLI's `--db` wins over it)", group=ENV_GROUP),
+    SettingSpec(USER_CONFIG_ENV, None, None, None,
+                "`$XDG_CONFIG_HOME/nervapack/config.toml`, else `~/.config/nervapack/config.toml`", str,
+                "your own settings file", group=ENV_GROUP),
+    SettingSpec("NERVAPACK_PREFETCH", None, None, "1", "on (Linux)", str,
+                "`0` runs a CLI query's vector search in the same process instead of a forked helper "
+                "(same answer either way)", group=ENV_GROUP),
+    SettingSpec("NERVAPACK_DASHBOARD_ROOT", None, None, None, "set by `nervapack serve`", str,
+                "the workspace the dashboard shows (`nervapack serve PATH` sets it for its Streamlit process)",
+                group=OWN_GROUP),
+    SettingSpec("NERVAPACK_DASHBOARD_MEMORY_DB", None, None, None, "set by `nervapack serve`", str,
+                "the memory database the dashboard reads", group=OWN_GROUP),
+    SettingSpec("NERVAPACK_DASHBOARD_DEMO", None, None, None, "set by `nervapack serve --demo`", str,
+                "the dashboard says on every page that it shows the demo workspace", group=OWN_GROUP),
+    SettingSpec("NERVAPACK_TEST_KILL_AFTER", None, None, None, "unset", str,
+                "for the crash tests only: the process SIGKILLs itself at the named fault point", group=OWN_GROUP),
+)
+_BY_ENV = {s.env: s for s in SETTINGS}
+_BY_KEY = {(s.section, s.key): s for s in SETTINGS if s.section is not None}
+
+
+def spec(env_or_section: str, key: str | None = None) -> SettingSpec:
+    """The entry of :data:`SETTINGS` for an environment variable, or for ``section, key``;
+    a name the table does not declare is a programming error (``KeyError``)."""
+    if key is None:
+        return _BY_ENV[env_or_section]
+    return _BY_KEY[env_or_section, key]
+
+
+def default_of(env: str) -> Any:
+    """The declared default of the setting read from ``$env``."""
+    return _BY_ENV[env].default
+
+
+def env_value(env: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """``$env`` as set (None when unset) — the one raw read of a ``NERVAPACK_*`` variable; it
+    must be declared in :data:`SETTINGS`. Each caller keeps its own rule for an empty value."""
+    _BY_ENV[env]  # declared, or KeyError
+    return (os.environ if environ is None else environ).get(env)
+
 
 # user-only settings: (section, key) -> (its environment variable, why only the user may set it)
 _USER_ONLY: dict[tuple[str, str], tuple[str, str]] = {
-    ("vectors", "url"): ("NERVAPACK_CHROMA_URL", "sends the code's text to that server"),
-    ("memory", "agent_decisions"): ("NERVAPACK_AGENT_DECISIONS", "changes the review policy"),
-}
+    (s.section, s.key): (s.env, s.user_only) for s in SETTINGS if s.user_only and s.section and s.key}
 # folders a workspace file may name only inside the root
-_INSIDE_ROOT: dict[tuple[str, str], str] = {("memory", "adr_dir"): "NERVAPACK_ADR_DIR"}
+_INSIDE_ROOT: dict[tuple[str, str], str] = {
+    (s.section, s.key): s.env for s in SETTINGS if s.inside_root and s.section and s.key}
 # an [llm] key naming where requests go or what authenticates them (none is read from a file today;
 # the rule keeps a future one from being settable by a repository)
 _LLM_ENDPOINT = re.compile(r"(^|_)(url|uri|endpoint|host|base|key|token|secret|password)($|_)", re.IGNORECASE)
@@ -118,8 +237,9 @@ def user_config_path(environ: Mapping[str, str] | None = None) -> Path | None:
     (None when there is no home directory to find it in)."""
     environ = os.environ if environ is None else environ
     try:
-        if environ.get(USER_CONFIG_ENV, "").strip():
-            return Path(environ[USER_CONFIG_ENV].strip()).expanduser()
+        named = (env_value(USER_CONFIG_ENV, environ) or "").strip()
+        if named:
+            return Path(named).expanduser()
         xdg = environ.get("XDG_CONFIG_HOME", "").strip()
         # XDG: a relative value is to be ignored
         base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".config"
@@ -184,10 +304,8 @@ def _git_says(path: Path) -> str:
     key = (str(path), _mtime(path), _mtime(index) if index is not None else None)
     if key not in _TRACKED:
         try:
-            done = subprocess.run(["git", "-C", str(path.parent), "ls-files", "--error-unmatch", "--", path.name],
-                                  capture_output=True, timeout=30,
-                                  env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
-        except (OSError, subprocess.SubprocessError):
+            done = git(path.parent, "ls-files", "--error-unmatch", "--", path.name, timeout=30)
+        except NervapackError:
             _TRACKED[key] = "unknown"
         else:  # 1 with "did not match": a repository that does not track it; 128: no repository
             _TRACKED[key] = ("tracked" if done.returncode == 0 else
@@ -240,10 +358,14 @@ def _warn(path: Path, found: dict[str, tuple[str, str]], why: str) -> None:
     sys.stderr.flush()
 
 
-def setting(workspace: Workspace, section: str, key: str, env: str,
+def setting(workspace: Workspace, section: str, key: str, env: str | None = None,
             environ: Mapping[str, str] | None = None) -> Setting | None:
     """``$env`` when set and not empty, else ``[section] key`` of the workspace file (unless the
-    trust rules ignore it there: see the module's docstring), else of the user's file, else None."""
+    trust rules ignore it there: see the module's docstring), else of the user's file, else None
+    (the caller applies the default: :func:`default_of`). ``env``: default the one
+    :data:`SETTINGS` declares for ``[section] key`` (a key it does not declare is a ``KeyError``)."""
+    declared = spec(section, key)
+    env = declared.env if env is None else env
     environ = os.environ if environ is None else environ
     if environ.get(env, "").strip():
         return Setting(environ[env].strip(), f"${env}")

@@ -34,10 +34,11 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from .errors import CorruptDatabaseError, DatabaseLockedError, NervapackError
+from .settings import env_value
 
 __all__ = [
     "UTC_FORMAT", "utc_now", "utc_iso", "Migration", "migrate", "refuse_newer", "applied_version", "Database",
-    "open_reader", "reading", "read_error", "truncation", "read_header", "in_chunks", "chunked", "is_busy",
+    "open_reader", "reading", "read_error", "truncation", "read_header", "in_chunks", "chunked", "sql_list", "is_busy",
     "integrity_ok", "DatabaseLockedError", "CorruptDatabaseError", "LOCK_TIMEOUT_ENV", "env_lock_timeout",
     "wait_reporter",
 ]
@@ -71,7 +72,7 @@ LOCK_TIMEOUT_ENV = "NERVAPACK_LOCK_TIMEOUT"
 
 def env_lock_timeout(default: float) -> float:
     """Seconds a writer waits for a lock: ``$NERVAPACK_LOCK_TIMEOUT`` when set, else ``default``."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    raw = (env_value(LOCK_TIMEOUT_ENV) or "").strip()
     if not raw:
         return default
     try:
@@ -493,6 +494,11 @@ def integrity_ok(path: str | os.PathLike[str]) -> bool:
 
 
 # ------------------------------------------------------------------------------ helpers
+def sql_list(values: Iterable[str]) -> str:
+    """``('a', 'b')``: constant names (kinds, statuses — never user input) as an SQL list."""
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
 def chunked(items: Iterable[T], size: int = MAX_VARIABLES) -> Iterator[list[T]]:
     """``items`` in lists of at most ``size``."""
     chunk: list[T] = []

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .settings import CONFIG_NAME, env_value
+
 __all__ = ["Workspace", "find_workspace", "memory_db_path", "global_memory_db", "workspace_root_of", "link_reason",
            "WORKSPACE_DIR", "GRAPH_DB", "MEMORY_DB", "HISTORY_FILE", "CHROMA_DIR", "CACHE_DIR", "CONFIG_FILE",
            "INGEST_LOCK", "GITIGNORE_FILE", "MEMORY_DB_ENV"]
@@ -23,7 +25,7 @@ MEMORY_DB = "memory.db"  # the decision memory (not derived: the one file to bac
 HISTORY_FILE = "query_history.jsonl"  # one JSON record per query
 CHROMA_DIR = "chroma"  # the embedded vector store
 CACHE_DIR = "cache"  # derived caches (retrieval snapshots), safe to delete
-CONFIG_FILE = "config.toml"  # the workspace's settings (read by settings.py)
+CONFIG_FILE = CONFIG_NAME  # the workspace's settings (read by settings.py)
 INGEST_LOCK = "ingest.lock"  # held by one ingest at a time (code/ingest/lock.py)
 GITIGNORE_FILE = ".gitignore"  # ``*``: the folder is never committed
 MEMORY_DB_ENV = "NERVAPACK_MEMORY_DB"
@@ -88,7 +90,7 @@ def find_workspace(start: str | os.PathLike | None = None) -> Workspace | None:
     ``~/.nervapack`` holding only the global memory (no code graph) is not a workspace:
     otherwise every folder under the home directory would look like one.
     """
-    home = os.environ.get("NERVAPACK_HOME")
+    home = env_value("NERVAPACK_HOME")
     if home:
         return Workspace(Path(home).expanduser().resolve())
     here = Path(start or os.getcwd()).resolve()
@@ -109,8 +111,7 @@ def memory_db_path(db_path: str | os.PathLike | None = None, *, environ: Mapping
     ``environ`` defaults to ``os.environ`` (the dashboard passes the environment it was
     started with).
     """
-    env = os.environ if environ is None else environ
-    named = env.get(MEMORY_DB_ENV)
+    named = env_value(MEMORY_DB_ENV, environ)
     if named:
         return Path(named).expanduser()
     if db_path:

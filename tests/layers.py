@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ENGINES = {"code": "code.", "memory": "memory"}
 #: ... but for the bridge, the one module of the memory that reads the code graph (through the
 #: reader, with its git history: a decision's staleness is read from the code's commits)
-BRIDGE = {"memory.bridge": ("code.analysis.reader",)}
+BRIDGE = {"memory.bridge": ("code.analysis.reader", "code.graph.kinds")}
 #: modules that may import Streamlit (the dashboard's UI; pages/ and app.py are outside the package)
 STREAMLIT = ("dashboard.ui",
              # the launcher `nervapack serve` runs: it starts Streamlit's server, it draws nothing
@@ -130,6 +130,9 @@ def package_files() -> list[tuple[Path, str | None]]:
 
 #: file cycles inside one wing, each with the reason it stays (a cycle not listed here fails)
 EXPLAINED_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"settings", "workspace"}):
+        "workspace reads $NERVAPACK_HOME through settings.env_value (the one raw read of a NERVAPACK_ "
+        "variable); settings names the Workspace type of its arguments, under TYPE_CHECKING only",
     frozenset({"code.retrieval.prefetch", "code.retrieval.retriever"}):
         "the retriever starts the prefetch process, whose child runs the retriever's own vector "
         "search: one search, started ahead of the rest of a cold query",

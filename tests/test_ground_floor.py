@@ -82,11 +82,12 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 
 def _help_texts(tree: ast.Module) -> set[int]:
-    """The ids of the string nodes inside a ``help=`` argument (click's option help) or assigned to
-    a ``…_HELP`` name (a help text shared by several options): prose for the user."""
+    """The ids of the string nodes inside a ``help=`` argument (click's option help), a ``doc=`` or
+    ``default_doc=`` one (a setting's reference text, settings.SETTINGS) or assigned to a ``…_HELP``
+    name (a help text shared by several options): prose for the user."""
     ids = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "help":
+        if isinstance(node, ast.keyword) and node.arg in ("help", "doc", "default_doc"):
             ids |= {id(c) for c in ast.walk(node.value) if isinstance(c, ast.Constant)}
         elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id.endswith("_HELP")
                                                   for t in node.targets):

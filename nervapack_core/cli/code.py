@@ -74,7 +74,7 @@ def _llm_setup(llm: str | None, model: str | None, path: str, assume_yes: bool):
     ws = Workspace(Path(path).expanduser().resolve())
     settings = LLMSettings.for_workspace(ws, llm)
     if not model:
-        configured = setting(ws, "llm", "model", "NERVAPACK_LLM_MODEL")
+        configured = setting(ws, "llm", "model")
         model = str(configured.value) if configured else None
     provider = make_provider(llm, model, timeout=settings.timeout, max_reply_bytes=settings.max_reply_bytes)
     if provider.remote and not assume_yes and not sys.stdin.isatty() and not _consented(ws, provider):

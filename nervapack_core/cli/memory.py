@@ -9,13 +9,15 @@ exit 1, never a traceback.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from ..errors import NervapackError
+from ..memory.kinds import STORABLE_KINDS
+from ..settings import env_value
+from ..workspace import MEMORY_DB_ENV
 from .common import (
     UserErrorGroup,
     console,
@@ -34,7 +36,7 @@ from .common import (
 
 __all__ = ["memory_cli", "main"]
 
-_KINDS = ["fact", "decision", "action", "outcome", "entity", "procedure", "preference"]
+_KINDS = list(STORABLE_KINDS)
 
 
 def _store():
@@ -143,7 +145,7 @@ def init_cmd(global_):
     from ..memory.store import MemoryStore
     from ..workspace import Workspace, find_workspace, global_memory_db
 
-    db: str | Path | None = memory_db() or os.environ.get("NERVAPACK_MEMORY_DB")
+    db: str | Path | None = memory_db() or env_value(MEMORY_DB_ENV)
     if not db:
         if global_:
             db = global_memory_db()

@@ -28,12 +28,12 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from ..errors import NervapackError
+from ..gitrepo import git
 
 __all__ = ["HOOKS", "MARKER", "install", "uninstall", "hook_path", "hooks_dir", "nervapack_command"]
 
@@ -51,10 +51,9 @@ def nervapack_command() -> str:
 def _git(root: Path, *args: str) -> tuple[int, str]:
     """``git -C root args``: (exit status, stdout or the last line of stderr)."""
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
-    except (OSError, subprocess.SubprocessError) as exc:
-        return 1, str(exc)
+        done = git(root, *args, text=True, timeout=60)
+    except NervapackError as exc:  # "git failed: …": could not run
+        return 1, str(exc).removeprefix("git failed: ")
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         return done.returncode, lines[-1] if lines else f"exit {done.returncode}"

@@ -29,12 +29,12 @@ import os
 import posixpath
 import re
 import sqlite3
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NervapackError
+from ..gitrepo import git
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ __all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "me
 TRAILER = "Decision-Reviewed"
 # a folder "has many" decisions when at least this many standing decisions govern code in it
 AREA_MIN_DECISIONS = 3
-REVIEWED_STATUSES = ("accepted", "proposed", "deprecated")
 FAIL_ON = ("accepted", "proposed", "any")
 _TRAILER_RE = re.compile(rf"^{TRAILER}:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _ZERO = "0" * 40
@@ -82,11 +81,7 @@ class ChangeReview:
 # -- git ------------------------------------------------------------------------------------
 
 def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], input=input, capture_output=True, timeout=120,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise NervapackError(f"git failed: {exc}") from None
+    done = git(root, *args, input=input, timeout=120)  # "git failed: …" when it cannot run
     if check and done.returncode != 0:
         msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise NervapackError(f"git {' '.join(args[:2])} failed: {msg[-1] if msg else 'exit ' + str(done.returncode)}")
@@ -208,7 +203,7 @@ def _read(root: Path, rev: str, path: str | None) -> bytes | None:
         except OSError:
             return None
     spec = f":{path}" if rev == ":index" else f"{rev}:{path}"
-    done = subprocess.run(["git", "-C", str(root), "cat-file", "blob", spec], capture_output=True, timeout=60)
+    done = git(root, "cat-file", "blob", spec, timeout=60, locale=None)
     return done.stdout if done.returncode == 0 else None
 
 
@@ -272,12 +267,13 @@ def _open_memory(path: Path) -> sqlite3.Connection | None:
 
 
 def _standing() -> str:
-    """SQL over alias ``n``: a standing decision — current now (the one rule of every read path,
-    :func:`nervapack_core.memory.nodes.current_sql`) and not rejected."""
+    """SQL over alias ``n``: a decision a change review shows — current now (the one rule of every
+    read path, :func:`nervapack_core.memory.nodes.current_sql`) and reviewable (accepted, proposed
+    or deprecated: :data:`nervapack_core.memory.kinds.REVIEWABLE`, which says why deprecated is in)."""
+    from ..memory.kinds import reviewable_sql
     from ..memory.nodes import current_sql
 
-    return (f"n.kind = 'decision' AND {current_sql('n')} "
-            "AND COALESCE(n.status, 'accepted') IN ('accepted', 'proposed', 'deprecated')")
+    return f"n.kind = 'decision' AND {current_sql('n')} AND {reviewable_sql('n')}"
 
 
 def governed_refs(conn: sqlite3.Connection, files: list[str], namespace: str | None) -> list[dict]:

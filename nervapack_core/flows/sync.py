@@ -56,14 +56,14 @@ def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db) -> N
     so every member's memory follows the decisions the repository keeps. Only new or
     edited files are parsed; a problem is reported, it never fails the sync."""
     from ..memory.adr import find_adr_dir
-    from ..settings import setting
+    from ..settings import default_of, setting
 
     try:
         folder, how = find_adr_dir(workspace)
         if folder is None:
             return
-        chosen = setting(workspace, "memory", "adr_namespace", "NERVAPACK_ADR_NAMESPACE")
-        namespace = str(chosen.value) if chosen is not None else "default"
+        chosen = setting(workspace, "memory", "adr_namespace")
+        namespace = str(chosen.value) if chosen is not None else default_of("NERVAPACK_ADR_NAMESPACE")
         from ..memory.store import MemoryStore
 
         with MemoryStore(Path(memory_db) if memory_db else workspace.memory_db, namespace=namespace,

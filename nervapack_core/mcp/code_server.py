@@ -37,13 +37,13 @@ from mcp.types import CallToolResult, InputRequiredResult
 from typing_extensions import TypedDict
 
 from ..cli.common import path_option
+from ..code.graph.kinds import NODE_KINDS as ENTITY_KINDS
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
 
 __all__ = ["main", "build_server", "GraphHolder", "graph_status_data", "ENTITY_KINDS", "ENTITY_ALIASES"]
 
 log = logging.getLogger("nervapack.mcp")
 
-ENTITY_KINDS = ("file", "class", "function", "variable", "import", "doc")
 # the original tool's names (its graph had file, class, function, import and markdown nodes)
 # and other common ones: alias -> (kind, subkind or None)
 ENTITY_ALIASES = {

@@ -323,14 +323,14 @@ def agent_decision_status(root) -> str:
     """The status an agent's decision lands with: ``proposed`` unless the workspace's
     ``[memory] agent_decisions`` (or ``$NERVAPACK_AGENT_DECISIONS``) says ``accepted``."""
     from ..memory.validate import check_status
-    from ..settings import setting
+    from ..settings import default_of, setting
     from ..workspace import Workspace
 
     if root is None:
-        return "proposed"
-    chosen = setting(Workspace(root), "memory", "agent_decisions", "NERVAPACK_AGENT_DECISIONS")
+        return default_of("NERVAPACK_AGENT_DECISIONS")
+    chosen = setting(Workspace(root), "memory", "agent_decisions")
     if chosen is None:
-        return "proposed"
+        return default_of("NERVAPACK_AGENT_DECISIONS")
     try:
         return check_status(chosen.value, ("proposed", "accepted"))
     except NervapackError as exc:

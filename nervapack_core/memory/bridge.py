@@ -13,13 +13,13 @@ import os
 from pathlib import Path
 
 from ..code.analysis.reader import GraphReader
+from ..code.graph.kinds import LINKABLE_KINDS as _CODE_KINDS
 from ..errors import NoGraphError
 from ..workspace import workspace_root_of
 from .resolve import code_name_forms
 
 __all__ = ["CodeGraph"]
 
-_CODE_KINDS = ("class", "function", "variable", "file")
 
 
 class CodeGraph:

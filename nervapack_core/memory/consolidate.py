@@ -15,6 +15,7 @@ import sqlite3
 
 from ..errors import NervapackError
 from ..text import words as _words
+from .kinds import META_KINDS, sql_list
 from .nodes import node_row
 from .timeutil import now_iso
 
@@ -93,7 +94,7 @@ def consolidate(conn: sqlite3.Connection, ns: str, *, session_id=None, dry_run: 
     for sid in sessions:
         rows = conn.execute(
             "SELECT rid, id, kind, content FROM mem_nodes WHERE namespace = ? AND session_id = ? "
-            "AND tombstoned = 0 AND kind NOT IN ('session', 'entity') ORDER BY rid", (ns, sid)).fetchall()
+            f"AND tombstoned = 0 AND kind NOT IN {sql_list(META_KINDS)} ORDER BY rid", (ns, sid)).fetchall()
         for d in find_duplicates([tuple(r) for r in rows], threshold):
             d["session_id"] = sid
             plan.append(d)

@@ -21,11 +21,12 @@ from typing import Any
 from ..errors import NervapackError
 from ..storage import chunked, utc_iso
 from . import nodes
+from .kinds import STATUSES, SUBJECT_EDGES, sql_list, standing_sql
 from .nodes import NODE_COLS, node_dict, status_sql
 from .recall import fts_stages
 from .resolve import clean_name, find_entity
 from .timeutil import parse_time
-from .validate import STATUSES, check_status, str_list
+from .validate import check_status, str_list
 
 __all__ = ["FILTERS", "check_filters", "where_sql", "decisions", "enriched", "facets", "graph", "GRAPH_EDGES",
            "area_prefix"]
@@ -120,7 +121,7 @@ def where_sql(conn: sqlite3.Connection, ns: str, f: dict, *, any_word: bool = Fa
             eid = None
         if not eid:
             return None
-        where.append("n.id IN (SELECT x.src FROM mem_edges x WHERE x.dst = ? AND x.kind IN ('ABOUT', 'TOUCHES'))")
+        where.append(f"n.id IN (SELECT x.src FROM mem_edges x WHERE x.dst = ? AND x.kind IN {sql_list(SUBJECT_EDGES)})")
         params.append(eid)
     if f.get("code_area"):
         # substr, not LIKE: any length of user text, its % and _ literal (lower(): the case folding of LIKE)
@@ -207,7 +208,6 @@ def enriched(conn: sqlite3.Connection, ns: str, join: str, where: str, params: l
 def _details(conn: sqlite3.Connection, ns: str, page: list[dict]) -> None:
     """Add to each decision of a page its code references, its reviews (oldest first) and
     the open contradictions it is part of: three queries for the whole page."""
-    from .views import open_contradictions  # views imports this module
 
     ids = [d["id"] for d in page]
     code: dict[str, list[dict]] = {}
@@ -288,7 +288,7 @@ def facets(conn: sqlite3.Connection, ns: str, *, include_tombstoned: bool = Fals
         f"WHERE n.namespace = ? AND n.kind = 'decision'{live} GROUP BY tag ORDER BY c DESC, tag", (ns,))]
     entities = [{"name": e, "decisions": c} for e, c in conn.execute(
         "SELECT e.content, count(DISTINCT n.id) AS c FROM mem_nodes n JOIN mem_edges x ON x.src = n.id "
-        "AND x.kind IN ('ABOUT', 'TOUCHES') JOIN mem_nodes e ON e.id = x.dst AND e.kind = 'entity' "
+        f"AND x.kind IN {sql_list(SUBJECT_EDGES)} JOIN mem_nodes e ON e.id = x.dst AND e.kind = 'entity' "
         f"WHERE n.namespace = ? AND n.kind = 'decision'{live} GROUP BY e.id ORDER BY c DESC, e.content", (ns,))]
     files = [{"file": p, "decisions": c} for p, c in conn.execute(
         "SELECT r.file, count(DISTINCT r.node_id) AS c FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
@@ -410,3 +410,22 @@ def graph(conn: sqlite3.Connection, ns: str, f: dict, *, around: str | None = No
         (*params, json.dumps(keep)))}
     return _graph_answer(conn, ns, keep, matched, total,
                          {"mode": "filtered", "isolated": matching - with_links, "matching": matching})
+
+
+# a contradiction is open while both sides are current and standing (neither rejected nor deprecated)
+def open_contradictions(conn: sqlite3.Connection, ns: str, ids: list[str] | None = None) -> list[dict]:
+    """CONTRADICTS edges whose two memories are both still current and standing (not
+    superseded, closed, forgotten, rejected or deprecated) — what a lead must settle.
+    ``ids``: only those touching these memories. Newest first."""
+    at = nodes.moment()
+    sql = (f"SELECT e.src, e.dst, e.created_at FROM mem_edges e JOIN mem_nodes a ON a.id = e.src "
+           f"JOIN mem_nodes b ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.namespace = ? "
+           f"AND {nodes.current_sql('a', at)} AND {standing_sql('a')} "
+           f"AND {nodes.current_sql('b', at)} AND {standing_sql('b')}")
+    pairs = conn.execute(sql, (ns,)).fetchall()  # few by nature: each one is a question for a lead
+    if ids is not None:
+        wanted = set(ids)
+        pairs = [p for p in pairs if p[0] in wanted or p[1] in wanted]
+    found = nodes.nodes(conn, [p[0] for p in pairs] + [p[1] for p in pairs], ns)
+    out = [{"source": found[p[0]], "target": found[p[1]], "created_at": p[2]} for p in pairs]
+    return sorted(out, key=lambda c: c["created_at"], reverse=True)

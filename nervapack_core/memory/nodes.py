@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import NervapackError
 from ..storage import chunked
+from .kinds import standing_sql, stands
 from .resolve import alias_forms, find_entity
 from .timeutil import new_id, now_iso, padded
 
@@ -376,7 +377,7 @@ def standing_marks(conn: sqlite3.Connection, ids: Iterable[str],
     at = moment()
 
     def live(x: str) -> str:
-        return f"{current_sql(x, at)} AND COALESCE({x}.status, 'accepted') NOT IN ('rejected', 'deprecated')"
+        return f"{current_sql(x, at)} AND {standing_sql(x)}"
 
     both = f"{live('a')} AND {live('b')}"
     for chunk in chunked(ids, 400):
@@ -418,7 +419,7 @@ def _standing_marks_at(conn: sqlite3.Connection, ids: list[str],
     def standing(nid: str) -> bool:
         n = state.get(nid)
         return n is not None and not n["tombstoned"] and n["valid_until"] is None and n["superseded_by"] is None \
-            and (n["review_status"] or "accepted") not in ("rejected", "deprecated")
+            and stands(n["review_status"])
 
     out: dict[str, tuple[str | None, list[str]]] = {nid: (state[nid]["status"], []) for nid in ids if nid in state}
     for mine, other in pairs:

@@ -14,13 +14,11 @@ decision never points at a branch name that moves.
 from __future__ import annotations
 
 import getpass
-import os
 import re
-import subprocess
 from pathlib import Path
 
 from ..errors import NervapackError
-from ..gitrepo import git_dir, repo_root
+from ..gitrepo import git_dir, git_output, repo_root
 
 __all__ = ["repo_root", "git_dir", "git_head", "git_author", "os_author", "resolve_commit"]
 
@@ -73,12 +71,7 @@ def git_head(root: Path | None) -> str | None:
 
 
 def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              timeout=_GIT_TIMEOUT, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return git_output(root, *args, timeout=_GIT_TIMEOUT, strip=True, locale=None)
 
 
 def os_author() -> str | None:

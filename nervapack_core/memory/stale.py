@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from .kinds import standing_sql
 from .nodes import current_sql
 
 __all__ = ["CHURN_COMMITS", "CHURN_LINES", "decision_refs", "stale_decisions"]
@@ -36,8 +37,7 @@ def decision_refs(conn: sqlite3.Connection, ns: str) -> list[dict]:
         "SELECT n.id, n.content, n.title, n.status, n.valid_from, r.graph_node_id, r.code_kind, r.qualified_name, "
         "r.file, r.start_line, r.end_line, r.node_sha, r.file_sha FROM mem_nodes n "
         "JOIN mem_code_refs r ON r.node_id = n.id WHERE n.namespace = ? AND n.kind = 'decision' "
-        f"AND {current_sql('n')} "
-        "AND COALESCE(n.status, 'accepted') NOT IN ('rejected', 'deprecated') "
+        f"AND {current_sql('n')} AND {standing_sql('n')} "
         "ORDER BY n.valid_from DESC, n.id, r.file, r.start_line", (ns,))]
 
 

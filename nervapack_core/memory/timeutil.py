@@ -24,20 +24,11 @@ from datetime import UTC, date, datetime, timedelta
 
 from ..errors import NervapackError
 from ..storage import utc_iso, utc_now
+from .kinds import KIND_PREFIX
 
 __all__ = ["now", "now_iso", "to_iso", "parse_time", "parse_duration", "after", "padded", "day_of", "age_days",
            "new_id", "KIND_PREFIX", "MIN_TIME", "MAX_TIME"]
 
-KIND_PREFIX = {
-    "session": "s",
-    "fact": "f",
-    "decision": "d",
-    "action": "a",
-    "outcome": "o",
-    "entity": "e",
-    "procedure": "p",
-    "preference": "pr",
-}
 
 
 def now() -> datetime:

@@ -11,8 +11,9 @@ import warnings
 from typing import Any
 
 from ..errors import NervapackError
+from .kinds import EDGE_KINDS, KIND_PREFIX, NODE_KINDS, REVIEW_STATUSES, STATUSES
 from .resolve import clean_name
-from .timeutil import KIND_PREFIX, after, now_iso, parse_duration, to_iso
+from .timeutil import after, now_iso, parse_duration, to_iso
 
 __all__ = [
     "NODE_KINDS", "EDGE_KINDS", "check_namespace", "check_kind", "check_edge_kind", "check_content",
@@ -21,11 +22,7 @@ __all__ = [
     "PastExpiryWarning",
 ]
 
-NODE_KINDS = tuple(KIND_PREFIX)
-# what a review can set; "superseded" is derived from the supersession chain
-REVIEW_STATUSES = ("proposed", "accepted", "rejected", "deprecated")
-STATUSES = (*REVIEW_STATUSES, "superseded")
-EDGE_KINDS = ("ABOUT", "OCCURRED_IN", "SUPERSEDES", "CONTRADICTS", "CAUSED", "DERIVED_FROM", "TOUCHES")
+# NODE_KINDS, EDGE_KINDS, REVIEW_STATUSES, STATUSES: defined in .kinds, re-exported here
 
 
 def check_namespace(namespace: Any) -> str:

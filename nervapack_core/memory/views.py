@@ -15,11 +15,13 @@ from ..errors import NervapackError
 from ..storage import chunked, in_chunks
 from . import decisions as _decisions
 from . import nodes, schema
+from .decisions import open_contradictions
+from .kinds import EDGE_KINDS, META_KINDS, NODE_KINDS, SUBJECT_EDGES, sql_list
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
 from .resolve import clean_name, find_entity
 from .timeutil import now_iso
-from .validate import EDGE_KINDS, NODE_KINDS, check_kind, str_list
+from .validate import check_kind, str_list
 
 __all__ = [
     "get_node", "search", "timeline", "about", "why", "namespaces", "namespace_names", "stats", "top_entities",
@@ -104,14 +106,15 @@ def _timeline_scope(conn: sqlite3.Connection, ns: str, topic: str, *, include_to
     except NervapackError:
         eid = None
     present, present_params = _present(known_at, include_tombstoned)
-    not_meta = "n.kind NOT IN ('session', 'entity')"
+    not_meta = f"n.kind NOT IN {sql_list(META_KINDS)}"
     seeds: list[str] = []
     entity_name = None
     if eid:
         mode = "entity"
         entity_name = conn.execute("SELECT content FROM mem_nodes WHERE id = ?", (eid,)).fetchone()[0]
         seeds = [r[0] for r in conn.execute(
-            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') AND namespace = ?", (eid, ns))]
+            f"SELECT src FROM mem_edges WHERE dst = ? AND kind IN {sql_list(SUBJECT_EDGES)} AND namespace = ?",
+            (eid, ns))]
     else:
         mode = "text"
         for _stage, match in fts_stages(topic):
@@ -289,7 +292,8 @@ def about(conn: sqlite3.Connection, ns: str, entity) -> dict:
     aliases = [r[0] for r in conn.execute(
         "SELECT alias FROM mem_aliases WHERE entity_id = ? AND namespace = ? ORDER BY alias", (eid, ns))]
     ids = [r[0] for r in conn.execute(
-        "SELECT DISTINCT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') ORDER BY rid", (eid,))]
+        f"SELECT DISTINCT src FROM mem_edges WHERE dst = ? AND kind IN {sql_list(SUBJECT_EDGES)} ORDER BY rid",
+        (eid,))]
     found = [n for n in nodes.nodes(conn, ids, ns).values() if not n["tombstoned"]]
     found.sort(key=lambda n: (n["valid_from"], n["id"]))
     at = nodes.moment()
@@ -342,7 +346,7 @@ def namespace_names(conn: sqlite3.Connection) -> list[str]:
 def namespaces(conn: sqlite3.Connection) -> list[dict]:
     rows = conn.execute(
         "SELECT namespace, COUNT(*) AS nodes, "
-        f"SUM({nodes.current_sql('')} AND kind NOT IN ('session', 'entity')) AS current, "
+        f"SUM({nodes.current_sql('')} AND kind NOT IN {sql_list(META_KINDS)}) AS current, "
         "SUM(kind = 'decision' AND tombstoned = 0) AS decisions, SUM(kind = 'session') AS sessions, "
         "SUM(kind = 'entity' AND tombstoned = 0) AS entities, SUM(tombstoned) AS tombstoned, "
         "SUM(superseded_by IS NOT NULL) AS superseded, MAX(recorded_at) AS last_recorded "
@@ -357,7 +361,7 @@ def top_entities(conn: sqlite3.Connection, ns: str, limit: int = 10) -> list[dic
     twice, ABOUT and TOUCHES: the node's ``degree`` counts edges)."""
     return [dict(r) for r in conn.execute(
         "SELECT e.id, e.content AS name, (SELECT COUNT(DISTINCT x.src) FROM mem_edges x WHERE x.dst = e.id "
-        "AND x.kind IN ('ABOUT', 'TOUCHES')) AS memories FROM mem_nodes e WHERE e.namespace = ? "
+        f"AND x.kind IN {sql_list(SUBJECT_EDGES)}) AS memories FROM mem_nodes e WHERE e.namespace = ? "
         "AND e.kind = 'entity' AND e.tombstoned = 0 ORDER BY memories DESC, e.id LIMIT ?", (ns, int(limit)))]
 
 
@@ -369,7 +373,7 @@ def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int
         kinds[k] = c
     agg = conn.execute(
         "SELECT COUNT(*), SUM(tombstoned), SUM(superseded_by IS NOT NULL AND tombstoned = 0), "
-        f"SUM({nodes.current_sql('')} AND kind NOT IN ('session', 'entity')) "
+        f"SUM({nodes.current_sql('')} AND kind NOT IN {sql_list(META_KINDS)}) "
         "FROM mem_nodes WHERE namespace = ?", (ns,)).fetchone()
     edges = {k: 0 for k in EDGE_KINDS}
     for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_edges WHERE namespace = ? GROUP BY kind", (ns,)):
@@ -536,7 +540,7 @@ def touching_code(conn: sqlite3.Connection, changed: list[str], removed: list[st
         conn, "SELECT r.namespace, r.node_id, n.kind, n.content, r.graph_node_id, r.name, r.qualified_name, r.file,"
         " r.start_line, r.end_line FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id"
         f" WHERE {nodes.current_sql('n')}"
-        " AND n.kind NOT IN ('entity', 'session')"
+        f" AND n.kind NOT IN {sql_list(META_KINDS)}"
         " AND r.graph_node_id IN ({marks})", sorted(state))
     found = [dict(r, state=state[r["graph_node_id"]]) for r in rows]
     return sorted(found, key=lambda r: (r["namespace"], r["file"] or "", r["start_line"] or 0, r["node_id"]))
@@ -587,26 +591,6 @@ def reviews(conn: sqlite3.Connection, ns: str, node_id: str) -> list[dict]:
         "ORDER BY rid", (node_id, ns))]
 
 
-# a contradiction is open while both sides are current and neither was rejected or deprecated
-_STANDS = "COALESCE({n}.status, 'accepted') NOT IN ('rejected', 'deprecated')"
-
-
-def open_contradictions(conn: sqlite3.Connection, ns: str, ids: list[str] | None = None) -> list[dict]:
-    """CONTRADICTS edges whose two memories are both still current and standing (not
-    superseded, closed, forgotten, rejected or deprecated) — what a lead must settle.
-    ``ids``: only those touching these memories. Newest first."""
-    at = nodes.moment()
-    sql = (f"SELECT e.src, e.dst, e.created_at FROM mem_edges e JOIN mem_nodes a ON a.id = e.src "
-           f"JOIN mem_nodes b ON b.id = e.dst WHERE e.kind = 'CONTRADICTS' AND e.namespace = ? "
-           f"AND {nodes.current_sql('a', at)} AND {_STANDS.format(n='a')} "
-           f"AND {nodes.current_sql('b', at)} AND {_STANDS.format(n='b')}")
-    pairs = conn.execute(sql, (ns,)).fetchall()  # few by nature: each one is a question for a lead
-    if ids is not None:
-        wanted = set(ids)
-        pairs = [p for p in pairs if p[0] in wanted or p[1] in wanted]
-    found = nodes.nodes(conn, [p[0] for p in pairs] + [p[1] for p in pairs], ns)
-    out = [{"source": found[p[0]], "target": found[p[1]], "created_at": p[2]} for p in pairs]
-    return sorted(out, key=lambda c: c["created_at"], reverse=True)
 
 
 # ---------------------------------------------------------------------------- paged and aggregate reads

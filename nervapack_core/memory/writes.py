@@ -14,6 +14,7 @@ import sqlite3
 from ..errors import NervapackError
 from ..text import fts_quote, words
 from . import nodes
+from .kinds import SUBJECT_EDGES, sql_list
 from .resolve import clean_name, find_entity
 from .timeutil import now_iso
 from .validate import check_content
@@ -177,7 +178,7 @@ def forget(conn: sqlite3.Connection, ns: str, node_id=None, entity=None, purge: 
             raise NervapackError(f"no entity named {entity!r} in namespace {ns!r}")
         ids.append(eid)
         ids += [r[0] for r in conn.execute(
-            "SELECT src FROM mem_edges WHERE dst = ? AND kind IN ('ABOUT', 'TOUCHES') AND namespace = ?",
+            f"SELECT src FROM mem_edges WHERE dst = ? AND kind IN {sql_list(SUBJECT_EDGES)} AND namespace = ?",
             (eid, ns))]
     ids = list(dict.fromkeys(ids))
     if purge:

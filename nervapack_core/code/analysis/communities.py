@@ -10,6 +10,7 @@ from collections import Counter
 
 from ...storage import in_chunks, utc_now
 from ..graph.confidence import is_guess
+from ..graph.kinds import COMMUNITY_KINDS, sql_list
 from .health import health
 
 __all__ = ["communities", "refresh_snapshots", "LOUVAIN_SEED"]
@@ -25,7 +26,7 @@ INCREMENTAL_COMMUNITIES_MAX_SHARE = 0.02  # above this share of changed files, r
 _COMMUNITY_WEIGHTS = {"DEFINES": 1.0, "CALLS": 1.0, "IMPORTS": 0.5, "INHERITS": 1.0}
 
 
-_COMMUNITY_KINDS = "('file', 'class', 'function')"
+_COMMUNITY_KINDS = sql_list(COMMUNITY_KINDS)
 
 
 def refresh_snapshots(store, changed_share: float | None = None,

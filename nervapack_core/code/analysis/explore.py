@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from ...errors import NervapackError
 from ..graph.confidence import is_guess
+from ..graph.kinds import NODE_KINDS as KINDS
 
 __all__ = ["find_targets", "explore", "Subgraph"]
 
 COLUMNS = "id, kind, name, qualified_name, file, start_line, end_line, language, signature"
-KINDS = ("file", "class", "function", "variable", "import", "doc")
 
 
 @dataclass

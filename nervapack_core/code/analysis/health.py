@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..graph.confidence import NOT_GUESSED
+from ..graph.kinds import CALLABLE_KINDS, sql_list
 from ..parse.languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
@@ -60,7 +61,7 @@ def _definition_facts(conn) -> tuple[dict, int, int]:
     public = docstrings = by_docs = covered = linked_defs = total = 0
     for node, private, has_doc in conn.execute(
             "SELECT id, substr(name, 1, 1) = '_', coalesce(docstring, '') != '' FROM nodes"
-            " WHERE kind IN ('class', 'function')"):
+            f" WHERE kind IN {sql_list(CALLABLE_KINDS)}"):
         total += 1
         linked_defs += node in linked
         if not private:
@@ -119,7 +120,7 @@ def most_connected(conn, limit: int = 20) -> list[dict]:
     start_line, degree."""
     return [dict(r) for r in conn.execute(
         f"""SELECT n.id, n.kind, n.qualified_name, n.file, n.start_line, d.degree FROM ({_DEGREES}) d
-            JOIN nodes n ON n.id = d.node WHERE n.kind IN ('class', 'function')
+            JOIN nodes n ON n.id = d.node WHERE n.kind IN {sql_list(CALLABLE_KINDS)}
             ORDER BY d.degree DESC, n.file, n.qualified_name LIMIT ?""", (limit,))]
 
 
@@ -128,8 +129,8 @@ def degree_histogram(conn) -> list[dict]:
     degree 0 included."""
     hist = [{"degree": r[0], "nodes": r[1]} for r in conn.execute(
         f"""SELECT d.degree, count(*) FROM ({_DEGREES}) d JOIN nodes n ON n.id = d.node
-            WHERE n.kind IN ('class', 'function') GROUP BY d.degree ORDER BY d.degree""")]
-    definitions = conn.execute("SELECT count(*) FROM nodes WHERE kind IN ('class', 'function')").fetchone()[0]
+            WHERE n.kind IN {sql_list(CALLABLE_KINDS)} GROUP BY d.degree ORDER BY d.degree""")]
+    definitions = conn.execute(f"SELECT count(*) FROM nodes WHERE kind IN {sql_list(CALLABLE_KINDS)}").fetchone()[0]
     unlinked = definitions - sum(h["nodes"] for h in hist)
     return ([{"degree": 0, "nodes": unlinked}] if unlinked > 0 else []) + hist
 

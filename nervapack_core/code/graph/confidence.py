@@ -9,12 +9,14 @@ Kept apart from :mod:`.edges` so that readers (``query``) need not import the re
 
 from __future__ import annotations
 
+from .kinds import GUESSABLE_EDGES, sql_list
+
 __all__ = ["CONFIDENT", "GUESS", "NOT_GUESSED", "is_guess"]
 
 CONFIDENT = 0.5
 GUESS = 0.3  # the confidence the resolver gives a guess
 # the same rule in SQL, over the columns of ``edges``
-NOT_GUESSED = f"NOT (kind IN ('CALLS', 'INHERITS') AND confidence < {CONFIDENT})"
+NOT_GUESSED = f"NOT (kind IN {sql_list(GUESSABLE_EDGES)} AND confidence < {CONFIDENT})"
 
 
 def is_guess(kind: str, confidence: float | None) -> bool:

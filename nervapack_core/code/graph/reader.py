@@ -41,13 +41,13 @@ from ...storage import (
 )
 from ...text import fts_match, is_test_path, words
 from ...workspace import GRAPH_DB, WORKSPACE_DIR, Workspace, workspace_root_of
+from .kinds import DEFINITION_KINDS, sql_list
 from .store import SCHEMA_VERSION, graph_counts
 
 __all__ = ["GraphRows", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
 
 NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
                 "subkind, parent_id")
-DEFINITION_KINDS = ("class", "function", "variable")
 _SEARCH_COLUMNS = "n.id, n.kind, n.name, n.qualified_name, n.file, n.start_line, n.end_line, n.signature"
 _LABEL = "code graph"
 REBUILD_HINT = "Run `nervapack ingest --rebuild` to build it again."
@@ -249,7 +249,7 @@ class GraphRows:
         cols = ", ".join(f"n.{c.strip()}" for c in NODE_COLUMNS.split(","))
         return self.rows(
             f"SELECT {cols} FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source=? AND e.kind='DEFINES'"
-            " AND n.kind IN ('function','class','variable') ORDER BY n.start_line, n.id", (node_id,))
+            f" AND n.kind IN {sql_list(DEFINITION_KINDS)} ORDER BY n.start_line, n.id", (node_id,))
 
     def doc_text(self, node_id: str) -> str:
         """The stored text of a node (a doc section's body; "" for code)."""
@@ -386,12 +386,12 @@ class GraphRows:
         out: list[str] = []
         for name in names:
             found = self.rows(
-                "SELECT id FROM nodes WHERE qualified_name=? AND kind IN ('class','function','variable')"
+                f"SELECT id FROM nodes WHERE qualified_name=? AND kind IN {sql_list(DEFINITION_KINDS)}"
                 " ORDER BY file, start_line, id", (name,))
             if not found:
                 simple = name.rsplit(".", 1)[-1]
                 found = self.rows(
-                    "SELECT id FROM nodes WHERE name=? AND kind IN ('class','function','variable')"
+                    f"SELECT id FROM nodes WHERE name=? AND kind IN {sql_list(DEFINITION_KINDS)}"
                     " ORDER BY (parent_id IN (SELECT id FROM nodes WHERE kind='file')) DESC, file, start_line, id",
                     (simple,))
                 if len(found) > max_simple:

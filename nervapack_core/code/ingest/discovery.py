@@ -18,11 +18,12 @@ import hashlib
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...errors import NervapackError
+from ...gitrepo import git
 from ...workspace import WORKSPACE_DIR, link_reason
 from ..parse.languages import language_for_path
 from .ignore import ignore_file_spec, walk_unignored
@@ -61,15 +62,11 @@ class Discovery:
 def _git_files(root: Path) -> list[str] | None:
     """Files git would show (tracked + untracked, not ignored), or None if not a repo."""
     try:
-        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-                             capture_output=True, text=True, timeout=30)
+        top = git(root, "rev-parse", "--show-toplevel", text=True, timeout=30, locale=None)
         if top.returncode != 0:
             return None
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, timeout=120,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", timeout=120, locale=None)
+    except NervapackError:  # git not installed, or too slow: walk the folder instead
         return None
     if out.returncode != 0:
         return None

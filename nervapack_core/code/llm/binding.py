@@ -33,12 +33,12 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ... import storage
 from ...errors import NervapackError, NoGraphError
-from ...settings import setting
+from ...settings import setting, spec
 from ...storage import env_lock_timeout
 from ...tokens import count_tokens
 from ...workspace import Workspace
@@ -65,20 +65,22 @@ class LLMSettings:
     """How the pass talks to an endpoint. Each from ``$NERVAPACK_LLM_<NAME>`` or ``[llm] <name>``
     in ``.nervapack/config.toml``, else the default."""
 
-    concurrency: int = 4
-    timeout: float = 60.0  # seconds per request in all: connecting, waiting, reading the reply
-    retries: int = 3
-    backoff: float = 1.0
-    max_tokens: int = 400
-    min_confidence: float = 0.5
+    # the defaults and what each does: the [llm] entries of settings.SETTINGS
+    concurrency: int = spec("llm", "concurrency").default
+    timeout: float = spec("llm", "timeout").default  # seconds per request in all: connecting, waiting, reading
+    retries: int = spec("llm", "retries").default
+    backoff: float = spec("llm", "backoff").default
+    max_tokens: int = spec("llm", "max_tokens").default
+    min_confidence: float = spec("llm", "min_confidence").default
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES  # a longer reply is refused (not read further)
 
     @classmethod
     def for_workspace(cls, workspace: Workspace, provider: str = "") -> LLMSettings:
-        out = cls(concurrency=2 if provider == "ollama" else 4)  # one local GPU: two at a time is plenty
-        for name, kind in (("concurrency", int), ("timeout", float), ("retries", int), ("backoff", float),
-                           ("max_tokens", int), ("min_confidence", float), ("max_reply_bytes", int)):
-            found = setting(workspace, "llm", name, f"NERVAPACK_LLM_{name.upper()}")
+        # one local GPU: two at a time is plenty
+        out = cls(concurrency=2 if provider == "ollama" else spec("llm", "concurrency").default)
+        for f in fields(cls):
+            name, kind = f.name, spec("llm", f.name).type
+            found = setting(workspace, "llm", name)
             if found is None:
                 continue
             try:

@@ -28,9 +28,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ...settings import default_of
+
 __all__ = ["DEFAULT_MAX_REPLY_BYTES", "RequestLimits", "Guard", "ReplyRefused"]
 
-DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024  # a JSON answer of a few hundred tokens is a few KB
+DEFAULT_MAX_REPLY_BYTES: int = default_of("NERVAPACK_LLM_MAX_REPLY_BYTES")  # 4 MiB; why: settings.SETTINGS
 
 _current = threading.local()  # the guard of the request this thread is making (the clients are synchronous)
 

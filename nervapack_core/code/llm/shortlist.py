@@ -27,6 +27,7 @@ from typing import Any
 
 from ...text import identifier_terms, is_test_path
 from ...tokens import default_counter
+from ..graph.kinds import CALLABLE_KINDS, sql_list
 from ..retrieval.prompt import fts_query, query_words, stem
 from .prompt import PROMPT_VERSION, SECTION_TOKENS, Candidate, build_prompt
 
@@ -38,7 +39,7 @@ VECTOR_CANDIDATES = 4
 VECTOR_MAX_DISTANCE = 0.65  # cosine distance; farther neighbours are not candidates
 MIN_WORDS = 8  # a section with fewer content words (a badge, a heading alone) is not asked about
 _PREFILTER = 300
-_DEF_KINDS = "('class', 'function')"
+_DEF_KINDS = sql_list(CALLABLE_KINDS)
 
 
 # release notes list what changed, by name when it matters (the deterministic binder reads

@@ -51,6 +51,7 @@ from ...text import fts_quote
 from ..graph.confidence import CONFIDENT, GUESS, NOT_GUESSED, is_guess
 from ..graph.ids import file_id as _file_id
 from ..graph.ids import node_id
+from ..graph.kinds import CALLABLE_KINDS, DEFINITION_KINDS, GUESSABLE_EDGES, sql_list
 from .binder import Definition, DefinitionIndex, bind_section
 from .imports import ImportResolver
 from .pyresolve import GUESS_BY_NAME, Bindings, PythonResolver, bindings_of, module_names
@@ -158,7 +159,7 @@ def resolve_edges(conn) -> None:
                  CROSS_FILE_EDGES)
     languages = dict(conn.execute("SELECT path, language FROM files"))
     file_ids = {path: _file_id(path) for path in languages}
-    defs = conn.execute(f"SELECT {_DEF_COLUMNS} FROM nodes WHERE kind IN ('class', 'function', 'variable')").fetchall()
+    defs = conn.execute(f"SELECT {_DEF_COLUMNS} FROM nodes WHERE kind IN {sql_list(DEFINITION_KINDS)}").fetchall()
     by_name: dict[str, list] = defaultdict(list)
     classes_by_name: dict[str, list] = defaultdict(list)
     for d in defs:
@@ -255,7 +256,7 @@ class _Lookup:
         if key not in self._by:
             self._by[key] = self.conn.execute(
                 # "+kind": look up through the name's index, never scan every definition by kind
-                f"SELECT {_DEF_COLUMNS} FROM nodes WHERE {column} = ? AND +kind IN ('class', 'function')",
+                f"SELECT {_DEF_COLUMNS} FROM nodes WHERE {column} = ? AND +kind IN {sql_list(CALLABLE_KINDS)}",
                 (value,)).fetchall()
         return self._by[key]
 
@@ -320,7 +321,7 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
     present = [p for p in changed if p in languages]
     after = {tuple(r) for r in in_chunks(
         conn, "SELECT id, kind, name, qualified_name, file, parent_id FROM nodes"
-        " WHERE kind IN ('class', 'function') AND file IN ({marks})", sorted(present))}
+        f" WHERE kind IN {sql_list(CALLABLE_KINDS)} AND file IN ({{marks}})", sorted(present))}
     defined = {key for d in before.definitions ^ after for key in (d[2], d[3].rsplit(".", 1)[-1])}
     resolver = ImportResolver(list(languages))
 
@@ -366,7 +367,8 @@ def resolve_changed(conn, before: Before, file_set_changed: bool) -> None:
                                        sorted(rebind_files))}
     sources |= {r[0] for r in in_chunks(conn, "SELECT DISTINCT source_id FROM refs WHERE name IN ({marks})"
                                               " AND kind IN ('call', 'method', 'base', 'dep')", sorted(affected))}
-    in_chunks(conn, "DELETE FROM edges WHERE kind IN ('CALLS', 'INHERITS') AND source IN ({marks})", sorted(sources))
+    in_chunks(conn, f"DELETE FROM edges WHERE kind IN {sql_list(GUESSABLE_EDGES)} AND source IN ({{marks}})",
+              sorted(sources))
     files_of_sources = sorted({r[0] for r in in_chunks(conn, "SELECT DISTINCT file FROM nodes WHERE id IN ({marks})",
                                                        sorted(sources))})
     refs = [r for r in _refs_of(conn, files_of_sources, f"kind IN {_CALL_KINDS}") if r["source_id"] in sources]
@@ -458,7 +460,7 @@ def _binding_changes(conn, before: Before, languages: dict[str, str], resolver: 
             stars |= set(old.stars) | set(new.stars)
     for path in sorted(stars & set(languages)):
         names |= {r[0] for r in conn.execute(
-            "SELECT name FROM nodes WHERE file = ? AND parent_id = ? AND kind IN ('class', 'function')",
+            f"SELECT name FROM nodes WHERE file = ? AND parent_id = ? AND kind IN {sql_list(CALLABLE_KINDS)}",
             (path, _file_id(path)))}
         names |= set(bindings_of(path, current.get(path) or _refs_of(conn, [path], "kind = 'import'"),
                                  resolver).names)

@@ -32,20 +32,20 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .parameters import RANKING
 from .ranking import ScoredNode
 
 __all__ = ["Option", "Step", "relevance", "plan", "CODE_WEIGHT"]
 
-CODE_WEIGHT = 0.8  # code of a node is worth this much more than its signature line
-# how often a node of another kind answers a question compared with a function: on the question sets
-# 91 of 3,053 ranked functions were answers but 6 of 1,107 classes, types, variables and doc sections;
-# those stay useful as evidence (they lift what they are linked to) and as listings
-_KIND_WEIGHT = {"function": 1.0}
-_OTHER_KIND_WEIGHT = 0.3
-RANK_HALF = 4.0  # rank scale of the rank factor
-RANK_POWER = 1.0
-REL_POWER = 0.5  # the relative score, square-rooted: a node reached through the graph keeps some worth
-OUTLINE_LISTING = 0.5  # worth of an outline's member signature lines, per unit of the members' relevance
+# the plan's weights, each with its reason: parameters.RANKING (these names are its values)
+CODE_WEIGHT = RANKING.code_weight  # code of a node is worth this much more than its signature line
+# other kinds answer far less often than functions; they stay useful as evidence and as listings
+_KIND_WEIGHT = {"function": RANKING.function_weight}
+_OTHER_KIND_WEIGHT = RANKING.other_kind_weight
+RANK_HALF = RANKING.rank_half  # rank scale of the rank factor
+RANK_POWER = RANKING.rank_power
+REL_POWER = RANKING.rel_power  # the relative score, square-rooted: a node reached through the graph keeps some worth
+OUTLINE_LISTING = RANKING.outline_listing  # worth of an outline's member signature lines, per members' relevance
 
 
 @dataclass
@@ -85,7 +85,8 @@ def relevance(nodes: Sequence[ScoredNode], words: set[str] | None = None) -> lis
     out = []
     for i, n in enumerate(nodes):
         rel = max(n.score, 0.0) / top
-        below = nodes[i + 3].score if i + 3 < len(nodes) else 0.0
+        ahead = i + RANKING.gap_lookahead
+        below = nodes[ahead].score if ahead < len(nodes) else 0.0
         gap = max(0.0, n.score - below) / top
         weight = 1.0 if (n.kind == "doc" and asks_docs) else _KIND_WEIGHT.get(n.kind, _OTHER_KIND_WEIGHT)
         out.append(weight * rel ** REL_POWER * (1.0 + gap) / (1.0 + i / RANK_HALF) ** RANK_POWER)

@@ -26,6 +26,8 @@ import signal
 import sys
 from pathlib import Path
 
+from ...settings import default_of, env_value
+
 __all__ = ["VectorPrefetch", "PREFETCH_ENV", "available"]
 
 PREFETCH_ENV = "NERVAPACK_PREFETCH"
@@ -38,7 +40,8 @@ def available() -> bool:
     """Fork is there and safe to use, and not switched off: Linux (macOS frameworks are not
     fork-safe), and this process has a single thread (a lock held by another thread at the
     fork, an import lock or a library's, would stay held forever in the child)."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or os.environ.get(PREFETCH_ENV, "1") == "0":
+    switch = env_value(PREFETCH_ENV) or default_of(PREFETCH_ENV)
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or switch == "0":
         return False
     try:
         return len(os.listdir("/proc/self/task")) == 1

@@ -11,9 +11,12 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...text import is_build_path, is_test_path, is_test_support_path
+from ..graph.kinds import ANSWER_KINDS as OUTPUT_KINDS
+from .parameters import RANKING
 
 __all__ = [
     "ScoredNode", "scored_node", "rrf_fuse", "expand", "node_prior", "DEFAULT_HOPS", "OUTPUT_KINDS",
@@ -25,43 +28,25 @@ __all__ = [
 ]
 
 DEFAULT_HOPS = 2
-RRF_K = 20
-OUTPUT_KINDS = ("function", "class", "variable", "doc")
+# the ranking's weights, each with its reason: parameters.RANKING (these names are its values)
+RRF_K = RANKING.rrf_k
 NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
                 "subkind, parent_id")
-
-# forward (source -> target) and backward (target -> source) weights per edge kind
-EDGE_WEIGHTS = {
-    "DEFINES": (0.45, 0.55),  # class -> method ; method -> its class / file
-    "CALLS": (0.6, 0.45),  # caller -> callee ; callee -> caller
-    "INHERITS": (0.6, 0.4),  # subclass -> base ; base -> subclass
-    "EXPLAINS": (0.8, 0.5),  # doc -> code ; code -> doc
-    "IMPORTS": (0.25, 0.15),  # file -> imported file ; file -> importer
-}
-HOP_DECAY = 0.6  # per hop, on top of the edge weights: impact analysis and the default of expand()
-# a search spreads seed scores with the edge weights alone: a callee of the best seed is often the
-# answer (the seed names the entry point, the callee does the work). From 0.6 to 1.0 every set shows
-# more code at 2k (requests 0.90 -> 0.92, query-core 0.68 -> 0.69, Django 0.80 -> 0.83) and lists as
-# many; at 1.2 requests shows less
-SEARCH_DECAY = 1.0
-BEAM = 40  # nodes expanded per hop
-SEEDS = 30  # fused seeds kept
-FILE_BOOST = 0.3  # a node's score grows by up to this share with its file's signal (file_signal)
-FILE_BM25_SHARE = 0.85  # share of the file signal taken from BM25 over whole files (the rest: best seed);
-# 0.7 before the search dropped its hop decay: at 0.85 query-core shows more code (0.705 -> 0.719), no set less
-FILE_SEEDS = 20  # files taken from BM25 over whole files (files_fts) for the file signal
-SEED_FILE_BOOST = 0.5  # seeds grow by up to this share with their file's BM25 rank before expansion
-SEED_DEPTH = 60  # hits of the vector and code-words lists fused into seeds (names: all 150)
-EVIDENCE_DEPTH = 150  # hits of each list read as direct evidence for the rerank (direct_evidence)
-COVERAGE_BOOST = 0.5  # a candidate's score grows by up to this share with the prompt words it covers
-RERANK_BOOST = 0.3  # a candidate's score grows by up to this share with its direct evidence (0.5 before the
-# search dropped its hop decay: at 0.3 query-core shows more code, no set less; at 0.15 requests shows less)
-CODE_LIST_WEIGHT = 1.0  # its weight in the fusion (names and vectors: 1)
-# the vector hits of each clause of a question (prompt.clauses) are a list of their own in the fusion, at
-# this weight: a question that asks about two things ("paused while the device has no network") blends
-# them in one embedding, each clause alone finds the code of its part. At 0.35 every set lists more at
-# 2k (query-core 0.817 -> 0.845, Django 0.905 -> 0.923) but query-core shows one half-answer less code
-CLAUSE_WEIGHT = 0.35
+EDGE_WEIGHTS = RANKING.edge_weights
+HOP_DECAY = RANKING.hop_decay
+SEARCH_DECAY = RANKING.search_decay
+BEAM = RANKING.beam
+SEEDS = RANKING.seeds
+FILE_BOOST = RANKING.file_boost
+FILE_BM25_SHARE = RANKING.file_bm25_share
+FILE_SEEDS = RANKING.file_seeds
+SEED_FILE_BOOST = RANKING.seed_file_boost
+SEED_DEPTH = RANKING.seed_depth
+EVIDENCE_DEPTH = RANKING.evidence_depth
+COVERAGE_BOOST = RANKING.coverage_boost
+RERANK_BOOST = RANKING.rerank_boost
+CODE_LIST_WEIGHT = RANKING.code_list_weight
+CLAUSE_WEIGHT = RANKING.clause_weight
 
 
 @dataclass
@@ -112,13 +97,13 @@ def node_prior(kind: str, path: str, words: set[str], named: bool = False) -> fl
     if (is_test_path(path) or is_test_support_path(path)) and not named and not (words & _TEST_WORDS):
         # half, not less: a search no longer lists tests (selection.evidence_only), so a matching test
         # only lends its score to the code it calls; the half keeps many tests from crowding the seeds
-        prior *= 0.5
+        prior *= RANKING.test_prior
     if is_build_path(path):  # compiled output and declarations repeat the source
-        prior *= 0.3
+        prior *= RANKING.build_prior
     if kind == "doc":
-        prior *= 0.8
+        prior *= RANKING.doc_prior
         if _CHANGELOG.search(path) and not (words & _HISTORY_WORDS):
-            prior *= 0.25
+            prior *= RANKING.changelog_prior
     return prior
 
 
@@ -129,7 +114,7 @@ def node_prior(kind: str, path: str, words: set[str], named: bool = False) -> fl
 # with code at 2k/4k 0.862/0.886 -> 0.876/0.914, listed the same; its held-out sets: file recall@5
 # 0.800 -> 0.867, listed @2k 0.700 -> 0.733 (0.5: file recall 0.912; 0.7: 0.874; 0.2: as 0.3). The Python
 # sets have no such declarations.
-DECLARATION_PRIOR = 0.3
+DECLARATION_PRIOR = RANKING.declaration_prior
 _DECLARATION_SUBKINDS = frozenset({"interface", "type"})
 _SHAPE_WORDS = frozenset({"type", "types", "typed", "typing", "interface", "interfaces", "shape", "fields",
                           "generic", "generics", "option", "options", "props", "properties", "signature",
@@ -162,7 +147,7 @@ def rrf_fuse(lists: list[tuple[list[str], float]], k: int = RRF_K) -> list[tuple
 
 
 def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP_DECAY, beam: int = BEAM,
-           weights: dict = EDGE_WEIGHTS) -> dict[str, tuple[float, int, str]]:
+           weights: Mapping[str, tuple[float, float]] = EDGE_WEIGHTS) -> dict[str, tuple[float, int, str]]:
     """Spread seed scores over the graph.
 
     ``neighbours(ids) -> {id: [(other_id, edge_kind, direction, confidence)]}`` where direction
@@ -207,7 +192,7 @@ def expand(seeds: dict[str, float], neighbours, hops: int, *, decay: float = HOP
             out[nid] = (values[0], hop, why)
             continue
         values = sorted(values, reverse=True)
-        out[nid] = (values[0] + 0.25 * sum(values[1:]), hop, why)
+        out[nid] = (values[0] + RANKING.other_contributions * sum(values[1:]), hop, why)
     return out
 
 

@@ -57,6 +57,7 @@ from ...workspace import Workspace
 from ..analysis.reader import GraphReader
 from ..graph.confidence import is_guess
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
+from .parameters import RANKING
 from .prompt import clauses, detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
     BEAM,
@@ -261,7 +262,8 @@ class Retriever:
         if not expr:
             return []
         # quoted terms cannot be FTS5 syntax errors; a locked or damaged graph raises (never "no results")
-        hits = self._matches("nodes_fts", "bm25(nodes_fts, 4.0, 1.0)", expr, limit * 2)
+        rank = f"bm25(nodes_fts, {RANKING.fts_names_weight}, {RANKING.fts_body_weight})"  # names, body
+        hits = self._matches("nodes_fts", rank, expr, limit * 2)
         return [(nid, s) for nid, s, kind in hits if kind != "import"][:limit]
 
     def code_fts(self, prompt: str, limit: int = 60) -> list[tuple[str, float]]:
@@ -420,7 +422,7 @@ class Retriever:
         lists = [full[0]] + [(ids[:SEED_DEPTH], w) for ids, w in full[1:]]
         direct = direct_evidence(full)
         if exact_ids:
-            lists.append((exact_ids, 3.0 if route == "exact" else 1.5))
+            lists.append((exact_ids, RANKING.exact_list_weight if route == "exact" else RANKING.named_list_weight))
         fused = rrf_fuse(lists)[:SEEDS]
         if not fused:
             return Retrieval(prompt, route, [], exact_ids, timings, bool(vec_hits), self.take_warning())
@@ -472,7 +474,7 @@ class Retriever:
             if direct:
                 score *= 1.0 + RERANK_BOOST * direct.get(nid, 0.0)
             if nid in boost:
-                score = score + 10.0 + boost[nid]
+                score = score + RANKING.prefer_boost + boost[nid]
             out.append(_scored(r, score, why, hop))
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
         if answers_only:
@@ -484,7 +486,7 @@ class Retriever:
             key = (n.kind, n.qualified_name)
             k = seen.get(key, 0)
             if k and n.id not in boost:
-                n.score *= 0.5 ** k
+                n.score *= RANKING.copy_damping ** k
             seen[key] = k + 1
         out.sort(key=lambda n: (-n.score, n.file, n.start_line or 0, n.id))
         return out[:limit]
@@ -523,11 +525,12 @@ class Retriever:
             if rows[nid]["kind"] == "class":
                 for (child,) in self.graph.rows(
                         "SELECT target FROM edges WHERE source=? AND kind='DEFINES' ORDER BY target", (nid,)):
-                    start.setdefault(child, 0.9)
+                    start.setdefault(child, RANKING.impact_member_start)
         file_of = {nid: rows[nid]["file"] for nid in targets}
-        scored: dict[str, tuple[float, int, str]] = {nid: (10.0 + start[nid], 0, "target") for nid in targets}
+        scored: dict[str, tuple[float, int, str]] = {nid: (RANKING.impact_target_offset + start[nid], 0, "target")
+                                                     for nid in targets}
         frontier = dict(start)
-        reverse = {"CALLS": 1.0, "INHERITS": 0.9, "EXPLAINS": 0.6}
+        reverse = RANKING.impact_reverse
         seen = set(start)
         for hop in range(1, max(1, hops) + 1):
             if not frontier:
@@ -545,7 +548,7 @@ class Retriever:
                     if other not in seen:
                         nxt[other] = max(value, nxt.get(other, 0.0))
             seen.update(nxt)
-            frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[:BEAM * 3])
+            frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[:BEAM * RANKING.impact_frontier])
         # files importing the target's file: their definitions are at risk too (weakly)
         for f in sorted(set(file_of.values())):
             fid_row = self.graph.one("SELECT id FROM nodes WHERE kind='file' AND file=?", (f,))
@@ -553,10 +556,10 @@ class Retriever:
                 continue
             for (importer,) in self.graph.rows(
                     "SELECT source FROM edges WHERE target=? AND kind='IMPORTS' ORDER BY source", (fid_row[0],)):
-                scored.setdefault(importer, (0.05, 1, "IMPORTS<-"))
+                scored.setdefault(importer, (RANKING.impact_importer_score, 1, "IMPORTS<-"))
         for child in start:
             if child not in targets and child not in scored:
-                scored[child] = (0.3, 0, "member of target")
+                scored[child] = (RANKING.impact_member_score, 0, "member of target")
         ranked = self._rank(scored, limit, words=set(query_words(prompt)))
         return Retrieval(prompt, "impact", ranked, targets, {"retrieve_ms": (time.perf_counter() - t0) * 1000})
 

@@ -155,7 +155,7 @@ def _server_url(value, origin: str) -> str:
 
 def vector_store(workspace: Workspace) -> VectorStore:
     """Where ``workspace``'s vectors live, from ``$NERVAPACK_CHROMA_URL`` or ``[vectors] url``."""
-    url = setting(workspace, "vectors", "url", CHROMA_URL_ENV)
+    url = setting(workspace, "vectors", "url")
     if url is None:
         return VectorStore(path=workspace.chroma_dir)
     return VectorStore(url=_server_url(url.value, url.origin), collection=server_collection(workspace.root),

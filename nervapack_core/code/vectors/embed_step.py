@@ -15,6 +15,7 @@ from ... import storage
 from ...errors import NervapackError, brief
 from ...faults import fault_point
 from ...text import identifier_terms
+from ..graph.kinds import EMBEDDED_KINDS, sql_list
 
 __all__ = ["EMBED_FAILURE", "EMBEDDED_WHERE", "EMBEDDING_TEXT_VERSION", "record_pending", "embed_pending",
            "clear_pending", "embedding_text", "embedding_text_outdated"]
@@ -28,7 +29,7 @@ EMBEDDING_TEXT_VERSION = "1"
 # of a large repository's definitions (Django: 28k of 41k) and rarely what a question
 # about behaviour is after, while embedding is the slowest phase of an ingest.
 # The test-path rule is text.is_test_path, registered on the graph connection by GraphStore.
-EMBEDDED_WHERE = "kind IN ('class', 'function', 'doc') AND NOT (kind != 'doc' AND is_test_path(file))"
+EMBEDDED_WHERE = f"kind IN {sql_list(EMBEDDED_KINDS)} AND NOT (kind != 'doc' AND is_test_path(file))"
 
 
 def record_pending(conn, embed_ids: set[str], removed_ids: set[str]) -> None:

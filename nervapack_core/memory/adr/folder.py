@@ -19,7 +19,6 @@ import hashlib
 import os
 import re
 import stat
-import subprocess
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ...errors import NervapackError
+from ...gitrepo import git_output
 from ...workspace import WORKSPACE_DIR, Workspace, link_reason
 from ..provenance import repo_root
 from .parse import AdrSkip, ParsedAdr, parse_adr
@@ -214,12 +214,7 @@ def file_name_date(stem: str) -> str | None:
 
 
 def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-c", "core.quotePath=false", "-C", str(root), *args], capture_output=True,
-                              text=True, timeout=_GIT_TIMEOUT, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    return git_output(root, *args, timeout=_GIT_TIMEOUT, locale=None, config=("core.quotePath=false",))
 
 
 def git_first_seen(root: Path, folder: Path) -> dict[str, tuple[str, str]]:
@@ -358,7 +353,7 @@ def find_adr_dir(workspace: Workspace) -> tuple[Path | None, str]:
     is an error."""
     from ...settings import setting
 
-    chosen = setting(workspace, "memory", "adr_dir", "NERVAPACK_ADR_DIR")
+    chosen = setting(workspace, "memory", "adr_dir")
     if chosen is not None:
         if chosen.value is False or chosen.value == "" or str(chosen.value).strip().lower() in ("off", "none", "false"):
             return None, f"turned off by {chosen.origin}"
