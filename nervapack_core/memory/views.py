@@ -591,8 +591,6 @@ def reviews(conn: sqlite3.Connection, ns: str, node_id: str) -> list[dict]:
         "ORDER BY rid", (node_id, ns))]
 
 
-
-
 # ---------------------------------------------------------------------------- paged and aggregate reads
 # What the dashboard's memory pages list and count, in SQL over every row (``LIMIT``/``OFFSET``,
 # ``GROUP BY``): a namespace's nodes page by page, activity per day, entities by memories, the
