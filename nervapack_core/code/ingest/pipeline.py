@@ -33,6 +33,7 @@ The library reports progress through a callback; the CLI draws it with rich.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import resource
 import shutil
@@ -587,7 +588,11 @@ def _parse_all(root: str, cands: list[Candidate], workers: int | None, progress:
     # big files first so the pool ends evenly; chunks amortise the pickling
     ordered = sorted(cands, key=lambda c: -c.size)
     chunks = [ordered[i::workers * 8] for i in range(workers * 8)]
-    with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+    # spawned, not forked: a process that already runs threads (chromadb's tokio and sqlx pools after a
+    # vector search, a server's) can hold a lock at the moment of a fork that the forked worker then
+    # waits on forever (seen: both parser workers of an ingest in the test process, blocked for good)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         for batch in pool.map(_parse_chunk, [(root, ch) for ch in chunks if ch]):
             out.extend(batch)
             progress("parse", len(out), total)
