@@ -11,9 +11,14 @@ Every face (CLI, MCP, dashboard) reads through this class; the wings below the a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..graph.reader import GraphRows, explains_counts
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from .explore import Subgraph
 
 __all__ = ["GraphReader"]
 
@@ -68,14 +73,14 @@ class GraphReader(GraphRows):
         with self.guard():
             return communities(self.conn)
 
-    def import_graph(self):
+    def import_graph(self) -> nx.DiGraph:
         """The resolved file -> file import graph (networkx ``DiGraph``)."""
         from .imports import import_graph
 
         with self.guard():
             return import_graph(self.conn)
 
-    def import_cycles(self, graph=None) -> list[list[str]]:
+    def import_cycles(self, graph: nx.DiGraph | None = None) -> list[list[str]]:
         """Import cycles in import direction, each closed (``[a, b, c, a]``: a imports b, …),
         from the project's one cycle function (:func:`.dependencies.import_cycles`)."""
         from .imports import import_cycles
@@ -90,7 +95,7 @@ class GraphReader(GraphRows):
         with self.guard():
             return file_dependencies(self.conn, file) if file else dependency_report(self.conn)
 
-    def explore(self, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False):
+    def explore(self, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False) -> Subgraph:
         """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``); calls
         guessed from a name alone are followed only with ``guesses``."""
         from .explore import explore
