@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
+from ..tokens import TokenCounter
 from .nodes import current_sql, standing_marks
 from .pack import check_budget, pack
-from ..tokens import TokenCounter
 from .timeutil import When, age_days, now_iso, parse_time, to_iso
 from .validate import check_confidence
 

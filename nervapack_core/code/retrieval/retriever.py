@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import NervapackError, NoGraphError
 from ...text import identifier_terms
@@ -94,7 +94,6 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
     from ..vectors.collection import VectorIndex, VectorStore
-
     from .prefetch import VectorPrefetch
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query", "check_question"]
