@@ -23,13 +23,14 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from ..tokens import TokenCounter
 from .nodes import current_sql, standing_marks
 from .pack import check_budget, pack
+from .results import RecallDict, RecallItemDict
 from .timeutil import When, age_days, now_iso, parse_time, to_iso
 from .validate import check_confidence
 
@@ -85,8 +86,10 @@ class RecallItem:
     status: str | None = None  # a decision's: proposed, accepted, ... (shown in the text)
     contradicts: tuple[str, ...] = ()  # ids it is in an open contradiction with
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def to_dict(self) -> RecallItemDict:
+        return {"id": self.id, "kind": self.kind, "content": self.content, "score": self.score,
+                "confidence": self.confidence, "valid_from": self.valid_from, "valid_until": self.valid_until,
+                "session_id": self.session_id, "status": self.status, "contradicts": self.contradicts}
 
 
 @dataclass
@@ -107,7 +110,7 @@ class Recall:
     def __str__(self) -> str:
         return self.text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> RecallDict:
         return {
             "query": self.query,
             "namespace": self.namespace,

@@ -44,6 +44,7 @@ from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
+from .results import MemoryNode, SessionCleared, SessionEnded
 from .timeutil import Duration, When, to_iso
 from .validate import (
     EDGE_KINDS,
@@ -393,7 +394,7 @@ class MemoryStore:
         return self._read(lambda conn: views.active_session(conn, self.namespace, self._session_id))
 
     def end_session(self, summary: str | None = None, *, session_id: str | None = None,
-                    namespace: str | None = None) -> dict[str, Any]:
+                    namespace: str | None = None) -> SessionEnded:
         """Close a session (the active one by default), store its summary as an outcome, queue consolidation."""
         self._writable()
         ns = self._ns(namespace)
@@ -422,7 +423,7 @@ class MemoryStore:
 
         return self._read(read)
 
-    def clear_session(self, session_id: str, *, namespace: str | None = None) -> dict[str, Any]:
+    def clear_session(self, session_id: str, *, namespace: str | None = None) -> SessionCleared:
         """Delete a session and every node recorded in it (hard delete)."""
         self._writable()
         ns = self._ns(namespace)
@@ -438,7 +439,7 @@ class MemoryStore:
         return self.namespace
 
     # ------------------------------------------------------------------ reads
-    def get_node(self, node_id: str, *, namespace: str | None = None, with_edges: bool = False) -> dict[str, Any]:
+    def get_node(self, node_id: str, *, namespace: str | None = None, with_edges: bool = False) -> MemoryNode:
         ns = self._ns(namespace)
         return self._read(lambda conn: views.get_node(conn, ns, node_id, with_edges=with_edges))
 
