@@ -18,7 +18,10 @@ import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = ["TokenCounter", "TiktokenCounter", "CharTokenCounter", "count_tokens", "default_counter", "preload"]
 
@@ -42,7 +45,7 @@ PARAMS_FORMAT = 1  # of the cached parameters; a new value makes a new cache ent
 
 
 @lru_cache(maxsize=1)
-def _encoding():
+def _encoding() -> tiktoken.Encoding:
     with _load_lock:
         import tiktoken
 
@@ -52,7 +55,7 @@ def _encoding():
         return _registry_encoding()
 
 
-def _registry_encoding():
+def _registry_encoding() -> tiktoken.Encoding:
     """The encoding as tiktoken's registry builds it (parsing the shipped file)."""
     previous = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = ""  # read the shipped file in place
@@ -130,7 +133,7 @@ def _cached_params() -> dict | None:
     return None
 
 
-def _valid_params(params) -> bool:
+def _valid_params(params: Any) -> bool:
     return (isinstance(params, dict) and isinstance(params.get("mergeable_ranks"), dict)
             and len(params["mergeable_ranks"]) > 100_000 and isinstance(params.get("pat_str"), str)
             and isinstance(params.get("special_tokens"), dict) and params.get("name") == ENCODING_NAME)

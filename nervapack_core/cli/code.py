@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -363,7 +364,7 @@ def status_data(ws: Workspace, detailed: bool) -> dict:
     from ..code.vectors.embed_step import EMBED_FAILURE
 
     with read_graph(ws) as graph:
-        data = graph.status(detailed=detailed)
+        data: dict[str, Any] = dict(graph.status(detailed=detailed))
         # whether vector search works, from the files (a deleted or damaged store is said, never silent),
         # and whether all of the graph is embedded (changes left by `sync --no-embed`, a failed embedding step)
         row = graph.one("SELECT count(*) FROM pending_embeddings") if graph.has_table("pending_embeddings") else None

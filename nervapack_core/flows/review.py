@@ -39,6 +39,10 @@ from ..workspace import Workspace
 
 if TYPE_CHECKING:
     from ..memory import MemoryStore
+    from ..tokens import TokenCounter
+
+# a file's definitions: {(kind, qualified_name): span hash} (None: not parsed)
+Definitions = dict[tuple[str, str], str]
 
 __all__ = ["ChangeSpec", "ChangeReview", "review_changes", "resolve_change", "merge_base", "TRAILER",
            "AREA_MIN_DECISIONS", "FAIL_ON", "failures", "to_markdown", "acknowledged_in"]
@@ -225,7 +229,7 @@ def acknowledged_in(messages: list[str]) -> list[str]:
 
 # -- definitions on both sides ------------------------------------------------------------------
 
-def _definitions(data: bytes | None, path: str | None) -> dict[tuple[str, str], str] | None:
+def _definitions(data: bytes | None, path: str | None) -> Definitions | None:
     """``{(kind, qualified_name): span hash}`` of a file's definitions (None: not parsed)."""
     from ..code.ingest.pipeline import span_sha
     from ..code.parse.languages import PARSED, language_for_path
@@ -329,7 +333,8 @@ def review_changes(root: str | os.PathLike, spec: ChangeSpec | None = None, *,
     return review
 
 
-def _touched(root: Path, spec: ChangeSpec, files: list[dict], conn, namespace, review: ChangeReview) -> None:
+def _touched(root: Path, spec: ChangeSpec, files: list[dict], conn: sqlite3.Connection, namespace: str | None,
+             review: ChangeReview) -> None:
     by_old = {f["old_path"]: f for f in files if f["old_path"]}
     refs = governed_refs(conn, sorted(by_old), namespace)
     sides: dict[str, tuple] = {}
@@ -359,7 +364,7 @@ def _touched(root: Path, spec: ChangeSpec, files: list[dict], conn, namespace, r
     review.decisions = sorted(decisions.values(), key=lambda d: (order.get(d["status"], 3), d["id"]))
 
 
-def _compare(f: dict, key: tuple[str, str], before, after) -> str | None:
+def _compare(f: dict, key: tuple[str, str], before: Definitions | None, after: Definitions | None) -> str | None:
     """How the change treats one governed definition: modified, removed, moved or None."""
     kind, _name = key
     if f["status"] == "D":
@@ -377,7 +382,8 @@ def _compare(f: dict, key: tuple[str, str], before, after) -> str | None:
     return "moved" if f["status"] == "R" else None
 
 
-def _undecided(root: Path, spec: ChangeSpec, files: list[dict], conn, namespace, review: ChangeReview) -> None:
+def _undecided(root: Path, spec: ChangeSpec, files: list[dict], conn: sqlite3.Connection, namespace: str | None,
+               review: ChangeReview) -> None:
     """New definitions, governed by no decision, in folders where many decisions govern code."""
     governed_names = {r[0] for r in conn.execute(
         "SELECT DISTINCT r.qualified_name FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
@@ -561,7 +567,7 @@ def _spans(root: Path, path: str) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
-def edit_briefing(decisions: list[dict], budget_tokens: int, counter=None) -> dict:
+def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCounter | None = None) -> dict:
     """The decisions as Markdown an agent reads before editing, never over ``budget_tokens``:
     as many whole entries as fit, most binding first (accepted, proposed, deprecated)."""
     from ..budget import CountCache, check_budget, largest_fitting

@@ -51,7 +51,7 @@ def sync(
     return report
 
 
-def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db) -> None:
+def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db: str | os.PathLike | None) -> None:
     """Re-import the workspace's ADR folder (``[memory] adr_dir``, else ``docs/adr`` …),
     so every member's memory follows the decisions the repository keeps. Only new or
     edited files are parsed; a problem is reported, it never fails the sync."""
@@ -77,7 +77,7 @@ def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db) -> N
                       "imported", "updated", "unchanged", "supersessions", "skipped", "missing", "warnings")}}
 
 
-def _touched_memories(report: SyncReport, workspace: Workspace, memory_db) -> None:
+def _touched_memories(report: SyncReport, workspace: Workspace, memory_db: str | os.PathLike | None) -> None:
     """Fill ``report.memories``: live memories with a code reference to a node this sync
     changed (content hash differs) or removed."""
     if not (report.changed_nodes or report.removed_nodes):

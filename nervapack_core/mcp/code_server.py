@@ -29,7 +29,7 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 from mcp.server.mcpserver import Context  # tool annotations are read from the module's globals
@@ -39,6 +39,9 @@ from typing_extensions import TypedDict
 from ..cli.common import path_option
 from ..code.graph.kinds import NODE_KINDS as ENTITY_KINDS
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
+
+if TYPE_CHECKING:
+    from ..code.analysis.reader import GraphReader
 
 __all__ = ["main", "build_server", "GraphHolder", "graph_status_data", "ENTITY_KINDS", "ENTITY_ALIASES"]
 
@@ -107,14 +110,14 @@ def _with_warnings(text: str, warnings: list[str]) -> CallToolResult:
                           structured_content={"result": text, "warnings": list(warnings)})
 
 
-def graph_status_data(graph) -> dict:
+def graph_status_data(graph: GraphReader) -> dict[str, Any]:
     """The ``graph_status`` tool's answer from a :class:`~..code.reader.GraphReader`: the
     shared :meth:`~..code.reader.GraphReader.status` plus languages and staleness advice."""
     status = graph.status()
     changes = status["changed_since_ingest"]
-    keys = ("root", "nodes", "edges", "files", "node_kinds", "edge_kinds", "explains")
     return {
-        **{k: status[k] for k in keys},
+        "root": status["root"], "nodes": status["nodes"], "edges": status["edges"], "files": status["files"],
+        "node_kinds": status["node_kinds"], "edge_kinds": status["edge_kinds"], "explains": status["explains"],
         "languages": {r["language"]: r["files"] for r in graph.language_stats()},
         "last_ingest": status["last_ingest"], "git_commit": status["git_commit"],
         "changed_since_ingest": changes,

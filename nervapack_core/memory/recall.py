@@ -20,18 +20,35 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import time
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TypeVar
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
+from ..tokens import TokenCounter
 from .nodes import current_sql, standing_marks
 from .pack import check_budget, pack
-from .timeutil import age_days, now_iso, parse_time, to_iso
+from .results import RecallDict, RecallItemDict
+from .timeutil import When, age_days, now_iso, parse_time, to_iso
 from .validate import check_confidence
 
 __all__ = [
     "Recall", "RecallItem", "fts_stages", "visible_sql", "closed_sql", "run_recall", "check_confidence", "query_tokens",
 ]
+
+T = TypeVar("T")
+
+
+class Snapshot(Protocol):
+    """``read(fn)``: runs ``fn(conn)`` on one consistent snapshot and returns what it returns."""
+
+    def __call__(self, fn: Callable[[sqlite3.Connection], T], /) -> T: ...
+
+
+# ``write(fn)``: runs ``fn(conn)`` in a write transaction (the recall's telemetry)
+Recorder = Callable[[Callable[[sqlite3.Connection], None]], object]
 
 _LN2 = math.log(2)
 HALF_LIFE_DAYS = 30.0
@@ -69,8 +86,10 @@ class RecallItem:
     status: str | None = None  # a decision's: proposed, accepted, ... (shown in the text)
     contradicts: tuple[str, ...] = ()  # ids it is in an open contradiction with
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def to_dict(self) -> RecallItemDict:
+        return {"id": self.id, "kind": self.kind, "content": self.content, "score": self.score,
+                "confidence": self.confidence, "valid_from": self.valid_from, "valid_until": self.valid_until,
+                "session_id": self.session_id, "status": self.status, "contradicts": self.contradicts}
 
 
 @dataclass
@@ -91,7 +110,7 @@ class Recall:
     def __str__(self) -> str:
         return self.text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> RecallDict:
         return {
             "query": self.query,
             "namespace": self.namespace,
@@ -184,7 +203,7 @@ def visible_sql(as_of: str | None, reference: str, known_at: str | None = None) 
     )
 
 
-def _with_standing(read, items: list[RecallItem], known_at: str | None = None) -> list[RecallItem]:
+def _with_standing(read: Snapshot, items: list[RecallItem], known_at: str | None = None) -> list[RecallItem]:
     """``items`` with each decision's status and open contradictions filled in (as they
     stood at ``known_at``, when given)."""
     if not items:
@@ -194,8 +213,9 @@ def _with_standing(read, items: list[RecallItem], known_at: str | None = None) -
             for it in items]
 
 
-def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=None, min_confidence=0.0, *,
-               log: bool = True, touch: bool = True, known_at=None) -> Recall:
+def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns: str, query: str | None,
+               budget_tokens: int = 500, as_of: When | None = None, min_confidence: float = 0.0, *,
+               log: bool = True, touch: bool = True, known_at: When | None = None) -> Recall:
     """The whole pipeline for namespace ``ns`` (already checked).
 
     ``as_of`` (valid time): what was true then; ``known_at`` (transaction time): what had
@@ -225,7 +245,7 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
     edge_known, edge_params = ("", ()) if known_iso is None else (" AND created_at <= ?", (known_iso,))
     out_edges, in_edges = _OUT_EDGES.format(known=edge_known), _IN_EDGES.format(known=edge_known)
 
-    def gather(conn):
+    def gather(conn: sqlite3.Connection) -> tuple[dict[str, tuple[Any, ...]], dict[str, float], str, int]:
         cur = conn.cursor()
         cur.row_factory = None  # plain tuples: much cheaper than sqlite3.Row here
         rel: dict[str, float] = {}
@@ -319,7 +339,7 @@ def run_recall(read, write, counter, ns: str, query, budget_tokens=500, as_of=No
     if write is not None and ((touch and returned) or log):
         stamp = now_iso()
 
-        def record(conn):
+        def record(conn: sqlite3.Connection) -> None:
             if touch and returned:
                 conn.executemany(
                     "UPDATE mem_nodes SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",

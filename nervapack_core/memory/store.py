@@ -17,11 +17,13 @@ arguments, and runs each of those functions in a transaction or a snapshot.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, Self, TypeVar
 
 from ..errors import NervapackError
 from ..storage import (
@@ -42,7 +44,8 @@ from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
-from .timeutil import to_iso
+from .results import MemoryNode, SessionCleared, SessionEnded
+from .timeutil import Duration, When, to_iso
 from .validate import (
     EDGE_KINDS,
     NODE_KINDS,
@@ -60,6 +63,12 @@ EXPORT_FORMAT = transfer.EXPORT_FORMAT
 
 # the one lookup order lives in workspace.py; this name stays for existing callers
 resolve_db_path = memory_db_path
+
+T = TypeVar("T")
+# entity names, tags, ids: one string or several (see validate.str_list)
+Names = str | Iterable[str]
+# metadata: a JSON object, or its text
+Metadata = dict[str, Any] | str
 
 
 # how to recover a damaged memory database, said with every "damaged" error
@@ -88,7 +97,7 @@ def _refuse_empty_file(path: Path) -> None:
         "run `nervapack memory init` (it re-creates a 0-byte file).")
 
 
-def _timeline_topic(topic_or_entity) -> str:
+def _timeline_topic(topic_or_entity: str | None) -> str:
     """The topic or entity name a timeline is about: said when it is empty."""
     topic = str(topic_or_entity or "").strip()
     if not topic:
@@ -107,17 +116,17 @@ class MemoryStore:
 
     def __init__(
         self,
-        db_path=None,
+        db_path: str | os.PathLike[str] | None = None,
         namespace: str = "default",
         *,
-        graph_db=None,
+        graph_db: str | os.PathLike[str] | None = None,
         counter: TokenCounter | None = None,
         lock_timeout: float | None = None,
         read_only: bool = False,
         on_wait: Callable[[str], None] | None = None,
         origin: str = "api",
         author: str | None = None,
-    ):
+    ) -> None:
         self.path = resolve_db_path(db_path)
         # provenance of this store's writes: through what (cli, mcp, api, adr) and who
         # (None: git's user of the memory's repository, else the OS user, asked once)
@@ -193,7 +202,7 @@ class MemoryStore:
         if self.read_only:
             raise NervapackError(f"memory database {self.path} was opened read-only; this operation writes")
 
-    def _write(self, fn, *, changes=True):
+    def _write(self, fn: Callable[[sqlite3.Connection], T], *, changes: bool = True) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction (waiting, with backoff,
         while another process writes).
 
@@ -208,7 +217,7 @@ class MemoryStore:
                     conn.execute(BUMP_CHANGE)
             return result
 
-    def _read(self, fn):
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` on one consistent snapshot."""
         with self._lock:
             if self._db is not None:
@@ -223,7 +232,7 @@ class MemoryStore:
             except sqlite3.Error as exc:  # locked (try again) or damaged: the shared reading rule
                 raise read_error(exc, self.path, "memory database", DAMAGE_FIX) from None
 
-    def _ns(self, namespace=None) -> str:
+    def _ns(self, namespace: str | None = None) -> str:
         return self.namespace if namespace is None else check_namespace(namespace)
 
     def close(self) -> None:
@@ -233,10 +242,10 @@ class MemoryStore:
             except sqlite3.Error:
                 pass
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def schema_version(self) -> int:
@@ -254,22 +263,24 @@ class MemoryStore:
             self._author = provenance.git_author(self.repo_root) or ""
         return self._author or None
 
-    def provenance(self, **given) -> dict:
+    def provenance(self, **given: Any) -> dict[str, Any]:
         """Author, origin and the repository's HEAD now, with ``given`` fields over them."""
         prov = {"author": self.author, "origin": self.origin, "repo_commit": provenance.git_head(self.repo_root)}
         prov.update({k: v for k, v in given.items() if v is not None})
         return prov
 
-    def resolve_commit(self, ref) -> str:
+    def resolve_commit(self, ref: str) -> str:
         """A commit reference (sha, short sha, ``HEAD~1``) as the full sha of a commit of this repository."""
         return provenance.resolve_commit(self.repo_root, validate.check_commit_ref(ref))
 
     # ------------------------------------------------------------------ writes
-    def store(self, content, kind="fact", entities=None, confidence=1.0, rationale=None,
-              alternatives_rejected=None, supersedes=None, valid_from=None, metadata=None, source=None,
-              expires_at=None, *, namespace=None, session_id=None, caused_by=None, derived_from=None,
-              contradicts=None, status=None, commit=None, title=None, tags=None, author=None,
-              expires_in=None) -> str:
+    def store(self, content: str, kind: str = "fact", entities: Names | None = None, confidence: float = 1.0,
+              rationale: str | None = None, alternatives_rejected: Names | None = None, supersedes: str | None = None,
+              valid_from: When | None = None, metadata: Metadata | None = None, source: str | None = None,
+              expires_at: When | None = None, *, namespace: str | None = None, session_id: str | None = None,
+              caused_by: Names | None = None, derived_from: Names | None = None, contradicts: Names | None = None,
+              status: str | None = None, commit: str | None = None, title: str | None = None,
+              tags: Names | None = None, author: str | None = None, expires_in: Duration | None = None) -> str:
         """Store one atomic memory; returns its id.
 
         ``entities`` are resolved (or created) in the namespace and linked with ABOUT (and
@@ -302,7 +313,8 @@ class MemoryStore:
                                                      session_hint=self._session_id, supersedes=supersedes,
                                                      prov=prov))
 
-    def review(self, node_id, status, *, note=None, reviewer=None, namespace=None) -> dict:
+    def review(self, node_id: str, status: str, *, note: str | None = None, reviewer: str | None = None,
+               namespace: str | None = None) -> dict[str, Any]:
         """Set a decision's status (``accepted``, ``rejected``, ``deprecated``, or back to
         ``proposed``) with who reviewed it (default: this store's author), when, and a note;
         every review is kept (``why()["reviews"]``). A superseded decision is not reviewed:
@@ -314,16 +326,17 @@ class MemoryStore:
         who = validate.check_content(reviewer) if reviewer is not None else self.author
         return self._write(lambda conn: writes.review(conn, ns, node_id, verdict, text, who))
 
-    def set_commit(self, node_id, commit, *, namespace=None) -> dict:
+    def set_commit(self, node_id: str, commit: str, *, namespace: str | None = None) -> dict[str, Any]:
         """Link a memory to the commit that implemented it (resolved to a full sha)."""
         self._writable()
         ns = self._ns(namespace)
         sha = self.resolve_commit(commit)
         return self._write(lambda conn: writes.set_commit(conn, ns, node_id, sha))
 
-    def add_node(self, kind, content, confidence=1.0, *, valid_from=None, rationale=None,
-                 alternatives_rejected=None, metadata=None, source=None, expires_at=None, session_id=None,
-                 namespace=None) -> str:
+    def add_node(self, kind: str, content: str, confidence: float = 1.0, *, valid_from: When | None = None,
+                 rationale: str | None = None, alternatives_rejected: Names | None = None,
+                 metadata: Metadata | None = None, source: str | None = None, expires_at: When | None = None,
+                 session_id: str | None = None, namespace: str | None = None) -> str:
         """Insert one node as given (no entity resolution, no automatic session)."""
         self._writable()
         ns = self._ns(namespace)
@@ -331,7 +344,8 @@ class MemoryStore:
         return self._write(lambda conn: writes.add_node(conn, ns, args, rationale=rationale, source=source,
                                                         session_id=session_id))
 
-    def add_edge(self, src, dst, kind, weight=1.0, data=None, *, namespace=None) -> bool:
+    def add_edge(self, src: str, dst: str, kind: str, weight: float = 1.0, data: Metadata | None = None, *,
+                 namespace: str | None = None) -> bool:
         """Link two nodes of the namespace; ``SUPERSEDES`` applies the supersede rules."""
         self._writable()
         ns = self._ns(namespace)
@@ -342,20 +356,21 @@ class MemoryStore:
         payload = json.loads(json_dict(data, "edge data"))
         return self._write(lambda conn: writes.add_edge(conn, ns, src, dst, kind, weight, payload))
 
-    def supersede(self, new_id, old_id, *, namespace=None) -> None:
+    def supersede(self, new_id: str, old_id: str, *, namespace: str | None = None) -> None:
         """``new_id`` replaces ``old_id``: the old one closes at the new one's ``valid_from``."""
         self._writable()
         ns = self._ns(namespace)
         self._write(lambda conn: _supersede(conn, ns, str(new_id).strip(), str(old_id).strip()))
 
-    def verify(self, node_id, verdict="confirm", *, namespace=None) -> dict:
+    def verify(self, node_id: str, verdict: str = "confirm", *, namespace: str | None = None) -> dict[str, Any]:
         """``confirm``: confidence +0.1 (max 1); ``refute``: close the node now and halve its confidence."""
         self._writable()
         ns = self._ns(namespace)
         v = validate.verdict(verdict)
         return self._write(lambda conn: writes.verify(conn, ns, node_id, v))
 
-    def forget(self, node_id=None, *, entity=None, purge=False, namespace=None) -> dict:
+    def forget(self, node_id: str | None = None, *, entity: str | None = None, purge: bool = False,
+               namespace: str | None = None) -> dict[str, Any]:
         """Tombstone (default) or hard-delete (``purge=True``) a node, or an entity and everything about it."""
         self._writable()
         ns = self._ns(namespace)
@@ -364,7 +379,7 @@ class MemoryStore:
         return self._write(lambda conn: writes.forget(conn, ns, node_id, entity, purge))
 
     # ------------------------------------------------------------------ sessions
-    def start_session(self, name="session", *, namespace=None) -> str:
+    def start_session(self, name: str | None = "session", *, namespace: str | None = None) -> str:
         """Open a session; later ``store`` calls in this namespace attach to it (OCCURRED_IN)."""
         self._writable()
         ns = self._ns(namespace)
@@ -378,7 +393,8 @@ class MemoryStore:
     def session_id(self) -> str | None:
         return self._read(lambda conn: views.active_session(conn, self.namespace, self._session_id))
 
-    def end_session(self, summary=None, *, session_id=None, namespace=None) -> dict:
+    def end_session(self, summary: str | None = None, *, session_id: str | None = None,
+                    namespace: str | None = None) -> SessionEnded:
         """Close a session (the active one by default), store its summary as an outcome, queue consolidation."""
         self._writable()
         ns = self._ns(namespace)
@@ -388,10 +404,10 @@ class MemoryStore:
             self._session_id = None
         return result
 
-    def list_sessions(self, *, namespace=None) -> list[dict]:
+    def list_sessions(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
         ns = self._ns(namespace)
 
-        def read(conn):
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             active = views.active_session(conn, ns, self._session_id)
             rows = conn.execute(
                 "SELECT s.id, s.content, s.valid_from, s.valid_until, s.metadata, s.tombstoned, "
@@ -407,7 +423,7 @@ class MemoryStore:
 
         return self._read(read)
 
-    def clear_session(self, session_id, *, namespace=None) -> dict:
+    def clear_session(self, session_id: str, *, namespace: str | None = None) -> SessionCleared:
         """Delete a session and every node recorded in it (hard delete)."""
         self._writable()
         ns = self._ns(namespace)
@@ -416,19 +432,20 @@ class MemoryStore:
             self._session_id = None
         return result
 
-    def switch_namespace(self, namespace) -> str:
+    def switch_namespace(self, namespace: str) -> str:
         """Work in another namespace from now on; the active session is reset."""
         self.namespace = check_namespace(namespace)
         self._session_id = None
         return self.namespace
 
     # ------------------------------------------------------------------ reads
-    def get_node(self, node_id, *, namespace=None, with_edges=False) -> dict:
+    def get_node(self, node_id: str, *, namespace: str | None = None, with_edges: bool = False) -> MemoryNode:
         ns = self._ns(namespace)
         return self._read(lambda conn: views.get_node(conn, ns, node_id, with_edges=with_edges))
 
-    def recall(self, query, budget_tokens=500, as_of=None, namespace=None, min_confidence=0.0, *,
-               log=True, touch=True, known_at=None) -> Recall:
+    def recall(self, query: str | None, budget_tokens: int = 500, as_of: When | None = None,
+               namespace: str | None = None, min_confidence: float = 0.0, *, log: bool = True, touch: bool = True,
+               known_at: When | None = None) -> Recall:
         """Scored, budget-capped recall. ``r.tokens <= budget_tokens`` always.
 
         ``as_of`` (valid time): what was true at that instant. ``known_at`` (transaction
@@ -443,8 +460,8 @@ class MemoryStore:
         return run_recall(self._read, record, self.counter, ns, query, budget_tokens, as_of, min_confidence,
                           log=log, touch=touch, known_at=known_at)
 
-    def search(self, query, limit=20, *, namespace=None, include_history=False, kinds=None,
-               known_at=None) -> list[dict]:
+    def search(self, query: str, limit: int = 20, *, namespace: str | None = None, include_history: bool = False,
+               kinds: Names | None = None, known_at: When | None = None) -> list[dict[str, Any]]:
         """Plain FTS search (no expansion, no budget, no access update), best first.
 
         ``known_at``: search the store as it stood at that instant (transaction time; each
@@ -454,8 +471,9 @@ class MemoryStore:
         return self._read(lambda conn: views.search(conn, ns, query, limit, include_history=include_history,
                                                     kinds=kinds, known_at=known))
 
-    def timeline(self, topic_or_entity, *, namespace=None, include_tombstoned=False, limit=100, offset=0,
-                 known_at=None, kinds=None) -> dict:
+    def timeline(self, topic_or_entity: str, *, namespace: str | None = None, include_tombstoned: bool = False,
+                 limit: int = 100, offset: int = 0, known_at: When | None = None,
+                 kinds: Names | None = None) -> dict[str, Any]:
         """Every version about an entity — or, when ``topic_or_entity`` names no entity, about
         a text — oldest first, one page at a time with the total.
 
@@ -473,7 +491,8 @@ class MemoryStore:
         return self._read(lambda conn: views.timeline(conn, ns, topic, include_tombstoned=include_tombstoned,
                                                       limit=limit, offset=offset, known_at=known, kinds=kinds))
 
-    def timeline_summary(self, topic_or_entity, *, namespace=None, known_at=None, kinds=None) -> dict:
+    def timeline_summary(self, topic_or_entity: str, *, namespace: str | None = None, known_at: When | None = None,
+                         kinds: Names | None = None) -> dict[str, Any]:
         """Counts over every version :meth:`timeline` pages through, without reading them:
         ``{mode, entity, topic, known_at, total, current, superseded, first, last, by_month,
         by_kind}`` (``first``/``last``: the earliest and latest ``valid_from``; ``by_month``:
@@ -483,8 +502,9 @@ class MemoryStore:
         known = to_iso(known_at, field="known_at")
         return self._read(lambda conn: views.timeline_summary(conn, ns, topic, known_at=known, kinds=kinds))
 
-    def timeline_as_of(self, topic_or_entity, at, *, namespace=None, known_at=None, kinds=None, newest=200,
-                       window=0) -> dict:
+    def timeline_as_of(self, topic_or_entity: str, at: When, *, namespace: str | None = None,
+                       known_at: When | None = None, kinds: Names | None = None, newest: int = 200,
+                       window: int = 0) -> dict[str, Any]:
         """The versions of :meth:`timeline` valid at ``at`` (valid time): ``{instant, count,
         newest: [the latest ``newest``, latest first], position}`` — ``position``: the latest
         one's index in the timeline, oldest first (None when none was valid). ``window``: also
@@ -500,17 +520,17 @@ class MemoryStore:
         return self._read(lambda conn: views.timeline_as_of(conn, ns, topic, instant, known_at=known, kinds=kinds,
                                                             newest=newest, window=window))
 
-    def about(self, entity, *, namespace=None) -> dict:
+    def about(self, entity: str, *, namespace: str | None = None) -> dict[str, Any]:
         """Entity dossier: the entity, its aliases, current and past memories about it, code locations."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.about(conn, ns, entity))
 
-    def why(self, node_id, *, namespace=None) -> dict:
+    def why(self, node_id: str, *, namespace: str | None = None) -> dict[str, Any]:
         """Explain a decision: rationale, rejected alternatives, outcomes it caused, history, session."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.why(conn, ns, node_id))
 
-    def namespaces(self) -> list[dict]:
+    def namespaces(self) -> list[dict[str, Any]]:
         """Every namespace with its counts (nodes, current, decisions, …): a pass over all nodes."""
         return self._read(views.namespaces)
 
@@ -518,7 +538,7 @@ class MemoryStore:
         """Every namespace's name, sorted, without counting anything (fast on any size)."""
         return self._read(views.namespace_names)
 
-    def stats(self, *, namespace=None) -> dict:
+    def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
         ns = self._ns(namespace)
         return self._read(lambda conn: views.stats(conn, ns, db_path=str(self.path), db_size_bytes=self.db_size_bytes(),
                                                    session_hint=self._session_id))
@@ -535,22 +555,25 @@ class MemoryStore:
         """A cheap marker that changes whenever memory (or the recall log) changes: a cache key."""
         return self._read(views.data_version)
 
-    def recall_log(self, limit=100, *, namespace=None) -> list[dict]:
+    def recall_log(self, limit: int = 100, *, namespace: str | None = None) -> list[dict[str, Any]]:
         """Recent recalls, newest first (``namespace="*"`` for all namespaces)."""
         ns = None if namespace == "*" else self._ns(namespace)
         return self._read(lambda conn: views.recall_log(conn, ns, limit))
 
-    def list_decisions(self, *, namespace=None, session_id=None, text=None, include_superseded=True,
-                       include_tombstoned=False, limit=500) -> list[dict]:
+    def list_decisions(self, *, namespace: str | None = None, session_id: str | None = None, text: str | None = None,
+                       include_superseded: bool = True, include_tombstoned: bool = False,
+                       limit: int = 500) -> list[dict[str, Any]]:
         """Decisions with rationale, rejected alternatives, caused outcomes, entities and session, newest first."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.list_decisions(
             conn, ns, session_id=session_id, text=text, include_superseded=include_superseded,
             include_tombstoned=include_tombstoned, limit=limit))
 
-    def decisions(self, *, namespace=None, limit=50, offset=0, status=None, author=None, entity=None,
-                  code_area=None, tag=None, since=None, until=None, text=None, session_id=None, ids=None,
-                  current=False, include_tombstoned=False) -> dict:
+    def decisions(self, *, namespace: str | None = None, limit: int = 50, offset: int = 0,
+                  status: Names | None = None, author: str | None = None, entity: str | None = None,
+                  code_area: str | None = None, tag: str | None = None, since: When | None = None,
+                  until: When | None = None, text: str | None = None, session_id: str | None = None,
+                  ids: Names | None = None, current: bool = False, include_tombstoned: bool = False) -> dict[str, Any]:
         """One page of the decision log, newest first (``valid_from``), with counts over
         every decision that matches — no cap: ``{total, offset, limit, decisions,
         by_status, by_month, with_outcomes}``.
@@ -570,13 +593,14 @@ class MemoryStore:
             include_tombstoned=include_tombstoned)
         return self._read(lambda conn: _decisions.decisions(conn, ns, f, limit=limit, offset=offset))
 
-    def decision_facets(self, *, namespace=None) -> dict:
+    def decision_facets(self, *, namespace: str | None = None) -> dict[str, Any]:
         """The values the decision filters can take, each with its number of decisions:
         ``{total, authors, tags, entities, files, first, last}``."""
         ns = self._ns(namespace)
         return self._read(lambda conn: _decisions.facets(conn, ns))
 
-    def decision_graph(self, *, namespace=None, around=None, hops=2, max_nodes=120, **filters) -> dict:
+    def decision_graph(self, *, namespace: str | None = None, around: str | None = None, hops: int = 2,
+                       max_nodes: int = 120, **filters: Any) -> dict[str, Any]:
         """The supersession/causation graph (SUPERSEDES, CAUSED, CONTRADICTS, DERIVED_FROM)
         of the decisions passing ``filters`` (those of :meth:`decisions`), or of the
         neighbourhood of ``around`` up to ``hops`` links, at most ``max_nodes`` nodes, with
@@ -588,23 +612,25 @@ class MemoryStore:
         return self._read(lambda conn: _decisions.graph(conn, ns, f, around=around, hops=hops,
                                                         max_nodes=max_nodes))
 
-    def _area(self, code_area):
+    def _area(self, code_area: str | None) -> str | None:
         """A code area given as a path inside the repository, as the code graph stores it."""
         area = _decisions.area_prefix(code_area)
         return self.graph.relative(area) if area and Path(area).is_absolute() else area
 
-    def review_queue(self, *, namespace=None, limit=50, offset=0) -> dict:
+    def review_queue(self, *, namespace: str | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
         """Decisions waiting for review (``proposed``), oldest first: ``{total, offset, limit, decisions}``."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.review_queue(conn, ns, limit=limit, offset=offset))
 
-    def open_contradictions(self, *, namespace=None, ids=None) -> list[dict]:
+    def open_contradictions(self, *, namespace: str | None = None,
+                            ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """CONTRADICTS pairs whose two sides both still stand (``ids``: only those touching them)."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.open_contradictions(conn, ns, None if ids is None else list(ids)))
 
     # ------------------------------------------------------------------ code bridge
-    def for_code(self, file, line=None, *, namespace=None, include_history=False) -> list[dict]:
+    def for_code(self, file: str | os.PathLike[str], line: int | None = None, *, namespace: str | None = None,
+                 include_history: bool = False) -> list[dict[str, Any]]:
         """Memories that TOUCH a source file (optionally the definition spanning ``line``)."""
         ns = self._ns(namespace)
         if line is not None and (isinstance(line, bool) or not isinstance(line, int) or not 1 <= line < 2**31):
@@ -612,8 +638,9 @@ class MemoryStore:
         path = self.graph.relative(str(file))
         return self._read(lambda conn: views.for_code(conn, ns, path, line, include_history=include_history))
 
-    def touching(self, file, qualified_name=None, *, namespace=None, kinds=("decision",), include_history=False,
-                 limit=20, offset=0) -> dict:
+    def touching(self, file: str | os.PathLike[str], qualified_name: str | None = None, *,
+                 namespace: str | None = None, kinds: Iterable[str] = ("decision",), include_history: bool = False,
+                 limit: int = 20, offset: int = 0) -> dict[str, Any]:
         """Decisions (or ``kinds``) that TOUCH a file, or a definition and what it contains,
         one page newest first with the total: ``{total, offset, limit, memories}``."""
         ns = self._ns(namespace)
@@ -621,19 +648,19 @@ class MemoryStore:
         return self._read(lambda conn: views.touching(conn, ns, path, qualified_name, kinds=kinds,
                                                       include_history=include_history, limit=limit, offset=offset))
 
-    def to_code(self, node_id, *, namespace=None) -> list[dict]:
+    def to_code(self, node_id: str, *, namespace: str | None = None) -> list[dict[str, Any]]:
         """Code locations a memory node TOUCHES: file, line range, kind."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.to_code(conn, ns, node_id))
 
-    def verify_staleness(self, *, namespace=None) -> dict:
+    def verify_staleness(self, *, namespace: str | None = None) -> dict[str, Any]:
         """Memories whose code changed since they were stored (file sha/mtime differs, or file gone)."""
         ns = self._ns(namespace)
         refs = self._read(lambda conn: views.code_refs(conn, ns))
         return views.stale_refs(refs, self.graph.file_states(sorted({r["file"] for r in refs if r["file"]})))
 
-    def stale_decisions(self, *, namespace=None, min_commits=stale.CHURN_COMMITS,
-                        min_lines=stale.CHURN_LINES) -> dict:
+    def stale_decisions(self, *, namespace: str | None = None, min_commits: int = stale.CHURN_COMMITS,
+                        min_lines: int = stale.CHURN_LINES) -> dict[str, Any]:
         """Standing decisions whose code changed (content hash), vanished, or churned since
         they were made (see :mod:`.stale`): ``{available, history, checked, stale}``."""
         ns = self._ns(namespace)
@@ -645,13 +672,14 @@ class MemoryStore:
         state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
         return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
 
-    def touching_code(self, changed: list[str], removed: list[str] | None = None) -> list[dict]:
+    def touching_code(self, changed: Iterable[str], removed: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Live memories (every namespace) touching graph nodes whose content changed
         (``changed``) or that are gone (``removed``): what ``nervapack sync`` lists."""
         return self._read(lambda conn: views.touching_code(conn, list(changed), list(removed or [])))
 
     # ------------------------------------------------------------------ consolidation
-    def consolidate(self, *, session_id=None, dry_run=False, namespace=None, threshold=0.9) -> dict:
+    def consolidate(self, *, session_id: str | None = None, dry_run: bool = False, namespace: str | None = None,
+                    threshold: float = 0.9) -> dict[str, Any]:
         """Tombstone near-duplicates within sessions (see :mod:`.consolidate`); ``dry_run`` only reports."""
         if not dry_run:
             self._writable()
@@ -662,12 +690,13 @@ class MemoryStore:
                                                          threshold=limit))
 
     # ------------------------------------------------------------------ import / export / backup
-    def export(self, *, namespace=None, all_namespaces=False) -> dict:
+    def export(self, *, namespace: str | None = None, all_namespaces: bool = False) -> dict[str, Any]:
         """Everything in a namespace (or all) as JSON-ready data; ``import_nodes`` reads it back."""
         ns = None if all_namespaces else self._ns(namespace)
         return self._read(lambda conn: transfer.export(conn, ns))
 
-    def import_nodes(self, data, *, namespace=None) -> dict:
+    def import_nodes(self, data: dict[str, Any] | list[dict[str, Any]] | str, *,
+                     namespace: str | None = None) -> dict[str, Any]:
         """Bulk import in one transaction: an export (ids kept) or a list of node specs.
 
         A spec is ``{"content", "kind"?, "entities"?, "confidence"?, "rationale"?,
@@ -675,20 +704,21 @@ class MemoryStore:
         "supersedes"?}``.
         """
         self._writable()
-        shape, data = transfer.parse_import(data)
-        if shape == "export":
-            rows, override = transfer.check_export(data, namespace)
-            imported = self._write(lambda conn: transfer.import_export(conn, data, rows, override))
+        _shape, parsed = transfer.parse_import(data)
+        if isinstance(parsed, dict):  # the "export" shape; the specs are a list
+            export = parsed
+            rows, override = transfer.check_export(export, namespace)
+            imported = self._write(lambda conn: transfer.import_export(conn, export, rows, override))
             return {"imported": imported, "skipped": len(rows) - imported, "ids": [r[0] for r in rows],
                     "namespace": override}
         ns = self._ns(namespace)
-        prepared = transfer.check_specs(data, self.provenance())
+        prepared = transfer.check_specs(parsed, self.provenance())
         names = list(dict.fromkeys(n for item in prepared for n in item["entities"]))
         code = self.graph.lookup(names) if names else {}
         ids = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))
         return {"imported": len(ids), "skipped": 0, "ids": ids, "namespace": ns}
 
-    def import_adr(self, folder, *, namespace=None) -> dict:
+    def import_adr(self, folder: str | os.PathLike[str], *, namespace: str | None = None) -> dict[str, Any]:
         """Import a folder of Markdown ADRs (Nygard/adr-tools, MADR, log4brains) as decisions,
         idempotently, in one transaction: ``{imported, updated, unchanged, skipped,
         supersessions, missing, warnings, decisions}`` (see :mod:`.adr.importer`)."""
@@ -697,14 +727,15 @@ class MemoryStore:
         self._writable()
         return import_folder(self, folder, self._ns(namespace))
 
-    def export_adr(self, folder, *, namespace=None, overwrite=False) -> dict:
+    def export_adr(self, folder: str | os.PathLike[str], *, namespace: str | None = None,
+                   overwrite: bool = False) -> dict[str, Any]:
         """Write the namespace's decisions (current and superseded) as MADR files into
         ``folder``, one per decision with its id in front matter (see :mod:`.adr.export`)."""
         from .adr import export_folder
 
         return export_folder(self, folder, self._ns(namespace), overwrite=overwrite)
 
-    def backup(self, dest, *, overwrite=False) -> dict:
+    def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> dict[str, Any]:
         """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""
         target = transfer.backup_target(dest, overwrite=overwrite)
         with self._lock:

@@ -40,6 +40,11 @@ def now_iso() -> str:
 
 
 _from_datetime = utc_iso
+
+# what a time argument accepts (see parse_time): a datetime (naive = UTC), a date, ISO-8601 text or now/today
+When = str | date | datetime
+# what a duration argument accepts (see parse_duration): 7d, 12h, 30m, 2w, a timedelta or seconds
+Duration = str | timedelta | float
 MIN_TIME = "0001-01-01T00:00:00Z"
 MAX_TIME = "9999-12-31T23:59:59.999999Z"
 

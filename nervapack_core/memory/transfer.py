@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from ..errors import NervapackError
 from . import nodes, schema
@@ -56,7 +57,7 @@ def export(conn: sqlite3.Connection, ns: str | None) -> dict:
             "code_refs": refs}
 
 
-def parse_import(data) -> tuple[str, object]:
+def parse_import(data: Any) -> tuple[str, dict[str, Any] | list[Any]]:
     """``("export", dict)`` or ``("specs", list)`` from JSON text or Python data."""
     if isinstance(data, (str, bytes)):
         try:

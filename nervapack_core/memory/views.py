@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from ..errors import NervapackError
 from ..storage import chunked, in_chunks
@@ -20,6 +20,7 @@ from .kinds import EDGE_KINDS, META_KINDS, NODE_KINDS, SUBJECT_EDGES, sql_list
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
 from .resolve import clean_name, find_entity
+from .results import MemoryNode
 from .timeutil import now_iso
 from .validate import check_kind, str_list
 
@@ -37,8 +38,8 @@ __all__ = [
 active_session = nodes.active_session
 
 
-def get_node(conn: sqlite3.Connection, ns: str, node_id, *, with_edges: bool = False) -> dict:
-    node = node_dict(node_row(conn, node_id, ns))
+def get_node(conn: sqlite3.Connection, ns: str, node_id: str, *, with_edges: bool = False) -> MemoryNode:
+    node = cast(MemoryNode, node_dict(node_row(conn, node_id, ns)))  # every column of NODE_COLS
     if with_edges:
         node["edges"] = [dict(r) for r in conn.execute(
             "SELECT kind, src AS source, dst AS target, weight, created_at FROM mem_edges "

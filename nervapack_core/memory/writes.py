@@ -16,6 +16,7 @@ from ..text import fts_quote, words
 from . import nodes
 from .kinds import SUBJECT_EDGES, sql_list
 from .resolve import clean_name, find_entity
+from .results import SessionCleared, SessionEnded
 from .timeutil import now_iso
 from .validate import check_content
 
@@ -206,7 +207,7 @@ def _session_row(conn: sqlite3.Connection, ns: str, session_id) -> sqlite3.Row:
 
 
 def end_session(conn: sqlite3.Connection, ns: str, summary=None, *, session_id=None,
-                session_hint: str | None = None) -> dict:
+                session_hint: str | None = None) -> SessionEnded:
     """Close a session, store its summary as an outcome and queue its consolidation."""
     sid = session_id or nodes.active_session(conn, ns, session_hint)
     if not sid:
@@ -227,7 +228,7 @@ def end_session(conn: sqlite3.Connection, ns: str, summary=None, *, session_id=N
     return {"session_id": sid, "summary_id": summary_id, "ended_at": stamp, "consolidation_queued": True}
 
 
-def clear_session(conn: sqlite3.Connection, ns: str, session_id) -> dict:
+def clear_session(conn: sqlite3.Connection, ns: str, session_id: str) -> SessionCleared:
     """Delete a session and every node recorded in it (hard delete)."""
     row = _session_row(conn, ns, session_id)
     ids = [r[0] for r in conn.execute("SELECT id FROM mem_nodes WHERE session_id = ? AND namespace = ?",

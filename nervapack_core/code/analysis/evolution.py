@@ -81,7 +81,7 @@ class FileChanges:
         return sorted(out.values())
 
 
-def file_changes(before: Mapping[str, Mapping[str, Any]], parsed: Iterable[_Parsed],
+def file_changes(before: Mapping[str, sqlite3.Row | Mapping[str, Any]], parsed: Iterable[_Parsed],
                  removed: Iterable[str]) -> FileChanges:
     """What an ingest changed: ``parsed`` files absent from ``before`` (the ``files`` rows
     before it) were added; present with another content hash, modified — a file parsed

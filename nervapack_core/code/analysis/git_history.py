@@ -52,16 +52,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ...errors import NervapackError
 from ...storage import utc_iso, utc_now
 from ..graph.confidence import CONFIDENT
 
 __all__ = [
-    "update_history", "history_state", "hotspots", "coupling", "file_history", "knowledge", "parse_since",
-    "read_commits", "parse_log", "relative_path", "GitCommit", "MAX_COUPLING_FILES", "MIN_SHARED", "ISLAND_SHARE",
-    "HISTORY_META",
+    "update_history", "history_state", "HistoryState", "hotspots", "coupling", "file_history", "knowledge",
+    "parse_since", "read_commits", "parse_log", "relative_path", "GitCommit", "MAX_COUPLING_FILES", "MIN_SHARED",
+    "ISLAND_SHARE", "HISTORY_META",
 ]
 
 Progress = Callable[[str, int, int], None]
@@ -274,11 +274,23 @@ def _state_meta(conn: sqlite3.Connection) -> dict | None:
     return json.loads(row[0]) if row else None
 
 
-def history_state(conn: sqlite3.Connection) -> dict:
+class HistoryState(TypedDict):
+    """:func:`history_state`: whether the workspace has a git history and what was read of it."""
+
+    available: bool
+    reason: str  # why there is none ("" when available)
+    commits: int
+    authors: int
+    first: str | None  # authored_at of the oldest and newest commit read
+    last: str | None
+    head: str | None
+
+
+def history_state(conn: sqlite3.Connection) -> HistoryState:
     """``{available, reason, commits, authors, first, last, head}``: whether the workspace has a
     git history and what was read of it."""
-    empty = {"available": False, "reason": NOT_READ, "commits": 0, "authors": 0, "first": None, "last": None,
-             "head": None}
+    empty: HistoryState = {"available": False, "reason": NOT_READ, "commits": 0, "authors": 0, "first": None,
+                           "last": None, "head": None}
     if not _has_tables(conn):
         return empty
     state = _state_meta(conn)

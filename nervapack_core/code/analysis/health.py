@@ -9,16 +9,19 @@ The health snapshot is computed once per ingest (with the communities, by
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypedDict
 
 from ..graph.confidence import NOT_GUESSED
 from ..graph.kinds import CALLABLE_KINDS, sql_list
 from ..parse.languages import language_for_path
 
 __all__ = ["health", "HealthReport", "Component", "language_stats", "top_files", "doc_coverage",
-           "changed_since_ingest", "most_connected",
+           "changed_since_ingest", "most_connected", "LanguageRow", "WorkingTreeChanges",
            "degree_histogram", "health_from_snapshot"]
 
 @dataclass
@@ -79,7 +82,26 @@ def doc_coverage(conn) -> dict:
     return _definition_facts(conn)[0]
 
 
-def language_stats(conn) -> list[dict]:
+class LanguageRow(TypedDict):
+    """One language of :func:`language_stats`: its files and lines, and their shares of the whole."""
+
+    language: str
+    files: int
+    lines: int
+    file_share: float
+    line_share: float
+
+
+class WorkingTreeChanges(TypedDict):
+    """:func:`changed_since_ingest`: the files the working tree changed since the last ingest."""
+
+    modified: list[str]
+    added: list[str]
+    deleted: list[str]
+    total: int
+
+
+def language_stats(conn: sqlite3.Connection) -> list[LanguageRow]:
     rows = conn.execute(
         "SELECT language, count(*) AS files, sum(lines) AS lines FROM files GROUP BY language"
         " ORDER BY files DESC, language"
@@ -135,7 +157,7 @@ def degree_histogram(conn) -> list[dict]:
     return ([{"degree": 0, "nodes": unlinked}] if unlinked > 0 else []) + hist
 
 
-def changed_since_ingest(conn, root: Path) -> dict:
+def changed_since_ingest(conn: sqlite3.Connection, root: Path) -> WorkingTreeChanges:
     """Files modified, added or deleted in the working tree since the last ingest."""
     from ..ingest.discovery import file_sha, list_files
 
@@ -171,7 +193,8 @@ def changed_since_ingest(conn, root: Path) -> dict:
             "total": len(modified) + len(added) + len(deleted)}
 
 
-def health(conn, root: Path | None = None, changes: dict | None = None) -> HealthReport:
+def health(conn: sqlite3.Connection, root: Path | None = None,
+           changes: Mapping[str, Any] | None = None) -> HealthReport:
     """A 0-100 score whose every component is linear in a ratio that means something.
 
     Components that cannot be measured (freshness without a working tree, import cycles
@@ -218,7 +241,7 @@ def health(conn, root: Path | None = None, changes: dict | None = None) -> Healt
     return _report(components, cov)
 
 
-def _freshness(changes: dict, files: int) -> Component:
+def _freshness(changes: Mapping[str, Any], files: int) -> Component:
     stale = changes["total"]
     return Component("Freshness", max(0.0, 1 - stale / files) if files else 0.0, 20,
                      f"{stale:,} file(s) changed since ingest",
@@ -234,7 +257,7 @@ def _report(components: list[Component], cov: dict | None) -> HealthReport:
 HEALTH_ORDER = ["Documentation coverage", "Connectivity", "Parse success", "Freshness", "Acyclic imports"]
 
 
-def health_from_snapshot(stored: dict, changes: dict | None, files: int) -> HealthReport:
+def health_from_snapshot(stored: dict, changes: Mapping[str, Any] | None, files: int) -> HealthReport:
     """:func:`health` from the snapshot ``refresh_snapshots`` stored with the graph (its
     components measured without a working tree) plus freshness measured now (``changes``,
     :func:`changed_since_ingest`): the same score without reading every definition and

@@ -14,12 +14,18 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ...storage import reading
-from ..graph.reader import NODE_COLUMNS, GraphRows, explains_counts
+from ..graph.reader import NODE_COLUMNS, ExplainsCounts, GraphRows, explains_counts
 
-__all__ = ["GraphReader", "change_state", "KindCount", "EdgeKindCount", "SkippedReason", "IngestRun",
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from .explore import Subgraph
+    from .health import LanguageRow, WorkingTreeChanges
+
+__all__ = ["GraphReader", "GraphStatus", "change_state", "KindCount", "EdgeKindCount", "SkippedReason", "IngestRun",
            "CommunityFile", "CommunityMember", "CommunityLink", "EdgeTriple"]
 
 #: languages of documentation and data files: not code (the Analytics page's "code files")
@@ -79,10 +85,36 @@ class EdgeTriple(TypedDict):
     kind: str
 
 
+class GraphStatus(TypedDict):
+    """:meth:`GraphReader.status`: what CLI ``status``, MCP ``graph_status`` and the dashboard read."""
+
+    root: str
+    nodes: int
+    edges: int
+    files: int
+    functions: int
+    classes: int
+    node_kinds: dict[str, int]
+    edge_kinds: dict[str, int]
+    last_ingest: str | None  # when the last ingest finished (None: never)
+    git_commit: str | None  # HEAD at that ingest
+    explains: ExplainsCounts
+    # with changes=True
+    changed_since_ingest: NotRequired[WorkingTreeChanges]
+    # with detailed=True
+    health: NotRequired[dict[str, Any]]  # HealthReport.as_dict()
+    languages: NotRequired[list[LanguageRow]]
+    top_files: NotRequired[list[dict[str, Any]]]
+    doc_coverage: NotRequired[dict[str, Any]]
+    import_cycles: NotRequired[list[list[str]]]
+    skipped: NotRequired[list[dict[str, Any]]]  # {path, reason}
+    parse_problems: NotRequired[list[dict[str, Any]]]  # {path, parse_status, message}
+
+
 class GraphReader(GraphRows):
     """A read-only view of a workspace's code graph and the analyses of it (see the module)."""
 
-    def status(self, *, changes: bool = True, detailed: bool = False) -> dict:
+    def status(self, *, changes: bool = True, detailed: bool = False) -> GraphStatus:
         """The one status computation behind CLI ``status``, MCP ``graph_status`` and the
         dashboard Overview: counts, last ingest and (``changes``) files changed since it;
         ``detailed`` adds health, languages, top files, coverage, cycles, skipped files
@@ -91,14 +123,15 @@ class GraphReader(GraphRows):
 
         counts = self.counts()
         run = self.last_run()
-        data: dict[str, Any] = {
+        with self.guard():
+            explains = explains_counts(self.conn, counts["edge_kinds"].get("EXPLAINS", 0))
+        data: GraphStatus = {
             "root": str(self.root), "nodes": counts["nodes"], "edges": counts["edges"], "files": counts["files"],
             "functions": counts["node_kinds"].get("function", 0), "classes": counts["node_kinds"].get("class", 0),
             "node_kinds": counts["node_kinds"], "edge_kinds": counts["edge_kinds"],
             "last_ingest": run["finished_at"] if run else None, "git_commit": run["git_commit"] if run else None,
+            "explains": explains,
         }
-        with self.guard():
-            data["explains"] = explains_counts(self.conn, counts["edge_kinds"].get("EXPLAINS", 0))
         if changes:
             data["changed_since_ingest"] = self.file_states()
         if detailed:
@@ -115,7 +148,7 @@ class GraphReader(GraphRows):
                 "ORDER BY path")]
         return data
 
-    def language_stats(self) -> list[dict]:
+    def language_stats(self) -> list[LanguageRow]:
         from .health import language_stats
 
         with self.guard():
@@ -129,14 +162,14 @@ class GraphReader(GraphRows):
         with self.guard():
             return communities(self.conn)
 
-    def import_graph(self):
+    def import_graph(self) -> nx.DiGraph:
         """The resolved file -> file import graph (networkx ``DiGraph``)."""
         from .imports import import_graph
 
         with self.guard():
             return import_graph(self.conn)
 
-    def import_cycles(self, graph=None) -> list[list[str]]:
+    def import_cycles(self, graph: nx.DiGraph | None = None) -> list[list[str]]:
         """Import cycles in import direction, each closed (``[a, b, c, a]``: a imports b, …),
         from the project's one cycle function (:func:`.dependencies.import_cycles`)."""
         from .imports import import_cycles
@@ -151,7 +184,7 @@ class GraphReader(GraphRows):
         with self.guard():
             return file_dependencies(self.conn, file) if file else dependency_report(self.conn)
 
-    def explore(self, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False):
+    def explore(self, target: str, hops: int = 1, max_nodes: int = 300, guesses: bool = False) -> Subgraph:
         """The N-hop neighbourhood of a file, class or function (``explore.Subgraph``); calls
         guessed from a name alone are followed only with ``guesses``."""
         from .explore import explore
@@ -201,19 +234,20 @@ class GraphReader(GraphRows):
             out.setdefault(r[0], []).append((r[1], r[2], r[3]))
         return out
 
-    def file_states(self) -> dict:
+    def file_states(self) -> WorkingTreeChanges:
         """The files table against the working tree: ``{modified, added, deleted, total}``."""
         from .health import changed_since_ingest
 
         with self.guard():
             return changed_since_ingest(self.conn, self.root)
 
-    def history_state(self) -> dict:
-        """``{available, reason, commits, authors, first, last, head}`` of the stored git history."""
+    def history_state(self) -> dict[str, Any]:
+        """``{available, reason, commits, authors, first, last, head}`` of the stored git history
+        (:class:`.git_history.HistoryState`, as a plain dict: the dashboard's loaders return it as one)."""
         from .git_history import history_state
 
         with self.guard():
-            return history_state(self.conn)
+            return dict(history_state(self.conn))
 
     def hotspots(self, since: Any = None, limit: int | None = None) -> list[dict]:
         """Files by ``commits × complexity`` (``file, commits, lines_added, lines_removed, authors,

@@ -27,7 +27,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypedDict
 
 from ...errors import NervapackError, NoGraphError
 from ...storage import (
@@ -42,9 +42,9 @@ from ...storage import (
 from ...text import fts_match, is_test_path, words
 from ...workspace import GRAPH_DB, WORKSPACE_DIR, Workspace, workspace_root_of
 from .kinds import DEFINITION_KINDS, sql_list
-from .store import SCHEMA_VERSION, graph_counts
+from .store import SCHEMA_VERSION, GraphCounts, graph_counts
 
-__all__ = ["GraphRows", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts"]
+__all__ = ["GraphRows", "NoGraphError", "NODE_COLUMNS", "DEFINITION_KINDS", "explains_counts", "ExplainsCounts"]
 
 NODE_COLUMNS = ("id, kind, name, qualified_name, file, start_line, end_line, language, signature, docstring, "
                 "subkind, parent_id")
@@ -70,7 +70,15 @@ def _graph_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def explains_counts(conn: sqlite3.Connection, explains_total: int | None = None) -> dict:
+class ExplainsCounts(TypedDict):
+    """:func:`explains_counts`: the doc -> code EXPLAINS edges by who drew them."""
+
+    deterministic: int
+    llm: int
+    llm_binders: dict[str, int]  # "llm:<provider>/<model>" -> edges
+
+
+def explains_counts(conn: sqlite3.Connection, explains_total: int | None = None) -> ExplainsCounts:
     """The doc -> code EXPLAINS edges by who drew them: ``{"deterministic": n, "llm": n,
     "llm_binders": {"llm:<provider>/<model>": n}}`` (a graph older than migration 6 has only
     deterministic ones). The LLM edges are counted through their partial index."""
@@ -225,7 +233,7 @@ class GraphRows:
         return json.loads(row[0]) if row else default
 
     # -- counts and status ---------------------------------------------------------------
-    def counts(self) -> dict:
+    def counts(self) -> GraphCounts:
         """Nodes, edges and files, with nodes and edges by kind."""
         with self.guard():
             return graph_counts(self.conn)

@@ -31,13 +31,15 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 from ... import storage
 from ...errors import CorruptGraphError, NoGraphError
 from ...text import identifier_terms, register_path_functions
 from ...text import split_identifier as split_identifier  # re-exported: retrieval imports it from here
 
-__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError", "graph_counts"]
+__all__ = ["GraphStore", "MIGRATIONS", "split_identifier", "search_terms", "CorruptGraphError", "graph_counts",
+           "GraphCounts"]
 
 
 def _statements(sql: str) -> tuple[str, ...]:
@@ -241,7 +243,7 @@ class GraphStore:
     def files(self) -> dict[str, sqlite3.Row]:
         return {r["path"]: r for r in self.conn.execute("SELECT * FROM files")}
 
-    def counts(self) -> dict:
+    def counts(self) -> GraphCounts:
         """:func:`graph_counts` on the writer's connection."""
         return graph_counts(self.conn)
 
@@ -249,7 +251,17 @@ class GraphStore:
         return self.conn.execute("SELECT * FROM ingest_runs ORDER BY id DESC LIMIT 1").fetchone()
 
 
-def graph_counts(conn: sqlite3.Connection) -> dict:
+class GraphCounts(TypedDict):
+    """:func:`graph_counts`: nodes, edges and files, with nodes and edges by kind."""
+
+    nodes: int
+    edges: int
+    files: int
+    node_kinds: dict[str, int]
+    edge_kinds: dict[str, int]
+
+
+def graph_counts(conn: sqlite3.Connection) -> GraphCounts:
     """Nodes, edges and files, with nodes and edges by kind, as ``conn`` sees them (the writer
     counts its own uncommitted ingest with this too)."""
     by_kind = {r[0]: r[1] for r in conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind")}

@@ -40,7 +40,7 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -199,7 +199,7 @@ def _parse_chunk(args: tuple[str, list[Candidate]]) -> list[ParsedFile]:
 # -- helpers -----------------------------------------------------------------------------
 
 @contextmanager
-def _timed(report: IngestReport, name: str):
+def _timed(report: IngestReport, name: str) -> Iterator[None]:
     """Record the wall time, CPU time (workers included) and peak RSS of one phase."""
     wall, cpu = time.perf_counter(), _cpu()
     try:
@@ -396,7 +396,7 @@ class Plan:
     renamed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def plan_by_files(store: GraphStore, root: Path, found, rebuild: bool) -> Plan:
+def plan_by_files(store: GraphStore, root: Path, found: Discovery, rebuild: bool) -> Plan:
     """The ingest's plan: a file is unchanged when its size and mtime, or else its content
     hash, equal the stored ones."""
     stored = store.files()
@@ -422,8 +422,9 @@ INCREMENTAL_RESOLVE_MAX_SHARE = 0.2
 INCREMENTAL_RESOLVE_MIN_FILES = 50
 
 
-def _run(store, workspace, found, report, progress, embed, embedder, workers, rebuild, started_at,
-         plan: Plan | None = None, git_now: GitState | None = None, trigger: str = "ingest"):
+def _run(store: GraphStore, workspace: Workspace, found: Discovery, report: IngestReport, progress: Progress,
+         embed: bool, embedder: str, workers: int | None, rebuild: bool, started_at: str,
+         plan: Plan | None = None, git_now: GitState | None = None, trigger: str = "ingest") -> None:
     fingerprint = parser_fingerprint()
     plan = plan or plan_by_files(store, workspace.root, found, rebuild)
     stored_rows = store.files()
@@ -548,7 +549,7 @@ def _run(store, workspace, found, report, progress, embed, embedder, workers, re
         _restore_llm_edges(store, workspace, llm_sources)
 
 
-def _restore_llm_edges(store, workspace, sources: set[str]) -> None:
+def _restore_llm_edges(store: GraphStore, workspace: Workspace, sources: set[str]) -> None:
     """The LLM-drawn doc links that replaced files took away, back from the cache when the
     section and its candidates are unchanged (:func:`.llm.binding.restore_cached`; nothing is sent)."""
     conn = store.conn
@@ -561,7 +562,7 @@ def _restore_llm_edges(store, workspace, sources: set[str]) -> None:
         restore_cached(store, lost, workspace)
 
 
-def _node_changes(conn, before: Before, report: IngestReport) -> None:
+def _node_changes(conn: sqlite3.Connection, before: Before, report: IngestReport) -> None:
     """The nodes of the replaced files whose content hash changed, and those now gone
     (a node stored before hashes existed counts as changed only when it is gone)."""
     now = {r[0]: r[1] for r in storage.in_chunks(conn, "SELECT id, sha FROM nodes WHERE id IN ({marks})",
@@ -615,7 +616,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _delete_all(conn) -> list[str]:
+def _delete_all(conn: sqlite3.Connection) -> list[str]:
     """Empty the graph (inside the caller's transaction); returns the ids that were in it."""
     ids = [r[0] for r in conn.execute("SELECT id FROM nodes")]
     for table in ("nodes_fts", "code_fts", "files_fts", "edges", "nodes", "refs", "files", "communities"):
@@ -623,7 +624,7 @@ def _delete_all(conn) -> list[str]:
     return ids
 
 
-def _delete_file(conn, path: str) -> list[str]:
+def _delete_file(conn: sqlite3.Connection, path: str) -> list[str]:
     ids = [r[0] for r in conn.execute("SELECT id FROM nodes WHERE file=?", (path,))]
     conn.execute("DELETE FROM nodes_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE file=?)", (path,))
     conn.execute("DELETE FROM code_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE file=?)", (path,))
@@ -645,7 +646,7 @@ def _text_sha(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _insert_file(conn, pf: ParsedFile) -> list[str]:
+def _insert_file(conn: sqlite3.Connection, pf: ParsedFile) -> list[str]:
     """Insert one parsed file's nodes, DEFINES edges, refs and FTS rows; returns node ids."""
     conn.execute(
         "INSERT OR REPLACE INTO files (path, language, sha, size, mtime, lines, parse_status, message)"

@@ -34,7 +34,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,7 +69,7 @@ class Completion:
 class Transient(Exception):
     """Worth another try after a pause (429, 5xx, a timeout); ``retry_after`` from the server."""
 
-    def __init__(self, message: str, retry_after: float | None = None):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
@@ -99,7 +101,7 @@ def _with_scheme(url: str, default_port: int | None = None) -> str:
     return url
 
 
-def _retry_after(exc) -> float | None:
+def _retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     value = headers.get("retry-after") if headers is not None else None
@@ -116,7 +118,8 @@ class Provider:
 
     package = ""
 
-    def __init__(self, model: str, endpoint: str, timeout: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+    def __init__(self, model: str, endpoint: str, timeout: float,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.model = model
         self.endpoint = endpoint
         self.timeout = timeout
@@ -128,7 +131,7 @@ class Provider:
         _require(self.name)  # a clear error now, not at the first request
 
     @property
-    def _client(self):
+    def _client(self) -> Any:
         """The official client, built on the first request (its import is not cheap, and a
         pass that sends nothing — all cached, or refused — never needs it)."""
         with self._client_lock:
@@ -139,7 +142,7 @@ class Provider:
                 self._client_obj = self._make_client(self._lib)
             return self._client_obj
 
-    def _make_client(self, lib):
+    def _make_client(self, lib: ModuleType) -> Any:
         raise NotImplementedError
 
     @property
@@ -169,7 +172,7 @@ class Provider:
             except Exception as exc:
                 raise self._failure(exc, guard) from None
 
-    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+    def _complete(self, client: Any, system: str, prompt: str, max_tokens: int) -> Completion:
         raise NotImplementedError
 
     def _library_failure(self, exc: Exception) -> Exception | None:
@@ -195,7 +198,7 @@ class Provider:
         return Transient(f"unreadable reply ({type(exc).__name__}: {detail}); truncated or not the API's JSON")
 
     # -- sorting failures ------------------------------------------------------------------
-    def _status_error(self, status: int, message: str, exc) -> Exception:
+    def _status_error(self, status: int, message: str, exc: BaseException) -> Exception:
         if status in (408, 409, 425, 429) or status >= 500:
             return Transient(f"HTTP {status}: {message}", _retry_after(exc))
         if status in (401, 403):
@@ -205,7 +208,7 @@ class Provider:
             return EndpointError(f"{self.describe()} answered 404 ({message}). {self._missing_hint()}")
         return RequestFailed(f"HTTP {status}: {message}")
 
-    def _unreachable(self, exc) -> EndpointError:
+    def _unreachable(self, exc: BaseException) -> EndpointError:
         return EndpointError(f"Could not reach {self.describe()} ({type(exc).__name__}: {exc}). "
                              f"{self._start_hint()}")
 
@@ -236,7 +239,9 @@ def _require(provider: str) -> None:
 def _httpx_failure(provider: Provider, exc: BaseException | None) -> Exception | None:
     """Timeouts and dropped connections of the underlying httpx transport (told by class
     name: a client may bring its own fork of httpx)."""
-    kinds = {c.__name__ for c in type(exc).__mro__} if exc is not None else set()
+    if exc is None:
+        return None
+    kinds = {c.__name__ for c in type(exc).__mro__}
     if "TimeoutException" in kinds:
         return Transient(f"timed out after {provider.timeout:g} s")
     if "ConnectError" in kinds:
@@ -249,14 +254,15 @@ def _httpx_failure(provider: Provider, exc: BaseException | None) -> Exception |
 class OllamaProvider(Provider):
     name = "ollama"
 
-    def __init__(self, model: str, timeout: float, environ=os.environ, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+    def __init__(self, model: str, timeout: float, environ: Mapping[str, str] = os.environ,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         host = _with_scheme(environ.get("OLLAMA_HOST", "").strip() or _OLLAMA_DEFAULT, default_port=11434)
         super().__init__(model, host, timeout, max_reply_bytes)
 
-    def _make_client(self, lib):
+    def _make_client(self, lib: ModuleType) -> Any:
         return lib.Client(host=self.endpoint, timeout=self.timeout, event_hooks=self.limits.client_hooks())
 
-    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+    def _complete(self, client: Any, system: str, prompt: str, max_tokens: int) -> Completion:
         r = client.chat(model=self.model, messages=[{"role": "system", "content": system},
                                                     {"role": "user", "content": prompt}],
                         format="json", stream=False, options={"temperature": 0, "num_predict": max_tokens})
@@ -279,7 +285,8 @@ class OllamaProvider(Provider):
 class OpenAIProvider(Provider):
     name = "openai"
 
-    def __init__(self, model: str, timeout: float, environ=os.environ, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+    def __init__(self, model: str, timeout: float, environ: Mapping[str, str] = os.environ,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         base = (environ.get("OPENAI_BASE_URL", "").strip() or _OPENAI_DEFAULT).rstrip("/")
         super().__init__(model, base, timeout, max_reply_bytes)
         key = environ.get("OPENAI_API_KEY", "").strip()
@@ -290,11 +297,11 @@ class OpenAIProvider(Provider):
             key = "nervapack"  # llama.cpp, vLLM, LM Studio: any key will do
         self._key = key
 
-    def _make_client(self, lib):
+    def _make_client(self, lib: ModuleType) -> Any:
         return lib.OpenAI(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0,
                           http_client=lib.DefaultHttpxClient(event_hooks=self.limits.client_hooks()))
 
-    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+    def _complete(self, client: Any, system: str, prompt: str, max_tokens: int) -> Completion:
         r = client.chat.completions.create(
             model=self.model, temperature=0, max_tokens=max_tokens,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}])
@@ -317,7 +324,8 @@ class OpenAIProvider(Provider):
 class ClaudeProvider(Provider):
     name = "claude"
 
-    def __init__(self, model: str, timeout: float, environ=os.environ, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+    def __init__(self, model: str, timeout: float, environ: Mapping[str, str] = os.environ,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         base = (environ.get("ANTHROPIC_BASE_URL", "").strip() or _ANTHROPIC_DEFAULT).rstrip("/")
         super().__init__(model, base, timeout, max_reply_bytes)
         key = environ.get("ANTHROPIC_API_KEY", "").strip()
@@ -325,7 +333,7 @@ class ClaudeProvider(Provider):
             raise NervapackError("--llm claude needs ANTHROPIC_API_KEY (from console.anthropic.com).")
         self._key = key
 
-    def _make_client(self, lib):
+    def _make_client(self, lib: ModuleType) -> Any:
         return lib.Anthropic(api_key=self._key, base_url=self.endpoint, timeout=self.timeout, max_retries=0,
                              http_client=lib.DefaultHttpxClient(event_hooks=self.limits.client_hooks()))
 
@@ -333,7 +341,7 @@ class ClaudeProvider(Provider):
     def remote(self) -> bool:
         return True  # the Anthropic API is a cloud service, whatever proxy ANTHROPIC_BASE_URL names
 
-    def _complete(self, client, system: str, prompt: str, max_tokens: int) -> Completion:
+    def _complete(self, client: Any, system: str, prompt: str, max_tokens: int) -> Completion:
         r = client.messages.create(model=self.model, max_tokens=max_tokens, system=system,
                                    messages=[{"role": "user", "content": prompt}])
         text = "".join(getattr(block, "text", "") for block in r.content if getattr(block, "type", "") == "text")
@@ -346,7 +354,7 @@ class ClaudeProvider(Provider):
         return "Check ANTHROPIC_API_KEY."
 
 
-def _sdk_failure(provider: Provider, lib, exc: Exception) -> Exception | None:
+def _sdk_failure(provider: Provider, lib: ModuleType, exc: Exception) -> Exception | None:
     """The OpenAI and Anthropic SDKs' exceptions (the same shapes in both)."""
     if isinstance(exc, lib.APITimeoutError):
         return Transient(f"timed out after {provider.timeout:g} s")
@@ -358,7 +366,7 @@ def _sdk_failure(provider: Provider, lib, exc: Exception) -> Exception | None:
     return None
 
 
-def _message(exc) -> str:
+def _message(exc: BaseException) -> str:
     """The server's own error message when the body has one, else the client's."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -373,7 +381,8 @@ def _message(exc) -> str:
 _CLASSES = {"ollama": OllamaProvider, "openai": OpenAIProvider, "claude": ClaudeProvider}
 
 
-def make_provider(name: str, model: str | None = None, *, timeout: float = 60.0, environ=None,
+def make_provider(name: str, model: str | None = None, *, timeout: float = 60.0,
+                  environ: Mapping[str, str] | None = None,
                   max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> Provider:
     """The provider ``name`` (ollama, openai, claude) for ``model`` (default per provider),
     its client built from the environment; each request within ``timeout`` seconds in all and

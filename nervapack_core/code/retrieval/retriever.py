@@ -46,10 +46,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import NervapackError, NoGraphError
 from ...text import identifier_terms
@@ -94,6 +94,7 @@ from .source import SourceReader
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
+    from ..vectors.collection import VectorIndex, VectorStore
     from .prefetch import VectorPrefetch
 
 __all__ = ["Retriever", "Retrieval", "QueryResult", "answer", "query", "check_question"]
@@ -134,7 +135,7 @@ class Retriever:
         self.db_path = Workspace(self.root).graph_db
         self.use_vectors = use_vectors
         self._lock = threading.RLock()
-        self._vectors: Any = None  # a VectorSnapshot or a VectorIndex, opened on first use
+        self._vectors: VectorSnapshot | VectorIndex | None = None  # opened on first use
         self._vector_warning: str | None = None  # why vector search is off, told with every answer
         self._notice: str | None = None  # told with the next answer only (the model's copy was made again)
         self._vectors_tried = False
@@ -169,7 +170,7 @@ class Retriever:
         return False
 
     # -- vectors ---------------------------------------------------------------------------
-    def vectors(self):
+    def vectors(self) -> VectorSnapshot | VectorIndex | None:
         """The vector index: a numpy snapshot of the collection when it is current (no chromadb
         import nor server round trip: a cold ``nervapack query`` stays fast), else the collection
         itself (``vectors.open_index``: embedded or on a Chroma server), which then refreshes the
@@ -240,7 +241,7 @@ class Retriever:
         notice, self._notice = self._notice, None
         return "; ".join(w for w in (self._vector_warning, notice) if w) or None
 
-    def _snapshot_key(self, embedder: str, where) -> str:
+    def _snapshot_key(self, embedder: str, where: VectorStore) -> str:
         parts = [embedder, repr(self.graph.change_marker()), where.key]
         if where.path is None:  # a server: the graph notes each write to it
             parts.append(self.graph.meta("vectors_version") or "")
@@ -251,7 +252,7 @@ class Retriever:
         return "|".join(parts)
 
     # -- SQL helpers -----------------------------------------------------------------------
-    def nodes_by_id(self, ids) -> dict[str, sqlite3.Row]:
+    def nodes_by_id(self, ids: Iterable[str]) -> dict[str, sqlite3.Row]:
         return self.graph.nodes_by_id(ids)
 
     def neighbours(self, ids: list[str]) -> dict[str, list[tuple[str, str, str, float]]]:
@@ -405,12 +406,12 @@ class Retriever:
 
         # the prior re-orders each list before fusion, so that 60 test functions matching the
         # words cannot crowd the library code out of the seeds
-        def reordered(hits) -> list[str]:
+        def reordered(hits: Iterable[tuple[str, float]]) -> list[str]:
             """The ids of ``(id, score)`` hits by score x prior, best first, those left above 0."""
             weighted = sorted(((i, s * prior(i)) for i, s in hits), key=lambda kv: (-kv[1], kv[0]))
             return [i for i, s in weighted if s > 0]
 
-        def similar(hits):  # vector hits as similarities (1 - cosine distance)
+        def similar(hits: Iterable[tuple[str, float]]) -> Iterator[tuple[str, float]]:  # 1 - cosine distance
             return ((i, 1.0 - d) for i, d in hits)
 
         full = [(reordered(fts_hits), 1.0), (reordered(similar(vec_hits)), 1.0),

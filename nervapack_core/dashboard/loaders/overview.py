@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any, TypedDict
 
+from ...code.analysis.health import LanguageRow
 from ...code.analysis.reader import IngestRun
 from ..sources import graph_reader
 
@@ -26,7 +27,7 @@ class Overview(TypedDict):
     snapshot: dict | None
     indexed_root: str | None
     is_git: bool | None
-    languages: list[dict]
+    languages: list[LanguageRow]
 
 
 class Evolution(TypedDict):
