@@ -23,8 +23,8 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol, TypeVar, cast
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from ..tokens import TokenCounter
@@ -87,9 +87,7 @@ class RecallItem:
     contradicts: tuple[str, ...] = ()  # ids it is in an open contradiction with
 
     def to_dict(self) -> RecallItemDict:
-        return {"id": self.id, "kind": self.kind, "content": self.content, "score": self.score,
-                "confidence": self.confidence, "valid_from": self.valid_from, "valid_until": self.valid_until,
-                "session_id": self.session_id, "status": self.status, "contradicts": self.contradicts}
+        return cast(RecallItemDict, asdict(self))  # the fields are the TypedDict's keys, in order
 
 
 @dataclass
