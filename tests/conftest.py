@@ -12,9 +12,10 @@ test file carries a tier of its own and a new test is placed without anyone thin
     the command lines those name (a constant ``CLI = [sys.executable, ...]``) —
     names one of :data:`PROCESS_NAMES` (``sys.executable``, ``Popen``, the CLI runners ``run_cli`` /
     ``start_cli``, an MCP server over stdio, ``multiprocessing``, ``os.fork``, Playwright, the fake
-    LLM server on a port) or one of :data:`WHOLE_APP_NAMES` (the whole dashboard run in the test's
-    process: Streamlit's ``AppTest`` of ``app.py`` and a page, which runs every loader, chart and
-    widget of the page on each run — measured 0.5-4 s a test, 2 of the fast tier's 4.5 minutes; or
+    LLM server on a port, ``hook_env``: git firing one of our hooks) or one of :data:`WHOLE_APP_NAMES`
+    (the whole dashboard run in the test's process: Streamlit's ``AppTest`` of ``app.py`` and a page,
+    which runs every loader, chart and widget of the page on each run — measured 0.5-4 s a test, 2 of
+    the fast tier's 4.5 minutes; or
     ``ensure_demo``, the demo workspace, an ingest of this project in steps — 8 s); or it is a
     property test (hypothesis) over folders on disk — a fuzz of real ingests or git repositories, one
     per example (measured: 11-53 s each).
@@ -120,7 +121,8 @@ TESTS = Path(__file__).parent
 #: names whose use means a real process of ours (or a browser) is started
 PROCESS_NAMES = frozenset({
     "executable", "Popen", "run_cli", "start_cli", "StdioServerParameters", "stdio_client", "mcp_calls",
-    "wait_until_serving", "get_context", "Process", "fork", "sync_playwright", "FakeLLM"})
+    "wait_until_serving", "get_context", "Process", "fork", "sync_playwright", "FakeLLM",
+    "hook_env"})  # git firing one of our hooks, which runs our CLI in a process
 #: names whose use means the whole dashboard runs in the test's process (every loader and chart of a page)
 WHOLE_APP_NAMES = frozenset({"AppTest", "ensure_demo"})
 #: names whose use means a folder on disk (a repository, an ingest, a database file)

@@ -67,14 +67,19 @@ def layer_of(module: str) -> int:
     return best
 
 
+def imports_of(path: Path, source: str | None = None) -> Iterable[tuple[int, str]]:
+    """(line, imported module under nervapack_core) for every import in the file, at any depth (a file
+    as it is on disk read once a session: the deliberate violations re-check the whole package with
+    one file changed)."""
+    return _imports_on_disk(path) if source is None else list(_imports(path, ast.parse(source)))
+
+
 @functools.cache
-def _parsed(path: Path) -> ast.Module:
-    return ast.parse(path.read_text())
+def _imports_on_disk(path: Path) -> list[tuple[int, str]]:
+    return list(_imports(path, ast.parse(path.read_text())))
 
 
-def imports_of(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
-    """(line, imported module under nervapack_core) for every import in the file, at any depth."""
-    tree = ast.parse(source) if source is not None else _parsed(path)
+def _imports(path: Path, tree: ast.Module) -> Iterator[tuple[int, str]]:
     module = module_name(path)
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     for node in ast.walk(tree):

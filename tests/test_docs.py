@@ -12,6 +12,7 @@ would read, a public name whose entry is gone.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib.util
 import re
 import sys
@@ -131,9 +132,14 @@ def test_the_checker_reports_an_undocumented_tool_and_argument(tools):
 # --- the settings -----------------------------------------------------------------------------
 
 
+@functools.cache
+def _read_by_the_package() -> tuple[frozenset[str], frozenset[str]]:
+    """The variables and ``[section] key`` names the package reads (the whole source scanned once)."""
+    return frozenset(gen.env_names_in_code()), frozenset(gen.toml_keys_in_code())
+
+
 def test_every_setting_the_code_reads_has_an_entry():
-    env = gen.env_names_in_code()
-    keys = gen.toml_keys_in_code()
+    env, keys = map(set, _read_by_the_package())
     # the discovery finds what the code reads (else the check below would be empty)
     assert {"NERVAPACK_LOCK_TIMEOUT", "NERVAPACK_CHROMA_URL", "NERVAPACK_LLM_TIMEOUT", "NERVAPACK_HOME"} <= env
     assert {"vectors.url", "memory.agent_decisions", "memory.adr_dir", "llm.model", "llm.timeout"} <= keys
@@ -143,15 +149,15 @@ def test_every_setting_the_code_reads_has_an_entry():
 def test_the_checker_reports_an_undocumented_setting():
     source = ('import os\nTHROWAWAY = os.environ.get("NERVAPACK_THROWAWAY_KNOB")\n'
               'chosen = setting(workspace, "memory", "throwaway_key", "NERVAPACK_THROWAWAY_KNOB")\n')
-    env = gen.env_names_in_code() | gen.env_names_in_code(texts=[source])
-    keys = gen.toml_keys_in_code() | gen.toml_keys_in_code(texts=[source])
+    env, keys = _read_by_the_package()
+    env, keys = env | gen.env_names_in_code(texts=[source]), keys | gen.toml_keys_in_code(texts=[source])
     assert gen.missing_settings(_page("configuration.md"), env, keys) == [
         "setting $NERVAPACK_THROWAWAY_KNOB", "setting [memory] throwaway_key"]
 
 
 def test_the_checker_reports_a_documented_setting_nobody_reads():
-    env = gen.env_names_in_code() - {"NERVAPACK_PREFETCH"}
-    assert gen.missing_settings(_page("configuration.md"), env, gen.toml_keys_in_code()) == [
+    env, keys = _read_by_the_package()
+    assert gen.missing_settings(_page("configuration.md"), set(env - {"NERVAPACK_PREFETCH"}), set(keys)) == [
         "documented but not read anywhere: $NERVAPACK_PREFETCH"]
 
 

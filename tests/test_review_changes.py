@@ -141,8 +141,9 @@ def test_markdown_escapes_decision_text(repo):
     assert "<script>" not in md and "&lt;script&gt;" in md and "\\| \\`x\\` \\[link]" in md
 
 
-def _hook_env(repo):
-    # the hook runs this interpreter with the code under test
+def hook_env(repo):
+    """The environment git runs our hooks in: the hook starts this interpreter (our CLI, a process of its
+    own) with the code under test."""
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
                                                                         os.environ.get("PYTHONPATH")]))}
 
@@ -155,7 +156,7 @@ def test_pre_push_hook_blocks_until_acknowledged(repo, tmp_path):
     result = CliRunner().invoke(cli, ["hooks", "install", "--path", str(repo)])
     assert result.exit_code == 0 and "pre-push hook installed" in result.output
     commit(repo, "round charges", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")})
-    env = _hook_env(repo)
+    env = hook_env(repo)
     push = subprocess.run(["git", "-C", str(repo), "push", "-q", "origin", "feature"], capture_output=True,
                           text=True, env=env)
     assert push.returncode != 0 and repo.decision in push.stderr + push.stdout
@@ -176,7 +177,7 @@ def test_commit_msg_hook_reads_the_message_being_written(repo):
     assert CliRunner().invoke(cli, ["hooks", "install", "--hook", "commit-msg", "--path", str(repo)]).exit_code == 0
     (repo / "src" / "billing.py").write_text(BILLING.replace("amount * 100", "round(amount * 100)"))
     git(repo, "add", ".")
-    env = _hook_env(repo)
+    env = hook_env(repo)
     blocked = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "round"], capture_output=True, text=True,
                              env=env)
     assert blocked.returncode != 0 and repo.decision in blocked.stdout + blocked.stderr
@@ -195,7 +196,7 @@ def test_pre_push_of_an_existing_branch_checks_only_the_new_commits(repo, tmp_pa
     commit(repo, "refund twice", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")
                                     .replace("return -amount", "return -amount * 2")})
     push = subprocess.run(["git", "-C", str(repo), "push", "-q", "origin", "feature"], capture_output=True,
-                          text=True, env=_hook_env(repo))
+                          text=True, env=hook_env(repo))
     assert push.returncode == 0, push.stderr + push.stdout  # the pushed commit leaves charge() alone
 
 
@@ -209,7 +210,7 @@ def test_decisions_for_change_over_mcp_by_definition_and_never_over_budget(repo)
     params = StdioServerParameters(
         command=os.sys.executable, cwd=str(repo),
         args=["-m", "nervapack_core.mcp.memory_server", "--db", str(repo / ".nervapack" / "memory.db")],
-        env={"HOME": str(repo.parent / "home"), "PYTHONPATH": _hook_env(repo)["PYTHONPATH"]})
+        env={"HOME": str(repo.parent / "home"), "PYTHONPATH": hook_env(repo)["PYTHONPATH"]})
     charge_diff = ("--- a/src/billing.py\n+++ b/src/billing.py\n@@ -1,2 +1,2 @@\n def charge(amount):\n"
                    "-    return amount * 100\n+    return round(amount * 100)\n")
     refund_diff = ("--- a/src/billing.py\n+++ b/src/billing.py\n@@ -5,2 +5,2 @@\n def refund(amount):\n"

@@ -65,6 +65,8 @@ KNOWN = {
         "system",
     # the CLI in a subprocess, through a command line kept in a constant (CLI = [sys.executable, ...])
     "tests/code/test_llm_binding.py::test_unreachable_endpoint_warns_and_ingest_completes": "system",
+    # git firing one of our hooks, which starts our CLI (the test names hook_env)
+    "tests/test_review_changes.py::test_commit_msg_hook_reads_the_message_being_written": "system",
     # the whole dashboard in the test's process: Streamlit's AppTest of app.py and a page
     "tests/dashboard/test_dashboard_pages.py::test_dashboard_overview_numbers": "system",
     # the dashboard's loaders on a seeded workspace, without the app
