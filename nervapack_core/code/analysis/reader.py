@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from .explore import Subgraph
+    from .git_history import HistoryState
     from .health import LanguageRow, WorkingTreeChanges
 
 __all__ = ["GraphReader", "GraphStatus", "change_state", "KindCount", "EdgeKindCount", "SkippedReason", "IngestRun",
@@ -241,13 +242,12 @@ class GraphReader(GraphRows):
         with self.guard():
             return changed_since_ingest(self.conn, self.root)
 
-    def history_state(self) -> dict[str, Any]:
-        """``{available, reason, commits, authors, first, last, head}`` of the stored git history
-        (:class:`.git_history.HistoryState`, as a plain dict: the dashboard's loaders return it as one)."""
+    def history_state(self) -> HistoryState:
+        """``{available, reason, commits, authors, first, last, head}`` of the stored git history."""
         from .git_history import history_state
 
         with self.guard():
-            return dict(history_state(self.conn))
+            return history_state(self.conn)
 
     def hotspots(self, since: Any = None, limit: int | None = None) -> list[dict]:
         """Files by ``commits × complexity`` (``file, commits, lines_added, lines_removed, authors,

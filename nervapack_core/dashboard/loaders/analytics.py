@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
+from ...code.analysis.git_history import HistoryState
 from ...code.analysis.reader import EdgeKindCount, KindCount, SkippedReason
 from ..sources import graph_reader
 
@@ -15,8 +16,6 @@ __all__ = ["Degrees", "Analytics", "HotspotMap", "HotspotTree", "Coupling", "Cou
            "degrees", "analytics", "hotspot_map", "hotspot_tree", "coupling", "coupling_empty_reason", "page_rows",
            "knowledge_islands", "TREEMAP_FILES", "TREEMAP_NODES"]
 
-#: ``GraphReader.history_state()``: ``{available, reason, commits, authors, first, last, head}``
-HistoryState = dict[str, Any]
 
 
 class Degrees(TypedDict):

@@ -111,7 +111,7 @@ def file_history(graph_db: Path, path: str, limit: int = 10) -> dict[str, Any]:
     with graph_reader(graph_db) as reader:
         state = reader.history_state()
         if not state["available"]:
-            return state
+            return {"available": False, "reason": state["reason"]}
         return {"available": True, **reader.file_history(path, limit)}
 
 
