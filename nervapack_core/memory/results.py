@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["MemoryNode", "SessionEnded", "SessionCleared", "RecallItemDict", "RecallDict"]
+__all__ = ["MemoryNode", "MemoryStats", "TopEntity", "SessionEnded", "SessionCleared", "RecallItemDict", "RecallDict"]
 
 
 class MemoryNode(TypedDict):
@@ -48,6 +48,36 @@ class MemoryNode(TypedDict):
     # with_edges=True
     edges: NotRequired[list[dict[str, Any]]]  # {kind, source, target, weight, created_at}
     aliases: NotRequired[list[str]]
+
+
+class TopEntity(TypedDict):
+    """One of :class:`MemoryStats`' ``top_entities``: an entity and how many memories are about it."""
+
+    id: str
+    name: str
+    memories: int
+
+
+class MemoryStats(TypedDict):
+    """``MemoryStore.stats``: one namespace's counts (every node kind and edge kind present, 0 when
+    none), the database file and the open session."""
+
+    namespace: str
+    db_path: str
+    db_size_bytes: int
+    schema_version: int
+    nodes: dict[str, int]  # kind -> nodes not forgotten
+    total_nodes: int  # forgotten ones included
+    tombstoned: int
+    superseded: int
+    current: int  # valid now, neither superseded nor forgotten, entities and sessions left out
+    edges: dict[str, int]  # kind -> edges
+    aliases: int
+    sessions: int
+    active_session: str | None
+    top_entities: list[TopEntity]
+    recalls: int
+    pending_consolidation: int
 
 
 class SessionEnded(TypedDict):

@@ -44,7 +44,7 @@ from .bridge import CodeGraph
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
-from .results import MemoryNode, SessionCleared, SessionEnded
+from .results import MemoryNode, MemoryStats, SessionCleared, SessionEnded
 from .timeutil import Duration, When, to_iso
 from .validate import (
     EDGE_KINDS,
@@ -538,7 +538,8 @@ class MemoryStore:
         """Every namespace's name, sorted, without counting anything (fast on any size)."""
         return self._read(views.namespace_names)
 
-    def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
+    def stats(self, *, namespace: str | None = None) -> MemoryStats:
+        """One namespace's counts, its database file and open session (:class:`.results.MemoryStats`)."""
         ns = self._ns(namespace)
         return self._read(lambda conn: views.stats(conn, ns, db_path=str(self.path), db_size_bytes=self.db_size_bytes(),
                                                    session_hint=self._session_id))

@@ -20,7 +20,7 @@ from .kinds import EDGE_KINDS, META_KINDS, NODE_KINDS, SUBJECT_EDGES, sql_list
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
 from .resolve import clean_name, find_entity
-from .results import MemoryNode
+from .results import MemoryNode, MemoryStats, TopEntity
 from .timeutil import now_iso
 from .validate import check_kind, str_list
 
@@ -356,18 +356,18 @@ def namespaces(conn: sqlite3.Connection) -> list[dict]:
 
 
 
-def top_entities(conn: sqlite3.Connection, ns: str, limit: int = 10) -> list[dict]:
+def top_entities(conn: sqlite3.Connection, ns: str, limit: int = 10) -> list[TopEntity]:
     """The entities of ``ns`` that the most memories are about: ``[{id, name, memories}]``, where
     ``memories`` counts each memory once (a memory about an entity that names code is linked to it
     twice, ABOUT and TOUCHES: the node's ``degree`` counts edges)."""
-    return [dict(r) for r in conn.execute(
+    return [TopEntity(id=r["id"], name=r["name"], memories=r["memories"]) for r in conn.execute(
         "SELECT e.id, e.content AS name, (SELECT COUNT(DISTINCT x.src) FROM mem_edges x WHERE x.dst = e.id "
         f"AND x.kind IN {sql_list(SUBJECT_EDGES)}) AS memories FROM mem_nodes e WHERE e.namespace = ? "
         "AND e.kind = 'entity' AND e.tombstoned = 0 ORDER BY memories DESC, e.id LIMIT ?", (ns, int(limit)))]
 
 
 def stats(conn: sqlite3.Connection, ns: str, *, db_path: str, db_size_bytes: int,
-          session_hint: str | None = None) -> dict:
+          session_hint: str | None = None) -> MemoryStats:
     kinds = {k: 0 for k in NODE_KINDS}
     for k, c in conn.execute("SELECT kind, COUNT(*) FROM mem_nodes WHERE namespace = ? AND tombstoned = 0 "
                              "GROUP BY kind", (ns,)):
@@ -657,7 +657,7 @@ class NamespaceCounts(TypedDict):
     current: int
     sessions: int
     recalls: int
-    top_entities: list[dict]
+    top_entities: list[TopEntity]
 
 
 class DayActivity(TypedDict):
