@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .errors import NervapackError
@@ -47,15 +47,17 @@ def git_dir(root: Path) -> Path | None:
 
 
 def git(root: Path | str, *args: str, input: bytes | None = None, timeout: float = 60, text: bool = False,
-        locale: str | None = "C", config: Sequence[str] = ()) -> subprocess.CompletedProcess:
+        locale: str | None = "C", config: Sequence[str] = (), env: Mapping[str, str] | None = None
+        ) -> subprocess.CompletedProcess:
     """``git [-c config]… -C root args``, its output captured (bytes, or str with ``text``).
 
     Never prompts (``GIT_TERMINAL_PROMPT=0``); ``locale`` sets ``LC_ALL`` (``"C"``: messages
     a caller may match on are git's English ones; None: the user's locale). ``config``:
-    ``name=value`` settings for this run (``core.quotePath=false``). A non-zero exit is the
-    caller's to read (``returncode``, ``stderr``); git that cannot run at all (not installed,
-    the timeout passed) raises :class:`~nervapack_core.errors.NervapackError` ("git failed: …")."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    ``name=value`` settings for this run (``core.quotePath=false``); ``env``: variables added to
+    the environment (an author, a date). A non-zero exit is the caller's to read (``returncode``,
+    ``stderr``); git that cannot run at all (not installed, the timeout passed) raises
+    :class:`~nervapack_core.errors.NervapackError` ("git failed: …")."""
+    env = {**os.environ, **(env or {}), "GIT_TERMINAL_PROMPT": "0"}
     if locale is not None:
         env["LC_ALL"] = locale
     pre = [x for c in config for x in ("-c", c)]

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
+from ..errors import NervapackError
+from ..gitrepo import git
 from ..workspace import GRAPH_DB, WORKSPACE_DIR, Workspace
 
 __all__ = ["demo_home", "demo_root", "ensure_demo", "build_demo_history", "seed_demo_memory",
@@ -126,18 +128,15 @@ def build_demo_history(root: Path) -> int:
 
 def _git(root: Path, *args: str, when: str | None = None) -> bool:
     """Run git in ``root`` apart from the user's configuration; False when it cannot."""
-    import subprocess
-
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+    env = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_AUTHOR_NAME": "NervaPack demo", "GIT_AUTHOR_EMAIL": "demo@nervapack.invalid",
            "GIT_COMMITTER_NAME": "NervaPack demo", "GIT_COMMITTER_EMAIL": "demo@nervapack.invalid"}
     if when:
         env.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
     try:
-        done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        return git(root, *args, env=env).returncode == 0
+    except NervapackError:
         return False
-    return done.returncode == 0
 
 
 MO = "Mo Memory <mo@nervapack.invalid>"
