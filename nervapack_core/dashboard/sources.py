@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..code.analysis.reader import GraphReader, change_state
 from ..errors import GraphUnreadable, NervapackError
+from ..settings import env_value
 from ..storage import reading
 from ..workspace import MEMORY_DB_ENV, Workspace, find_workspace, memory_db_path
 from . import DEMO_ENV, MEMORY_ENV, ROOT_ENV
@@ -57,18 +58,18 @@ def resolve_sources(environ=None) -> Sources:
     nearest one; memory from ``NERVAPACK_DASHBOARD_MEMORY_DB``, ``NERVAPACK_MEMORY_DB``,
     then the workspace's ``.nervapack/memory.db``."""
     env = os.environ if environ is None else environ
-    demo = env.get(DEMO_ENV, "") not in ("", "0", "false")
-    root_text = env.get(ROOT_ENV)
+    demo = (env_value(DEMO_ENV, env) or "") not in ("", "0", "false")
+    root_text = env_value(ROOT_ENV, env)
     root: Path | None
     if root_text:
         root = Path(root_text).expanduser().resolve()
     else:
         ws = find_workspace()
         root = ws.root if ws else None
-    mem_text = env.get(MEMORY_ENV)
+    mem_text = env_value(MEMORY_ENV, env)
     if mem_text:
         memory = Path(mem_text).expanduser()
-    elif root or env.get(MEMORY_DB_ENV):
+    elif root or env_value(MEMORY_DB_ENV, env):
         memory = memory_db_path(Workspace(root).memory_db if root else None, environ=env)
     else:
         memory = None
