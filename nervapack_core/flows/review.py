@@ -638,5 +638,5 @@ def decisions_for_store(memory: MemoryStore, *, paths: list[str] | None = None, 
         raise NervapackError("diff must be the text of a unified diff")
     if not files and not (diff and diff.strip()):
         raise NervapackError("give the paths an edit touches, or its unified diff")
-    ns = None if all_namespaces and namespace is None else memory._ns(namespace)
-    return memory._read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))
+    ns = None if all_namespaces and namespace is None else memory.namespace_of(namespace)
+    return memory.read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))

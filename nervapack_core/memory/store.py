@@ -235,6 +235,15 @@ class MemoryStore:
     def _ns(self, namespace: str | None = None) -> str:
         return self.namespace if namespace is None else check_namespace(namespace)
 
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on one consistent snapshot of the memory, for a reader above it (a flow,
+        such as review-changes, that matches an edit against several of its tables at once)."""
+        return self._read(fn)
+
+    def namespace_of(self, namespace: str | None = None) -> str:
+        """The namespace a call with ``namespace`` reads (this store's own when None), checked."""
+        return self._ns(namespace)
+
     def close(self) -> None:
         with self._lock:
             try:
