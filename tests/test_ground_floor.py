@@ -170,3 +170,44 @@ def test_every_error_class_says_when_it_is_raised_and_what_to_do():
 
 def test_no_nervapack_path_is_spelled_outside_workspace_py():
     assert workspace_paths_outside_workspace(_modules()) == []
+
+
+# A kind named in SQL: ``kind = 'decision'``, ``e.kind <> 'file'``, ``kind IN ('CALLS', 'INHERITS')``.
+_KIND_IN_SQL = re.compile(r"\bkind\s*(?:=|<>|!=)\s*'([^']*)'|\bkind\s+(?:NOT\s+)?IN\s*\(((?:\s*'[^']*'\s*,?)+)\)",
+                          re.IGNORECASE)
+
+
+def kinds_named_in_sql(modules: Sequence[tuple[str, ast.Module]]) -> list[tuple[str, str]]:
+    """``(path:line, kind)`` for every kind a string constant of the package names in SQL."""
+    found = []
+    for path, tree in modules:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for one, many in _KIND_IN_SQL.findall(node.value):
+                    for kind in [one] if one else re.findall(r"'([^']*)'", many):
+                        found.append((f"{path}:{node.lineno}", kind))
+    return found
+
+
+def _declared_kinds() -> set[str]:
+    from nervapack_core.code.graph import kinds as code_kinds
+    from nervapack_core.code.parse.parser import REF_KINDS
+    from nervapack_core.memory import kinds as memory_kinds
+
+    return {*code_kinds.NODE_KINDS, *code_kinds.EDGE_KINDS, *REF_KINDS, *memory_kinds.NODE_KINDS,
+            *memory_kinds.EDGE_KINDS}
+
+
+def test_every_kind_named_in_sql_is_a_declared_kind():
+    """A single kind is written into SQL as text (readable queries), but it must be one the kinds
+    modules declare: a kind renamed there, or misspelt in a query, fails here."""
+    named = kinds_named_in_sql(_modules())
+    assert len(named) > 100  # the scan finds the queries (else the check below would be empty)
+    declared = _declared_kinds()
+    assert [(where, kind) for where, kind in named if kind not in declared] == []
+
+
+def test_the_kind_check_catches_a_misspelt_kind():
+    source = 'Q = "SELECT id FROM mem_nodes WHERE kind = \'decison\' OR e.kind IN (\'CALLS\', \'CALSL\')"\n'
+    named = kinds_named_in_sql(_one(source))
+    assert [k for _, k in named if k not in _declared_kinds()] == ["decison", "CALSL"]

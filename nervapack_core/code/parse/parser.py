@@ -23,7 +23,7 @@ from .pyscope import hint_names, python_hints
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["Entity", "Ref", "ParsedSource", "parse_source"]
+__all__ = ["Entity", "Ref", "REF_KINDS", "ParsedSource", "parse_source"]
 
 CONTAINER_KINDS = ("class", "function", "impl", "module_block")
 SIGNATURE_MAX = 240
@@ -41,6 +41,10 @@ class Entity:
     docstring: str = ""
     subkind: str = ""  # e.g. method, interface, struct, arrow
     parent: str | None = None  # qualified name of the enclosing entity
+
+
+#: the kinds of :class:`Ref` (the ``refs`` table's ``kind``)
+REF_KINDS = ("import", "call", "method", "base", "dep", "alias", "returns", "attr")
 
 
 @dataclass
