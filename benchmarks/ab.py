@@ -24,7 +24,6 @@ import argparse
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -32,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import describe
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -144,8 +145,8 @@ def query_rows(before: Side, after: Side, corpora: Path, sets: list[str]) -> tup
     return rows, differing
 
 
-def dashboard_rows(before: Side, after: Side, rounds: int, warm_runs: int) -> list[str]:
-    bench = _module("dashboard_bench", HERE / "dashboard.py")
+def dashboard_rows(bench, before: Side, after: Side, rounds: int, warm_runs: int) -> list[str]:
+    """``bench``: benchmarks/dashboard.py, whose pages these are."""
     rows = []
     for label, _, page, params, _, _ in bench.CODE_PAGES + bench.MEMORY_PAGES:
         cold = paired(before, after, [{"page": page, "params": params, "cold": True}] * rounds)
@@ -204,7 +205,7 @@ def main() -> int:
             bench.build_memory(memory, args.memory_nodes, args.versions)
             env.update(NERVAPACK_DASHBOARD_ROOT=str(args.django), NERVAPACK_DASHBOARD_MEMORY_DB=str(memory))
             before, after = (Side(k, trees[k], "dashboard", env, trees[k] / "app.py") for k in ("before", "after"))
-            rows = dashboard_rows(before, after, args.rounds, args.warm_runs)
+            rows = dashboard_rows(bench, before, after, args.rounds, args.warm_runs)
             what = (f"dashboard pages, AppTest of each tree's app.py; Django graph, memory of {args.memory_nodes:,} "
                     f"nodes and a topic of {args.versions:,} versions; {args.rounds} cold runs and "
                     f"{args.rounds * args.warm_runs} warm reruns a page and side")
@@ -213,8 +214,7 @@ def main() -> int:
             side.close()
         text = "\n".join([
             f"Paired A/B ({what}): before = `{shas['before']}`, after = `{shas['after']}`, alternated call by "
-            f"call on {os.cpu_count()} cores ({platform.processor() or platform.machine()}), Python "
-            f"{platform.python_version()}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
+            f"call on {describe()}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
             f"end; {time.perf_counter() - started:,.0f} s.", "",
             "| set / page | figure | before ms (median) | after ms (median) | after / before (median of pairs) |",
             "|---|---|---:|---:|---:|", *rows, "", extra]).rstrip() + "\n"

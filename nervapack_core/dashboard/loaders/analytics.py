@@ -17,7 +17,6 @@ __all__ = ["Degrees", "Analytics", "HotspotMap", "HotspotTree", "Coupling", "Cou
            "knowledge_islands", "TREEMAP_FILES", "TREEMAP_NODES"]
 
 
-
 class Degrees(TypedDict):
     definitions: int
     degree_histogram: Any
