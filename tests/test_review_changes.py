@@ -159,11 +159,12 @@ def test_an_unknown_ack_is_an_error_not_a_pass(repo):
 
 
 def test_code_spans_in_the_comment_are_literal(repo):
-    commit(repo, "refunds", **{"billing.py": BILLING + "\n\ndef refund_all(amounts):\n    return [-a for a in amounts]\n"})
+    refund_all = "\n\ndef refund_all(amounts):\n    return [-a for a in amounts]\n"
+    commit(repo, "refunds", **{"billing.py": BILLING + refund_all})
     ingest(repo, embed=False)
     with MemoryStore(repo / ".nervapack" / "memory.db") as m:
         m.store("Refunds are negative", kind="decision", entities=["refund_all"])
-    commit(repo, "refunds twice", **{"billing.py": BILLING + "\n\ndef refund_all(amounts):\n    return [-2 * a for a in amounts]\n"})
+    commit(repo, "refunds twice", **{"billing.py": BILLING + refund_all.replace("-a", "-2 * a")})
     md = to_markdown(review_changes(repo, resolve_change(repo, "HEAD~1..HEAD")))
     assert "`refund_all` in `src/billing.py`" in md, md  # not `refund\\_all`
     from nervapack_core.flows.review import _code
