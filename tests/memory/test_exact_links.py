@@ -57,3 +57,46 @@ def test_no_graph_says_so(tmp_path):
     graph = CodeGraph(tmp_path / ".nervapack" / "graph.db")
     assert graph.resolve(["Anything"])["Anything"]["state"] == "no_graph"
     assert graph.lookup(["Anything"]) == {}
+
+
+def _cli(*args, db):
+    from click.testing import CliRunner
+
+    from nervapack_core.cli.memory import memory_cli
+
+    return CliRunner().invoke(memory_cli, [*args, "--db", str(db)])
+
+
+def test_cli_store_says_what_each_entity_linked_to_and_link_adds_and_removes(git_repo):
+    graph, mem = _graph(git_repo, PYTHON)
+    mem.close()
+    db = graph.path.parent / "memory.db"
+    out = _cli("store", "Invoices are immutable once sent", "--kind", "decision", "-e", "billing.invoice.Invoice",
+               "-e", "Invoice", "-e", "Nowhere", db=db)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    nid = lines[0].split()[2]
+    assert "  billing.invoice.Invoice: linked to billing/invoice.py::Invoice (line 1)" in lines
+    assert ("  Invoice: ambiguous: 2 definitions (billing/invoice.py::Invoice (line 1); shop/invoice.py::Invoice "
+            "(line 1)); linked none — use memory link --code PATH::NAME") in lines
+    assert "  Nowhere: links to no code" in lines
+    m = MemoryStore(db)
+    assert [(c["file"], c["qualified_name"]) for c in m.to_code(nid)] == [("billing/invoice.py", "Invoice")]
+    # link the namesake the decision also governs, then take it away again
+    added = _cli("link", nid, "--code", "shop/invoice.py::Invoice", "--code", "shop/cart.py", db=db)
+    assert added.exit_code == 0, added.output
+    assert "  shop/invoice.py::Invoice: linked to shop/invoice.py::Invoice (line 1)" in added.output.splitlines()
+    assert {(c["file"], c["qualified_name"]) for c in m.to_code(nid)} == {
+        ("billing/invoice.py", "Invoice"), ("shop/invoice.py", "Invoice"), ("shop/cart.py", "shop/cart.py")}
+    removed = _cli("link", nid, "--code", "shop/invoice.py::Invoice", "--remove", db=db)
+    assert removed.exit_code == 0, removed.output
+    assert {c["file"] for c in m.to_code(nid)} == {"billing/invoice.py", "shop/cart.py"}
+    # errors: clear, non-zero, nothing changed
+    for args, said in [(("link", "no-such-id", "--code", "shop/cart.py"), "no memory node 'no-such-id'"),
+                       (("link", nid, "--code", "Invoice"), "--code 'Invoice': ambiguous: 2 definitions"),
+                       (("link", nid, "--code", "shop/gone.py::X"), "the code graph has no file shop/gone.py"),
+                       (("link", nid, "--code", "shop/invoice.py::Invoice", "--remove"), "has no code link to")]:
+        bad = _cli(*args, db=db)
+        assert bad.exit_code != 0 and said in bad.output and "Traceback" not in bad.output, bad.output
+    assert {c["file"] for c in m.to_code(nid)} == {"billing/invoice.py", "shop/cart.py"}
+    m.close()
