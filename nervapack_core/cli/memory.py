@@ -270,7 +270,8 @@ def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
             mark = f"  [superseded by {n['superseded_by']}]" if n["superseded_by"] else ""
             if n["tombstoned"]:
                 mark += "  [forgotten]"
-            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {n['kind']} · "
+            kind = f"{n['kind']} ({n['status']})" if n["kind"] == "decision" and n.get("status") else n["kind"]
+            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {kind} · "
                        f"{' '.join(n['content'].split())}{mark}")
         if rows:
             out.append(f"showing {offset + 1:,}–{offset + len(rows):,} of {total:,}"

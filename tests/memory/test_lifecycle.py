@@ -254,3 +254,38 @@ def test_recall_shows_every_decisions_status_and_open_contradictions(mem):
     mem.review(proposal, "rejected")  # settled: the contradiction is closed and the rejection shown
     r = mem.recall("payments retry", budget_tokens=400)
     assert "⚠" not in r.text and "REJECTED" in r.text
+
+
+def test_a_rejected_decision_never_reads_as_current_or_ranks_first(mem):
+    """Valid in time but never agreed: the timeline does not count it current, the cursor's
+    "latest to take effect" is the decision that stands, recall lists it after standing ones
+    (even when it matches the query better), and the CLI timeline says its status."""
+    agreed = mem.store("Cache bulk data in Redis", kind="decision", entities=["Cache"],
+                       valid_from="2026-01-01T00:00:00Z")
+    turned_down = mem.store("Cache bulk data in memcached, cache cache cache", kind="decision", entities=["Cache"],
+                            status="proposed", valid_from="2026-02-01T00:00:00Z")
+    mem.review(turned_down, "rejected", note="one more service to run")
+    summary = mem.timeline_summary("Cache")
+    assert summary["total"] == 2 and summary["current"] == 1  # the two decisions; the accepted one holds
+    items = {n["id"]: n for n in mem.timeline("Cache")["items"]}
+    assert items[agreed]["current"] is True and items[turned_down]["current"] is False
+    held = mem.timeline_as_of("Cache", "2026-06-01T00:00:00Z", kinds=["decision"])
+    assert held["count"] == 2 and held["newest"][0]["id"] == turned_down and held["latest"]["id"] == agreed
+    recalled = [i.id for i in mem.recall("cache memcached", budget_tokens=400).items if i.kind == "decision"]
+    assert recalled == [agreed, turned_down]
+    mem.review(agreed, "deprecated")
+    assert mem.timeline_as_of("Cache", "2026-06-01T00:00:00Z", kinds=["decision"])["latest"] is None
+
+
+def test_the_cli_timeline_says_each_decisions_status(tmp_path):
+    from click.testing import CliRunner
+
+    from nervapack_core.cli.memory import memory_cli
+
+    db = str(tmp_path / "t.db")
+    with MemoryStore(db) as m:
+        a = m.store("Cache in Redis", kind="decision", entities=["Cache"])
+        b = m.store("Cache in memcached", kind="decision", entities=["Cache"], status="proposed")
+        m.review(b, "rejected")
+    out = CliRunner().invoke(memory_cli, ["timeline", "Cache", "--db", db]).output
+    assert f"[{a}] decision (accepted) · Cache in Redis" in out and f"[{b}] decision (rejected) · " in out
