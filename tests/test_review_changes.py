@@ -141,6 +141,36 @@ def test_markdown_escapes_decision_text(repo):
     assert "<script>" not in md and "&lt;script&gt;" in md and "\\| \\`x\\` \\[link]" in md
 
 
+
+def test_an_unknown_ack_is_an_error_not_a_pass(repo):
+    commit(repo, "round charges", **{"billing.py": BILLING.replace("amount * 100", "round(amount * 100)")})
+    os.chdir(repo)
+    run = CliRunner()
+    typo = repo.decision[:-1] + ("0" if repo.decision[-1] != "0" else "1")
+    for wrong in (typo, repo.decision[:10]):  # a mistyped id, a short one
+        result = run.invoke(cli, ["review-changes", "--fail-on", "accepted", "--ack", wrong])
+        assert result.exit_code == 1 and f"--ack {wrong}: no decision has this id" in result.output
+        assert "Traceback" not in result.output
+    ok = run.invoke(cli, ["review-changes", "--fail-on", "accepted", "--ack", repo.decision])
+    assert ok.exit_code == 0, ok.output
+    # a trailer naming no decision (an old commit's, a forgotten decision's) is not an error
+    git(repo, "commit", "-q", "--allow-empty", "-m", f"noted\n\nDecision-Reviewed: {typo}")
+    assert run.invoke(cli, ["review-changes", "--fail-on", "accepted"]).exit_code == 2
+
+
+def test_code_spans_in_the_comment_are_literal(repo):
+    refund_all = "\n\ndef refund_all(amounts):\n    return [-a for a in amounts]\n"
+    commit(repo, "refunds", **{"billing.py": BILLING + refund_all})
+    ingest(repo, embed=False)
+    with MemoryStore(repo / ".nervapack" / "memory.db") as m:
+        m.store("Refunds are negative", kind="decision", entities=["refund_all"])
+    commit(repo, "refunds twice", **{"billing.py": BILLING + refund_all.replace("-a", "-2 * a")})
+    md = to_markdown(review_changes(repo, resolve_change(repo, "HEAD~1..HEAD")))
+    assert "`refund_all` in `src/billing.py`" in md, md  # not `refund\\_all`
+    from nervapack_core.flows.review import _code
+    assert _code("a|b") == "`a\\|b`" and _code("x `y` z") == "``x `y` z``" and _code("`q`") == "`` `q` ``"
+
+
 def hook_env(repo):
     """The environment git runs our hooks in: the hook starts this interpreter (our CLI, a process of its
     own) with the code under test."""

@@ -103,12 +103,10 @@ def register(cli: click.Group) -> None:
         or by default the current branch against its merge base with the default branch.
         Offline; nothing is written.
         """
-        from ..flows.review import acknowledged_in, failures, resolve_change, review_changes, to_markdown
+        from ..flows.review import failures, resolve_change, review_changes, to_markdown
 
         root = _root(path)
-        acks = list(ack)
-        if message_file:
-            acks += acknowledged_in([Path(message_file).read_text(encoding="utf-8", errors="replace")])
+        messages = [Path(message_file).read_text(encoding="utf-8", errors="replace")] if message_file else []
         if hook == "pre-push":
             specs = list(_pre_push_specs(root, sys.stdin.read()))
         else:
@@ -117,7 +115,8 @@ def register(cli: click.Group) -> None:
         failed_any = False
         results = []
         for spec in specs:
-            review = review_changes(root, spec, namespace=namespace, acknowledged=acks)
+            review = review_changes(root, spec, namespace=namespace, acknowledged=list(ack),
+                                    messages=messages)
             failed = failures(review, fail_on)
             failed_any = failed_any or bool(failed)
             results.append(review.to_dict() | {"failed": [d["id"] for d in failed]})

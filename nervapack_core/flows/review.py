@@ -307,20 +307,29 @@ def decisions_in_area(conn: sqlite3.Connection, folder: str, namespace: str | No
 
 def review_changes(root: str | os.PathLike, spec: ChangeSpec | None = None, *,
                    memory_db: str | os.PathLike | None = None, namespace: str | None = None,
-                   acknowledged: list[str] | None = None, adr_dir: str | None = None) -> ChangeReview:
-    """The decisions a change touches (see the module docstring)."""
+                   acknowledged: list[str] | None = None, messages: list[str] | None = None,
+                   adr_dir: str | None = None) -> ChangeReview:
+    """The decisions a change touches (see the module docstring).
+
+    ``acknowledged``: decision ids acknowledged by the person running the review (``--ack``);
+    each must be a decision of the memory, else a :class:`NervapackError` (a mistyped id would
+    otherwise pass the check it was meant to pass). ``messages``: commit messages whose
+    ``Decision-Reviewed`` trailers count too, like the change's own commits — an id there that
+    names no decision is ignored, as in an old commit's message."""
     root = Path(root).resolve()
     if not (root / ".git").exists():
         raise NervapackError(f"{root} is not a git repository")
     spec = spec or resolve_change(root)
     files = changed_files(root, spec)
     review = ChangeReview(str(root), spec.base, spec.head, spec.label, files=files)
-    acks = list(dict.fromkeys([*(acknowledged or []), *acknowledged_in(commit_messages(root, spec))]))
+    trailers = acknowledged_in([*(messages or []), *commit_messages(root, spec)])
+    acks = list(dict.fromkeys([*(acknowledged or []), *trailers]))
     review.acknowledged = acks
     conn = _open_memory(Path(memory_db) if memory_db else Workspace(root).memory_db)
     if conn is None:
         review.memory = False
     try:
+        _check_acks(conn, acknowledged or [])
         if conn is not None:
             _touched(root, spec, files, conn, namespace, review)
             _undecided(root, spec, files, conn, namespace, review)
@@ -331,6 +340,21 @@ def review_changes(root: str | os.PathLike, spec: ChangeSpec | None = None, *,
     for d in review.decisions:
         d["acknowledged"] = d["id"] in acks
     return review
+
+
+def _check_acks(conn: sqlite3.Connection | None, ids: list[str]) -> None:
+    """Refuse an acknowledged id that names no decision of the memory."""
+    if not ids:
+        return
+    if conn is None:
+        raise NervapackError(f"--ack {ids[0]}: there is no decision memory in this repository "
+                             "(.nervapack/memory.db) to acknowledge a decision of")
+    known = {r[0] for r in conn.execute(
+        f"SELECT id FROM mem_nodes WHERE kind = 'decision' AND id IN ({','.join('?' * len(ids))})", ids)}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise NervapackError(f"--ack {unknown[0]}: no decision has this id (give the full id, as "
+                             "`nervapack memory decisions` prints it)")
 
 
 def _touched(root: Path, spec: ChangeSpec, files: list[dict], conn: sqlite3.Connection, namespace: str | None,
@@ -455,6 +479,17 @@ def _md(text: str) -> str:
             .replace(">", "&gt;").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\["))
 
 
+def _code(text: str) -> str:
+    """User text as a Markdown code span inside a table cell or list item: shown literally
+    (``_``, ``*``, ``<`` need no escape in a span — an escape would be shown as a backslash),
+    fenced with more backticks than it holds; only ``|`` is escaped, which GitHub reads as the
+    cell's end even in a span."""
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def to_markdown(review: ChangeReview, fail_on: str | None = None) -> str:
     """A pull-request comment."""
     out = [f"### Decisions touched by this change ({_md(review.label)})", ""]
@@ -465,7 +500,7 @@ def to_markdown(review: ChangeReview, fail_on: str | None = None) -> str:
         for d in review.decisions:
             ack = " ✅ reviewed" if d["acknowledged"] else ""
             for i, c in enumerate(d["code"]):
-                where = f"`{_md(c['qualified_name'])}` in `{_md(c['path'] or c['file'])}`"
+                where = f"{_code(c['qualified_name'])} in {_code(c['path'] or c['file'])}"
                 first = f"**{_md(d['title'] or d['content'])}** ({d['id']}){ack}" if i == 0 else ""
                 stale = " (makes it stale)" if c["makes_stale"] else ""
                 out.append(f"| {first} | {d['status'] if i == 0 else ''} | {where} | {c['change']}{stale} |")
@@ -474,13 +509,13 @@ def to_markdown(review: ChangeReview, fail_on: str | None = None) -> str:
         out += ["No decision governs the code this change touches.", ""]
     if review.adr:
         out += ["**ADR files**", ""]
-        out += [f"- `{_md(a['path'])}` {a['change']}: {a['status_before'] or '—'} → {a['status_after'] or '—'}"
+        out += [f"- {_code(a['path'])} {a['change']}: {a['status_before'] or '—'} → {a['status_after'] or '—'}"
                 for a in review.adr]
         out.append("")
     if review.undecided:
         out += ["**New code without a decision, in areas with many**", ""]
-        out += [f"- `{_md(u['path'])}` ({u['decisions_in_area']} decisions in `{_md(u['area'])}`): "
-                + ", ".join(f"`{_md(n)}`" for n in u["definitions"]) for u in review.undecided]
+        out += [f"- {_code(u['path'])} ({u['decisions_in_area']} decisions in {_code(u['area'])}): "
+                + ", ".join(_code(n) for n in u["definitions"]) for u in review.undecided]
         out.append("")
     failed = failures(review, fail_on)
     if failed:

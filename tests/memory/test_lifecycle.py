@@ -198,6 +198,35 @@ def test_stale_when_touched_files_churned_since_the_decision(repo):
     m.close()
 
 
+
+def test_a_repository_wide_reformat_and_vendored_files_are_not_churn(repo):
+    """Five commits to billing.py count as churn; the same five that each also touch 60 other
+    files (a reformat, a rename across the tree) do not, as change coupling leaves them out; nor
+    do many commits to a vendored file a decision governs."""
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "money.py").write_text("def cents(x):\n    return x\n")
+    for i in range(60):
+        (repo / f"m{i}.py").write_text(f"V = {i}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "vendor money", date="2026-01-03T10:00:00+00:00")
+    ingest(repo, embed=False)
+    m = MemoryStore(repo / ".nervapack" / "memory.db")
+    charge = m.store("Amounts are charged in cents", kind="decision", entities=["charge"])
+    cents = m.store("Money goes through the vendored cents()", kind="decision", entities=["cents"])
+    assert [c["file"] for c in m.to_code(cents)] == ["vendor/money.py"]
+    for i in range(5):  # each commit: billing.py beside 60 other files, and the vendored file alone
+        (repo / "billing.py").write_text((repo / "billing.py").read_text() + f"\n\nX{i} = {i}\n")
+        for j in range(60):
+            (repo / f"m{j}.py").write_text(f"V = {j + i}\n")
+        git(repo, "commit", "-qam", f"reformat {i}", date=f"2099-01-0{i + 1}T10:00:00+00:00")
+        (repo / "vendor" / "money.py").write_text((repo / "vendor" / "money.py").read_text() + f"# {i}\n")
+        git(repo, "commit", "-qam", f"vendor bump {i}", date=f"2099-01-0{i + 1}T11:00:00+00:00")
+    sync(repo, embed=False)
+    stale = m.stale_decisions()
+    assert stale["checked"] == 2 and stale["stale"] == [], (charge, stale)
+    m.close()
+
+
 def test_consolidation_keeps_the_union_of_rationale_and_alternatives(mem):
     mem.start_session("dupes")
     first = mem.store("we store money as integer cents in every billing table of the service", kind="decision",
