@@ -694,6 +694,8 @@ def _print_adr_import(d: dict) -> None:
     for r in d["decisions"]:
         out.print(f"  {r['action']:<8} {r['status']:<10} {r['id']}  {escape(r['source'])} — {escape(r['title'] or '')}",
                   soft_wrap=True)
+    for c in d.get("code", []):
+        out.print(f"  governs  {escape(c['source'])}: {escape(_governs_line(c))}", soft_wrap=True)
     for source, reason in d["skipped"]:
         out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
     for source, message in d["warnings"]:
@@ -701,6 +703,17 @@ def _print_adr_import(d: dict) -> None:
     for m in d["missing"]:
         out.print(f"  [yellow]gone[/]     {escape(m['source'])} (decision {m['id']} kept; forget it to drop it)",
                   soft_wrap=True)
+
+
+def _governs_line(c: dict) -> str:
+    """What one ``governs`` entry of an ADR linked to, or why it links to no code."""
+    if c["state"] == "linked":
+        return f"{c['code']} -> {', '.join(c['linked'])}"
+    why = {"ambiguous": "ambiguous, names " + ", ".join(c["candidates"][:5])
+           + (f" and {len(c['candidates']) - 5} more" if len(c["candidates"]) > 5 else ""),
+           "unknown": "no definition or file of that name in the code graph",
+           "no_graph": "no code graph yet (run nervapack ingest, then import again)"}.get(c["state"], c["state"])
+    return f"{c['code']} links to no code: {why}"
 
 
 @memory_cli.command("import-adr")
