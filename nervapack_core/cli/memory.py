@@ -641,6 +641,21 @@ def review_cmd(node_id, verdict, note, reviewer, limit, offset):
     emit(n, lambda n: f"✓ {n['id']} is now {n['status']}" + (f" (by {n['status_by']})" if n.get("status_by") else ""))
 
 
+@memory_cli.command("reconfirm")
+@click.argument("node_id")
+@click.option("--note", required=True, help="Why the decision still holds (kept with the review).")
+@click.option("--reviewer", default=None,
+              help="Who re-confirms (default: git user.name <user.email>, else the OS user).")
+@memory_options
+def reconfirm_cmd(node_id, note, reviewer):
+    """Say that decision NODE_ID still holds although its code moved on (`memory stale` listed
+    it): its code links take the definitions' current hashes, and a review keeping its status
+    records who, when and why. Churn is counted from then on; `export-adr` carries it."""
+    n = _store().reconfirm(node_id, note, reviewer=reviewer)
+    emit(n, lambda n: f"✓ {n['id']} still holds ({n['status']}, re-confirmed by {n['status_by'] or 'whom not recorded'}"
+                      f"): {len(n['reconfirmed'])} code link(s) now at their current hashes")
+
+
 @memory_cli.command("link-commit")
 @click.argument("node_id")
 @click.argument("commit")
