@@ -301,7 +301,8 @@ def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
             mark = f"  [superseded by {n['superseded_by']}]" if n["superseded_by"] else ""
             if n["tombstoned"]:
                 mark += "  [forgotten]"
-            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {n['kind']} · "
+            kind = f"{n['kind']} ({n['status']})" if n["kind"] == "decision" and n.get("status") else n["kind"]
+            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {kind} · "
                        f"{' '.join(n['content'].split())}{mark}")
         if rows:
             out.append(f"showing {offset + 1:,}–{offset + len(rows):,} of {total:,}"
@@ -671,6 +672,21 @@ def review_cmd(node_id, verdict, note, reviewer, limit, offset):
     emit(n, lambda n: f"✓ {n['id']} is now {n['status']}" + (f" (by {n['status_by']})" if n.get("status_by") else ""))
 
 
+@memory_cli.command("reconfirm")
+@click.argument("node_id")
+@click.option("--note", required=True, help="Why the decision still holds (kept with the review).")
+@click.option("--reviewer", default=None,
+              help="Who re-confirms (default: git user.name <user.email>, else the OS user).")
+@memory_options
+def reconfirm_cmd(node_id, note, reviewer):
+    """Say that decision NODE_ID still holds although its code moved on (`memory stale` listed
+    it): its code links take the definitions' current hashes, and a review keeping its status
+    records who, when and why. Churn is counted from then on; `export-adr` carries it."""
+    n = _store().reconfirm(node_id, note, reviewer=reviewer)
+    emit(n, lambda n: f"✓ {n['id']} still holds ({n['status']}, re-confirmed by {n['status_by'] or 'whom not recorded'}"
+                      f"): {len(n['reconfirmed'])} code link(s) now at their current hashes")
+
+
 @memory_cli.command("link-commit")
 @click.argument("node_id")
 @click.argument("commit")
@@ -724,6 +740,8 @@ def _print_adr_import(d: dict) -> None:
     for r in d["decisions"]:
         out.print(f"  {r['action']:<8} {r['status']:<10} {r['id']}  {escape(r['source'])} — {escape(r['title'] or '')}",
                   soft_wrap=True)
+    for c in d.get("code", []):
+        out.print(f"  governs  {escape(c['source'])}: {escape(_governs_line(c))}", soft_wrap=True)
     for source, reason in d["skipped"]:
         out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
     for source, message in d["warnings"]:
@@ -731,6 +749,17 @@ def _print_adr_import(d: dict) -> None:
     for m in d["missing"]:
         out.print(f"  [yellow]gone[/]     {escape(m['source'])} (decision {m['id']} kept; forget it to drop it)",
                   soft_wrap=True)
+
+
+def _governs_line(c: dict) -> str:
+    """What one ``governs`` entry of an ADR linked to, or why it links to no code."""
+    if c["state"] == "linked":
+        return f"{c['code']} -> {', '.join(c['linked'])}"
+    why = {"ambiguous": "ambiguous, names " + ", ".join(c["candidates"][:5])
+           + (f" and {len(c['candidates']) - 5} more" if len(c["candidates"]) > 5 else ""),
+           "unknown": "no definition or file of that name in the code graph",
+           "no_graph": "no code graph yet (run nervapack ingest, then import again)"}.get(c["state"], c["state"])
+    return f"{c['code']} links to no code: {why}"
 
 
 @memory_cli.command("import-adr")
