@@ -32,6 +32,8 @@ CANDIDATES_SHOWN = 20
 _GLOBAL_QNAMES = frozenset({"ruby", "cpp", "c", "php"})
 # the separators a qualified name is written with: Ruby/C++/Rust `::`, PHP `\`, Ruby's `Class#method`
 _SEPARATORS = re.compile(r"::|\\|#")
+# Rust paths relative to the crate or the module: not part of a qualified name
+_PATH_ROOTS = ("crate", "self", "super")
 # a module's own file: `billing/__init__.py`, `billing/index.ts`, `billing/mod.rs` are `billing`
 _PACKAGE_FILES = ("/__init__", "/index", "/mod")
 
@@ -216,6 +218,8 @@ class CodeGraph:
         if not parts:
             return _resolution("unknown", note=f"{name!r} names no definition")
         parts = [p.strip() for p in parts]
+        while len(parts) > 1 and parts[0] in _PATH_ROOTS:  # Rust's `crate::billing::Invoice`
+            parts = parts[1:]
         # the memory's other spellings of one entity (``auth_service`` is ``AuthService``), last
         spellings = [[*parts[:-1], form] for form in code_name_forms(parts[-1])[1:]]
         for nocase, written in [(False, parts), (True, parts)] + [(True, s) for s in spellings]:

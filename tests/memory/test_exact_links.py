@@ -100,3 +100,119 @@ def test_cli_store_says_what_each_entity_linked_to_and_link_adds_and_removes(git
         assert bad.exit_code != 0 and said in bad.output and "Traceback" not in bad.output, bad.output
     assert {c["file"] for c in m.to_code(nid)} == {"billing/invoice.py", "shop/cart.py"}
     m.close()
+
+
+RUBY = {
+    "app/interactors/admin/editions/create_interactor.rb":
+        "module Admin\n  class Editions::CreateInteractor\n    def call\n      1\n    end\n  end\nend\n",
+    "app/interactors/admin/posts/create_interactor.rb":
+        "module Admin\n  module Posts\n    class CreateInteractor\n      def call\n        2\n      end\n"
+        "    end\n  end\nend\n",
+    "lib/bulk_data/cache.rb": "module BulkData\n  class Cache\n    def fetch(key)\n      key\n    end\n  end\nend\n",
+    "lib/other/cache.rb": "module Other\n  class Cache\n    def put(v)\n      v\n    end\n  end\nend\n",
+    "lib/other/cache_ext.rb": "class Other::Cache\n  def clear\n    nil\n  end\nend\n",
+}
+
+
+def test_ruby_compact_namespaces_and_double_colon_names(git_repo):
+    graph, mem = _graph(git_repo, RUBY)
+    mem.close()
+    editions = "app/interactors/admin/editions/create_interactor.rb"
+    found = graph.resolve(["Admin::Editions::CreateInteractor", "Editions::CreateInteractor", "CreateInteractor",
+                           "BulkData::Cache", "Cache", "BulkData::Cache#fetch", "lib/bulk_data/cache.rb::Cache",
+                           "Other::Cache", "::BulkData::Cache", "NoSuch::Thing"])
+    # the compact `class Editions::CreateInteractor` inside `module Admin` keeps its namespace
+    assert _linked(found["Admin::Editions::CreateInteractor"]) == [(editions, "Admin.Editions.CreateInteractor")]
+    assert _linked(found["Editions::CreateInteractor"]) == [(editions, "Admin.Editions.CreateInteractor")]
+    assert found["CreateInteractor"]["state"] == "ambiguous" and found["CreateInteractor"]["total"] == 2
+    assert _linked(found["BulkData::Cache"]) == [("lib/bulk_data/cache.rb", "BulkData.Cache")]
+    assert _linked(found["::BulkData::Cache"]) == [("lib/bulk_data/cache.rb", "BulkData.Cache")]
+    assert sorted(c["qualified_name"] for c in found["Cache"]["candidates"]) == ["BulkData.Cache", "Other.Cache"]
+    assert _linked(found["BulkData::Cache#fetch"]) == [("lib/bulk_data/cache.rb", "BulkData.Cache.fetch")]
+    assert _linked(found["lib/bulk_data/cache.rb::Cache"]) == [("lib/bulk_data/cache.rb", "BulkData.Cache")]
+    # a class reopened in another file is one class: both places are linked
+    assert _linked(found["Other::Cache"]) == [("lib/other/cache.rb", "Other.Cache"),
+                                              ("lib/other/cache_ext.rb", "Other.Cache")]
+    assert found["NoSuch::Thing"]["state"] == "unknown"
+
+
+CPP = {
+    "include/a/c.hpp": "namespace a::b {\nclass C {\n public:\n  void f();\n};\n}\n",
+    "src/c.cpp": "#include \"a/c.hpp\"\nnamespace a {\nnamespace b {\nvoid C::f() {}\n}\n}\n",
+    "include/x/c.hpp": "namespace x {\nclass C {\n public:\n  void f() {}\n};\n}\n",
+}
+
+
+def test_cpp_namespaces(git_repo):
+    graph, mem = _graph(git_repo, CPP)
+    mem.close()
+    found = graph.resolve(["a::b::C", "x::C", "C", "a::b::C::f", "f"])
+    assert _linked(found["a::b::C"]) == [("include/a/c.hpp", "a.b.C")]
+    assert _linked(found["x::C"]) == [("include/x/c.hpp", "x.C")]
+    assert found["C"]["state"] == "ambiguous" and found["C"]["total"] == 2
+    # declared in the header, defined in the source: one member function, both places linked
+    assert sorted(f for f, _ in _linked(found["a::b::C::f"])) == ["include/a/c.hpp", "src/c.cpp"]
+    assert found["f"]["state"] == "ambiguous" and found["f"]["total"] == 2
+
+
+RUST = {
+    "Cargo.toml": "[package]\nname = \"shop\"\nversion = \"0.1.0\"\n",
+    "src/lib.rs": "\n".join([
+        "mod billing {",
+        "    pub struct Invoice;",
+        "    impl Invoice {",
+        "        pub fn total(&self) -> u32 { 1 }",
+        "    }",
+        "}",
+        "",
+        "mod shop {",
+        "    pub struct Invoice;",
+        "}",
+        "",
+        "impl shop::Invoice {",
+        "    pub fn total(&self) -> u32 { 2 }",
+        "}",
+        ""]),
+}
+
+
+def test_rust_modules_and_impl_paths(git_repo):
+    graph, mem = _graph(git_repo, RUST)
+    mem.close()
+    found = graph.resolve(["billing::Invoice", "crate::shop::Invoice", "Invoice", "shop::Invoice::total",
+                           "billing::Invoice::total", "total"])
+    assert _linked(found["billing::Invoice"]) == [("src/lib.rs", "billing.Invoice")]
+    assert _linked(found["crate::shop::Invoice"]) == [("src/lib.rs", "shop.Invoice")]
+    assert found["Invoice"]["state"] == "ambiguous" and found["Invoice"]["total"] == 2
+    assert [(c["qualified_name"], c["line"]) for c in found["total"]["candidates"]] == [
+        ("billing.Invoice.total", 4), ("shop.Invoice.total", 13)]
+    assert _linked(found["shop::Invoice::total"]) == [("src/lib.rs", "shop.Invoice.total")]
+    assert _linked(found["billing::Invoice::total"]) == [("src/lib.rs", "billing.Invoice.total")]
+
+
+JAVA_TS = {
+    "src/main/java/com/acme/billing/Invoice.java":
+        "package com.acme.billing;\n\npublic class Invoice {\n    public int total() { return 1; }\n}\n",
+    "src/main/java/com/acme/shop/Invoice.java":
+        "package com.acme.shop;\n\npublic class Invoice {\n    public int total() { return 2; }\n}\n",
+    "web/billing/receipt.ts": "export class Receipt {\n  total(): number { return 1; }\n}\n",
+    "web/shop/receipt.ts": "export class Receipt {\n  total(): number { return 2; }\n}\n",
+    "web/util/index.js": "export function formatMoney(n) {\n  return String(n);\n}\n",
+}
+
+
+def test_java_packages_and_js_ts_modules(git_repo):
+    graph, mem = _graph(git_repo, JAVA_TS)
+    mem.close()
+    found = graph.resolve(["com.acme.billing.Invoice", "com.acme.shop.Invoice.total", "Invoice",
+                           "billing.receipt.Receipt", "web/shop/receipt.ts::Receipt.total", "Receipt",
+                           "util.formatMoney", "formatMoney"])
+    assert _linked(found["com.acme.billing.Invoice"]) == [("src/main/java/com/acme/billing/Invoice.java", "Invoice")]
+    assert _linked(found["com.acme.shop.Invoice.total"]) == [
+        ("src/main/java/com/acme/shop/Invoice.java", "Invoice.total")]
+    assert found["Invoice"]["state"] == "ambiguous"
+    assert _linked(found["billing.receipt.Receipt"]) == [("web/billing/receipt.ts", "Receipt")]
+    assert _linked(found["web/shop/receipt.ts::Receipt.total"]) == [("web/shop/receipt.ts", "Receipt.total")]
+    assert found["Receipt"]["state"] == "ambiguous" and found["Receipt"]["total"] == 2
+    assert _linked(found["util.formatMoney"]) == [("web/util/index.js", "formatMoney")]  # a folder's index
+    assert _linked(found["formatMoney"]) == [("web/util/index.js", "formatMoney")]

@@ -248,6 +248,23 @@ def _clean_docstring(text: str) -> str:
     return text[:DOCSTRING_MAX]
 
 
+# Ruby's compact `class Editions::CreateInteractor`, Rust's `impl billing::Invoice`: the name as a path
+_SCOPED_NAMES = ("scope_resolution", "scoped_type_identifier")
+_PATH_ROOTS = ("crate", "self", "super")  # Rust paths relative to the crate or module: not part of the name
+
+
+def _scoped_name(name_node) -> str:
+    """The whole path a scoped name is written as, with the graph's ``.``: ``Editions::Create``
+    -> ``Editions.Create`` (a leading ``::``, Rust's ``crate::``/``self::``/``super::`` dropped)."""
+    outermost = name_node.parent
+    while outermost.parent is not None and outermost.parent.type in _SCOPED_NAMES:
+        outermost = outermost.parent
+    parts = [p.strip() for p in _text(outermost).split("::") if p.strip()]
+    while len(parts) > 1 and parts[0] in _PATH_ROOTS:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
 def _container_name(kind: str, node, name_node, language: str) -> str:
     """The name under which a definition appears in qualified names."""
     name = _text(name_node)
@@ -267,6 +284,8 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
         scope = scope.rstrip(": \t").lstrip(":")
         if scope:
             return f"{scope.replace('::', '.')}.{name}"
+    if language in ("ruby", "rust") and name_node.parent is not None and name_node.parent.type in _SCOPED_NAMES:
+        return _scoped_name(name_node)
     if language == "javascript" or language in ("typescript", "tsx"):
         if node.type == "assignment_expression":
             left = node.child_by_field_name("left")
@@ -396,8 +415,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
             stack.pop()
         display = _container_name(kind, node, name_node, language)
         outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl", "variable")), None)
-        qname = f"{outer[3]}.{display}" if outer and "." not in display else display
-        if language == "cpp" and not outer and kind != "variable":  # C++ namespaces qualify names
+        qname = f"{outer[3]}.{display}" if outer and ("." not in display or language == "ruby") else display
+        if language in ("cpp", "rust") and not outer and kind != "variable":  # namespaces, modules qualify names
             namespace = next((s[3] for s in reversed(stack) if s[1] == "module_block"), "")
             if namespace and not qname.startswith(namespace + "."):
                 qname = f"{namespace}.{qname}"
@@ -405,9 +424,9 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
                 stack.append((end, kind, qname, qname))
                 continue
         if kind in ("impl", "module_block"):
-            if kind == "impl":  # `impl Trait for Type`: the trait is a base of Type
-                spans.append((start, end, "class", display))
-            stack.append((end, kind, qname, display if kind == "impl" else (outer[3] if outer else "")))
+            if kind == "impl":  # `impl Trait for Type`: the trait is a base of Type (in its module: qname)
+                spans.append((start, end, "class", qname))
+            stack.append((end, kind, qname, qname if kind == "impl" else (outer[3] if outer else "")))
             if kind == "module_block":
                 stack.pop()  # namespaces/modules are transparent for qualified names
             continue
