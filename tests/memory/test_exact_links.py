@@ -216,3 +216,60 @@ def test_java_packages_and_js_ts_modules(git_repo):
     assert found["Receipt"]["state"] == "ambiguous" and found["Receipt"]["total"] == 2
     assert _linked(found["util.formatMoney"]) == [("web/util/index.js", "formatMoney")]  # a folder's index
     assert _linked(found["formatMoney"]) == [("web/util/index.js", "formatMoney")]
+
+
+def test_mcp_store_reports_links_and_memory_link_adds_removes_and_refuses(git_repo):
+    import json
+    import os
+    import sys
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    graph, mem = _graph(git_repo, RUBY)
+    mem.close()
+    root = graph.path.parent.parent
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "nervapack_core.mcp.memory_server", "--db", str(graph.path.parent / "memory.db")],
+        cwd=str(root), env={"HOME": str(root.parent),
+                            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})})
+
+    def data(result):
+        assert not result.is_error, result.content
+        return result.structured_content or json.loads(result.content[0].text)
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=60) as client:
+            stored = data(await client.call_tool("memory_store", {
+                "content": "Bulk data is cached per request", "kind": "decision",
+                "entities": ["BulkData::Cache", "Cache", "Nowhere"]}))
+            links = stored["links"]
+            assert links["BulkData::Cache"]["state"] == "linked"
+            assert links["BulkData::Cache"]["linked"] == [
+                {"file": "lib/bulk_data/cache.rb", "qualified_name": "BulkData.Cache", "line": 2, "kind": "class"}]
+            assert links["Cache"]["state"] == "ambiguous" and links["Cache"]["linked"] == []
+            assert links["Cache"]["total"] == 2 and {c["file"] for c in links["Cache"]["candidates"]} == {
+                "lib/bulk_data/cache.rb", "lib/other/cache.rb"}
+            assert links["Nowhere"]["state"] == "unknown"
+            nid = stored["id"]
+            added = data(await client.call_tool("memory_link",
+                                                {"node_id": nid, "code": ["lib/other/cache.rb::Cache"]}))
+            assert added["added"]["lib/other/cache.rb::Cache"]["linked"][0]["qualified_name"] == "Other.Cache"
+            assert {c["qualified_name"] for c in added["code"]} == {"BulkData.Cache", "Other.Cache"}
+            bad = await client.call_tool("memory_link", {"node_id": nid, "code": ["CreateInteractor"]})
+            assert bad.is_error and "ambiguous: 2 definitions" in bad.content[0].text
+            unknown = await client.call_tool("memory_link", {"node_id": "d_nope", "code": ["lib/other/cache.rb"]})
+            assert unknown.is_error and "no memory node 'd_nope'" in unknown.content[0].text
+            removed = data(await client.call_tool("memory_link", {"node_id": nid, "code": ["BulkData::Cache"],
+                                                                  "remove": True}))
+            assert [c["qualified_name"] for c in removed["code"]] == ["Other.Cache"]
+            return nid
+
+    nid = anyio.run(scenario)
+    # the decision TOUCHES only the entity whose code it still links (the one linked by memory link)
+    with MemoryStore(graph.path.parent / "memory.db") as m:
+        touches = [e["target"] for e in m.get_node(nid, with_edges=True)["edges"]
+                   if e["kind"] == "TOUCHES" and e["source"] == nid]
+        assert [m.get_node(t)["content"] for t in touches] == ["lib/other/cache.rb::Cache"]
