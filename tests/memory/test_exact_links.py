@@ -273,3 +273,31 @@ def test_mcp_store_reports_links_and_memory_link_adds_removes_and_refuses(git_re
         touches = [e["target"] for e in m.get_node(nid, with_edges=True)["edges"]
                    if e["kind"] == "TOUCHES" and e["source"] == nid]
         assert [m.get_node(t)["content"] for t in touches] == ["lib/other/cache.rb::Cache"]
+
+
+PHP = {
+    "src/Billing/Invoice.php": "<?php\nnamespace App\\Billing;\n\nuse App\\Models\\User;\n\nclass Invoice\n{\n"
+                               "    public function total(): int\n    {\n        return 1;\n    }\n}\n",
+    "src/Shop/Invoice.php": "<?php\nnamespace App\\Shop {\n    class Invoice\n    {\n"
+                            "        public function total(): int { return 2; }\n    }\n}\n",
+    "src/Models/User.php": "<?php\nnamespace App\\Models;\n\nclass User {}\n",
+}
+
+
+def test_php_namespaces_and_backslash_names(git_repo):
+    from nervapack_core.code.analysis.reader import GraphReader
+
+    graph, mem = _graph(git_repo, PHP)
+    mem.close()
+    found = graph.resolve(["App\\Billing\\Invoice", "\\App\\Shop\\Invoice", "Invoice", "App\\Shop\\Invoice::total",
+                           "Billing\\Invoice", "src/Billing/Invoice.php::Invoice"])
+    assert _linked(found["App\\Billing\\Invoice"]) == [("src/Billing/Invoice.php", "App.Billing.Invoice")]
+    assert _linked(found["\\App\\Shop\\Invoice"]) == [("src/Shop/Invoice.php", "App.Shop.Invoice")]
+    assert found["Invoice"]["state"] == "ambiguous" and found["Invoice"]["total"] == 2
+    assert _linked(found["App\\Shop\\Invoice::total"]) == [("src/Shop/Invoice.php", "App.Shop.Invoice.total")]
+    assert _linked(found["Billing\\Invoice"]) == [("src/Billing/Invoice.php", "App.Billing.Invoice")]
+    assert _linked(found["src/Billing/Invoice.php::Invoice"]) == [("src/Billing/Invoice.php", "App.Billing.Invoice")]
+    with GraphReader(graph.path) as g:  # `use App\Models\User` imports the file PSR-4 puts it in
+        imports = g.rows("SELECT s.file, t.file FROM edges e JOIN nodes s ON s.id = e.source "
+                         "JOIN nodes t ON t.id = e.target WHERE e.kind = 'IMPORTS'")
+    assert [tuple(r) for r in imports] == [("src/Billing/Invoice.php", "src/Models/User.php")]

@@ -276,6 +276,8 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
                 return f"{types[-1]}.{name}"
     if language == "cpp" and kind == "module_block":  # C++17 `namespace a::b`
         return name.replace("::", ".")
+    if language == "php" and kind == "module_block":  # `namespace App\Billing`
+        return name.strip("\\").replace("\\", ".")
     if language == "cpp" and name_node.parent is not None and name_node.parent.type == "qualified_identifier":
         outermost = name_node.parent  # `a::B::f` nests: (a :: (B :: f))
         while outermost.parent is not None and outermost.parent.type == "qualified_identifier":
@@ -298,7 +300,8 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
 _SUBKIND_BY_TYPE = {
     "interface_declaration": "interface", "enum_declaration": "enum", "enum_item": "enum",
     "struct_item": "struct", "struct_specifier": "struct", "struct_declaration": "struct",
-    "trait_item": "trait", "type_alias_declaration": "type", "type_definition": "typedef",
+    "trait_item": "trait", "trait_declaration": "trait", "type_alias_declaration": "type",
+    "type_definition": "typedef",
     "record_declaration": "record", "module": "module", "union_item": "union",
     "union_specifier": "union", "type_declaration": "type", "arrow_function": "arrow",
 }
@@ -346,6 +349,20 @@ def _function_values(values: list[Node], imports: list[tuple[Node, Node]], entit
                 known.update(_text(c) for c in node.children if c.type == "identifier")  # a default import
             stack.extend(node.children)
     return [n for n in values if _text(n) in known]
+
+
+def _php_namespace_spans(defs: list, size: int) -> list:
+    """PHP's statement form ``namespace App\\Billing;`` holds nothing in the tree, yet names
+    everything after it up to the next ``namespace`` (or the file's end): its span is made so,
+    and the qualified names of the classes and functions in it take the namespace, as the
+    block form's do."""
+    starts = sorted(d[0] for d in defs if d[2] == "module_block")
+    out = []
+    for start, neg_end, kind, node, name_node in defs:
+        if kind == "module_block" and node.child_by_field_name("body") is None:
+            neg_end = -next((s for s in starts if s > start), size)
+        out.append((start, neg_end, kind, node, name_node))
+    return out
 
 
 def parse_source(source: bytes, language: str) -> ParsedSource:
@@ -405,6 +422,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
             elif "returns.annotation" in caps:
                 return_annotations.extend(caps["returns.annotation"])
 
+    if language == "php":
+        defs = _php_namespace_spans(defs, len(source))
     defs.sort(key=lambda d: (d[0], d[1]))
     stack: list[tuple[int, str, str, str]] = []  # (end_byte, kind, qualified prefix, qualified name)
     spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, qualified_name) of entities
@@ -416,7 +435,7 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
         display = _container_name(kind, node, name_node, language)
         outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl", "variable")), None)
         qname = f"{outer[3]}.{display}" if outer and ("." not in display or language == "ruby") else display
-        if language in ("cpp", "rust") and not outer and kind != "variable":  # namespaces, modules qualify names
+        if language in ("cpp", "rust", "php") and not outer and kind != "variable":  # namespaces, modules qualify names
             namespace = next((s[3] for s in reversed(stack) if s[1] == "module_block"), "")
             if namespace and not qname.startswith(namespace + "."):
                 qname = f"{namespace}.{qname}"
