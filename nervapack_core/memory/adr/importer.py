@@ -387,38 +387,10 @@ def resolve_code(store, names: list[str]) -> dict[str, dict]:
     A name is a file path (``lib/bulk_data/cache.rb``), ``path::Name``, or a qualified name as
     the language writes it (``BulkData::Cache``, ``App\\Models\\User``, ``billing.invoice.Invoice``)."""
     names = list(dict.fromkeys(n for n in names if n))
-    if not names:
-        return {}
-    if not store.graph.available():
-        return {n: {"state": "no_graph", "hits": [], "candidates": []} for n in names}
-    asks: dict[str, tuple[str | None, str]] = {n: _code_parts(n) for n in names}
-    found = store.graph.lookup(list(dict.fromkeys(q for _, q in asks.values())))
-    # a module path in front (``billing.invoice.Invoice``: the graph's name is ``Invoice`` in
-    # billing/invoice.py): the rest, in the file the front names
-    modules = {n: _module_splits(q) for n, (p, q) in asks.items() if p is None and not found.get(q)}
-    more = store.graph.lookup(list(dict.fromkeys(r for splits in modules.values() for _, r in splits)))
     out: dict[str, dict] = {}
-    for name, (path, qual) in asks.items():
-        hits = [h for h in found.get(qual, []) if path is None or h["file"] == path]
-        for module, rest in modules.get(name, []):
-            in_module = [h for h in more.get(rest, []) if _file_is_module(h["file"], module)]
-            if in_module:
-                hits, qual = in_module, rest
-                break
-        if path is not None and qual == path:
-            hits = [h for h in hits if h["code_kind"] == "file"]
-        else:
-            hits = [h for h in hits if h["code_kind"] != "file"] or hits
-        # as written first: case and separators exactly, then the loose matches the lookup adds
-        exact = [h for h in hits if h["qualified_name"] == qual or (path is None and h["qualified_name"] == name)]
-        pool = exact or [h for h in hits if (h["qualified_name"] or "").lower() == qual.lower()] or hits
-        candidates = sorted({f"{h['file']}::{h['qualified_name']}" for h in pool})
-        if not pool:
-            out[name] = {"state": "unknown", "hits": [], "candidates": []}
-        elif len(candidates) == 1:
-            out[name] = {"state": "linked", "hits": pool, "candidates": candidates}
-        else:
-            out[name] = {"state": "ambiguous", "hits": [], "candidates": candidates}
+    for name, r in store.graph.resolve(names).items():  # the exact resolver (CodeGraph.resolve)
+        out[name] = {"state": r["state"], "hits": r["hits"],
+                     "candidates": sorted(f"{c['file']}::{c['qualified_name']}" for c in r["candidates"])}
     return out
 
 
