@@ -316,7 +316,8 @@ def _link_actions(conn: sqlite3.Connection, ns: str, prefix: str, sources: set[s
     superseded: set[str] = set()
     for r in rows:
         adr = _meta(r).get("adr") or {}
-        for kind, target in adr.get("links", []):
+        for said, target in adr.get("links", []):
+            kind = said.removeprefix("block:")
             other = by_source.get(target) or _by_id(conn, ns, target)
             if other is None or other["id"] == r["id"]:
                 continue
