@@ -270,7 +270,8 @@ def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
             mark = f"  [superseded by {n['superseded_by']}]" if n["superseded_by"] else ""
             if n["tombstoned"]:
                 mark += "  [forgotten]"
-            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {n['kind']} · "
+            kind = f"{n['kind']} ({n['status']})" if n["kind"] == "decision" and n.get("status") else n["kind"]
+            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {kind} · "
                        f"{' '.join(n['content'].split())}{mark}")
         if rows:
             out.append(f"showing {offset + 1:,}–{offset + len(rows):,} of {total:,}"
@@ -638,6 +639,21 @@ def review_cmd(node_id, verdict, note, reviewer, limit, offset):
         raise NervapackError("say what the review decides: --accept, --reject, --deprecate or --propose")
     n = store.review(node_id, _VERDICTS[verdict], note=note, reviewer=reviewer)
     emit(n, lambda n: f"✓ {n['id']} is now {n['status']}" + (f" (by {n['status_by']})" if n.get("status_by") else ""))
+
+
+@memory_cli.command("reconfirm")
+@click.argument("node_id")
+@click.option("--note", required=True, help="Why the decision still holds (kept with the review).")
+@click.option("--reviewer", default=None,
+              help="Who re-confirms (default: git user.name <user.email>, else the OS user).")
+@memory_options
+def reconfirm_cmd(node_id, note, reviewer):
+    """Say that decision NODE_ID still holds although its code moved on (`memory stale` listed
+    it): its code links take the definitions' current hashes, and a review keeping its status
+    records who, when and why. Churn is counted from then on; `export-adr` carries it."""
+    n = _store().reconfirm(node_id, note, reviewer=reviewer)
+    emit(n, lambda n: f"✓ {n['id']} still holds ({n['status']}, re-confirmed by {n['status_by'] or 'whom not recorded'}"
+                      f"): {len(n['reconfirmed'])} code link(s) now at their current hashes")
 
 
 @memory_cli.command("link-commit")

@@ -335,6 +335,39 @@ class MemoryStore:
         who = validate.check_content(reviewer) if reviewer is not None else self.author
         return self._write(lambda conn: writes.review(conn, ns, node_id, verdict, text, who))
 
+    def reconfirm(self, node_id: str, note: str, *, reviewer: str | None = None,
+                  namespace: str | None = None) -> dict[str, Any]:
+        """Say that a standing decision still holds although its code moved on ("still holds":
+        ``memory stale`` listed it): every code link takes the definition's current hash from the
+        code graph, and a review keeping its status records who (default: this store's author),
+        when and ``note`` (why it still holds; required). Churn is counted from then on. Refused
+        when a linked definition is gone from the graph (relink or remove it first) or there is
+        no code graph. Returns the decision with ``reconfirmed``: the links brought up to date."""
+        self._writable()
+        ns = self._ns(namespace)
+        if not str(note or "").strip():
+            raise NervapackError("say why the decision still holds: a re-confirmation needs a note")
+        why = validate.check_content(str(note))
+        who = validate.check_content(reviewer) if reviewer is not None else self.author
+        refs = self._read(lambda conn: views.to_code(conn, ns, node_id))
+        if not refs:
+            raise NervapackError(f"{node_id} governs no code: there is nothing to re-confirm (link it with "
+                                 "`nervapack memory link ID --code PATH[::NAME]`)")
+        state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}),
+                                      sorted({r["file"] for r in refs if r["file"]}), {})
+        if state is None:
+            raise NervapackError("there is no code graph to re-confirm against: run `nervapack ingest` first")
+        gone = [r for r in refs if r["graph_node_id"] not in state["nodes"]]
+        if gone:
+            names = ", ".join(f"{r['file']}::{r['qualified_name']}" for r in gone)
+            raise NervapackError(f"{node_id}: {names} is no longer in the code graph; remove the link "
+                                 "(`nervapack memory link ID --code ... --remove`) or link what replaced it first")
+        now = {r["graph_node_id"]: (state["nodes"][r["graph_node_id"]], *state["files"].get(r["file"], (None, None)))
+               for r in refs}
+        out = self._write(lambda conn: writes.reconfirm(conn, ns, node_id, why, who, now))
+        out["reconfirmed"] = [{"file": r["file"], "qualified_name": r["qualified_name"]} for r in refs]
+        return out
+
     def set_commit(self, node_id: str, commit: str, *, namespace: str | None = None) -> dict[str, Any]:
         """Link a memory to the commit that implemented it (resolved to a full sha)."""
         self._writable()
@@ -678,7 +711,7 @@ class MemoryStore:
         since: dict[str, str] = {}
         for r in refs:
             if r["file"]:
-                since[r["file"]] = min(since.get(r["file"], r["valid_from"]), r["valid_from"])
+                since[r["file"]] = min(since.get(r["file"], r["since"]), r["since"])
         state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
         return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
 

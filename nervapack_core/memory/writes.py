@@ -14,7 +14,7 @@ import sqlite3
 from ..errors import NervapackError
 from ..text import fts_quote, words
 from . import nodes
-from .kinds import SUBJECT_EDGES, sql_list
+from .kinds import DEFAULT_STATUS, SUBJECT_EDGES, sql_list, stands
 from .resolve import clean_name, find_entity
 from .results import SessionCleared, SessionEnded
 from .timeutil import now_iso
@@ -119,6 +119,31 @@ def review(conn: sqlite3.Connection, ns: str, node_id, status: str, note: str | 
                  (status, reviewer, stamp, note, row["id"]))
     conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
                  "VALUES (?,?,?,?,?,?,?)", (ns, row["id"], status, row["status"], reviewer, note, stamp))
+    return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
+
+
+def reconfirm(conn: sqlite3.Connection, ns: str, node_id, note: str, reviewer: str | None,
+              now: dict[str, tuple[str | None, str | None, float | None]]) -> dict:
+    """Record that a standing decision still holds although its code moved on: each code link
+    takes the definition's hash as the graph has it now (``now``: graph node id -> ``(node sha,
+    file sha, file mtime)``), and a review keeping the status — a re-confirmation, which is also
+    where ``memory stale`` starts counting churn again — records who and why."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    if row["kind"] != "decision":
+        raise NervapackError(f"{row['id']} is a {row['kind']}, not a decision; only decisions are re-confirmed")
+    served = conn.execute(f"SELECT {nodes.status_sql('n')} FROM mem_nodes n WHERE n.id = ?", (row["id"],)).fetchone()[0]
+    if not stands(served):
+        raise NervapackError(f"{row['id']} is {served}: only a standing decision (accepted or proposed) is "
+                             "re-confirmed; review it instead")
+    stamp = now_iso()
+    for graph_id, (node_sha, file_sha, mtime) in now.items():
+        conn.execute("UPDATE mem_code_refs SET node_sha = ?, file_sha = ?, file_mtime = ? "
+                     "WHERE node_id = ? AND graph_node_id = ?", (node_sha, file_sha, mtime, row["id"], graph_id))
+    status = row["status"] or DEFAULT_STATUS
+    conn.execute("UPDATE mem_nodes SET status_by = ?, status_at = ?, status_note = ? WHERE id = ?",
+                 (reviewer, stamp, note, row["id"]))
+    conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
+                 "VALUES (?,?,?,?,?,?,?)", (ns, row["id"], status, status, reviewer, note, stamp))
     return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -48,6 +49,16 @@ LINK_KINDS = {
 _LINK_LINE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(" + "|".join(sorted((re.escape(k) for k in LINK_KINDS), key=len, reverse=True))
     + r")(?:\*\*|__)?\s*:?\s*(.*)$", re.IGNORECASE)
+# "Superseded: 2019-12-19 by …", "Superseded on 2019-12-19 by …", "**Replaced** (2020-01-01) by …": the link
+# word, then a date, then "by" (read as "superseded by …" by :func:`_undated`, in code: no backtracking)
+_DATED_WORD = re.compile(r"^(\s*(?:[-*+]\s+)?(?:\*\*|__)?)(superseded|replaced|amended)(?:\*\*|__)?", re.IGNORECASE)
+_DATE_START = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+# a reference-style link definition, anywhere in the file: "[14]: 0014-use-a-cache.md" (title aside)
+_LINK_DEF = re.compile(r"^ {0,3}\[([^\]\n]{1,200})\]:[ \t]*<?([^\s>]+)>?(?:[ \t]+.*)?$")
+# "[text][ref]", "[text][]" and "[ref]" alone (shortcut), not followed by "(" or ":" (an inline link, a definition)
+_REF_LINK = re.compile(r"\[([^\]\n]{1,200})\](?:\[([^\]\n]{0,200})\])?(?![(:\[])")
+# a bare number in brackets with no definition ("Superseded by [14]"): that ADR
+_BRACKET_NUMBER = re.compile(r"^0*(\d{1,7})$")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)>\s]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 # a reference without a link: "ADR-0123", "ADR 5", "#12"
 _ADR_REF = re.compile(r"\b(?:ADR|RFC)[-\s_]?0*(\d+)\b|(?<![\w/])#0*(\d+)\b", re.IGNORECASE)
@@ -407,17 +418,67 @@ def _chosen(outcome: str | None) -> tuple[str | None, str | None]:
     return (chosen or None), (text or None)
 
 
-def _links(lines: list[str]) -> list[tuple[str, str, str]]:
+def _undated(line: str) -> str:
+    """``line`` with a dated link word read as its plain form: "Superseded: 2019-12-19 by X",
+    "Superseded on 2019-12-19 by X", "Replaced (2020-01-01) by X" -> "Superseded by X". Walked
+    in code, not one regex, so a hostile line costs its length."""
+    m = _DATED_WORD.match(line)
+    if not m:
+        return line
+    rest = line[m.end():].lstrip(" \t")
+    rest = rest[1:].lstrip(" \t") if rest.startswith(":") else rest
+    if rest[:3].lower() == "on ":
+        rest = rest[3:].lstrip(" \t")
+    rest = rest.lstrip("( \t")
+    date_m = _DATE_START.match(rest)
+    if date_m:
+        rest = rest[date_m.end():]
+    rest = rest.lstrip(") \t,")
+    if rest[:2].lower() != "by" or (rest[2:3].isalnum() or rest[2:3] == "_"):
+        return line
+    return f"{m.group(1)}{m.group(2)} by{rest[2:]}"
+
+
+def _link_defs(lines: list[str]) -> dict[str, str]:
+    """``{label (casefolded): href}`` of the reference-style link definitions (``[14]: 0014-x.md``),
+    wherever they are in the file (some teams put them above the ``Date:`` line)."""
+    defs: dict[str, str] = {}
+    fence = False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        m = None if fence else _LINK_DEF.match(line)
+        if m:
+            defs.setdefault(" ".join(m.group(1).split()).casefold(), m.group(2))
+    return defs
+
+
+def _targets_in(text: str, defs: dict[str, str]) -> list[tuple[str, str]]:
+    """(text, href) of the links in ``text``: inline links, reference links (``[t][ref]``,
+    ``[ref]``) to a definition of the file, a bare ``[14]`` (ADR 14), else "ADR-14" / "#14"."""
+    found = [(t, h) for t, h in _MD_LINK.findall(text)]
+    for m in _REF_LINK.finditer(_MD_LINK.sub("", text)):
+        label = m.group(2) or m.group(1)
+        href = defs.get(" ".join(label.split()).casefold())
+        if href is not None:
+            found.append((m.group(1), href))
+        elif m.group(2) is None and _BRACKET_NUMBER.match(m.group(1).strip()):
+            found.append((m.group(1), "#" + str(int(m.group(1).strip()))))
+    if not found:
+        found = [(r.group(0), "#" + (r.group(1) or r.group(2))) for r in _ADR_REF.finditer(text)]
+    return found
+
+
+def _links(lines: list[str], defs: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
     """(kind, text, href) of every "Superseded by …"-style line (href "#N": an ADR number)."""
     out: list[tuple[str, str, str]] = []
     for line in lines:
-        m = _LINK_LINE.match(line)
+        m = _LINK_LINE.match(_undated(line))
         if not m:
             continue
         kind, rest = LINK_KINDS[m.group(1).lower()], m.group(2)
-        found = [(t, h) for t, h in _MD_LINK.findall(rest)]
-        if not found:
-            found = [(r.group(0), "#" + (r.group(1) or r.group(2))) for r in _ADR_REF.finditer(rest)]
+        found = _targets_in(rest, defs or {})
         if not found and rest.strip():
             bare = rest.strip().strip("[]*_`")
             if re.match(r"^[\w .\-/]+\.md$", bare):
@@ -425,6 +486,28 @@ def _links(lines: list[str]) -> list[tuple[str, str, str]]:
         for text, href in found:
             out.append((kind, one_line(text), href))
     return list(dict.fromkeys(out))
+
+
+def _successor_elsewhere(lines: list[str], defs: dict[str, str], name: str, number: int | None
+                         ) -> tuple[str, str] | None:
+    """The ADR a record marked only "Superseded" names elsewhere: a link on a line that speaks of
+    superseding or replacing, else the one other ADR the file links to (none when it links to
+    several: which one replaced it is not said)."""
+    def other(text: str, href: str) -> bool:
+        if href.startswith("#"):
+            return href[1:].isdigit() and int(href[1:]) != number
+        parts = urlsplit(href)
+        tail = unquote(parts.path).rsplit("/", 1)[-1]
+        return not (parts.scheme or parts.netloc) and tail.lower().endswith(".md") and tail != name
+
+    for line in lines:
+        if re.search(r"supersed|replac", line, re.IGNORECASE):
+            hits = [(t, h) for t, h in _targets_in(line, defs) if other(t, h)]
+            if hits:
+                return hits[0]
+    candidates = dict.fromkeys((one_line(t), h) for line in lines for t, h in _targets_in(line, defs) if other(t, h))
+    hrefs = {h for _, h in candidates}
+    return next(iter(candidates)) if len(hrefs) == 1 else None
 
 
 def _fields(preamble: str) -> dict[str, str]:
@@ -462,7 +545,7 @@ def parse_adr(text: str, name: str) -> ParsedAdr:
             fm["status"] = inner["status"]
         else:
             words = [ln.strip() for ln in status_section.splitlines() if ln.strip()]
-            plain = [w for w in words if not _LINK_LINE.match(w)]
+            plain = [w for w in words if not _LINK_LINE.match(_undated(w)) and not _LINK_DEF.match(w)]
             fm["status"] = (plain or words)[0] if (plain or words) else None
     fm_title = _as_text(fm.get("title"))
     raw_title = title or fm_title
@@ -541,13 +624,19 @@ def parse_adr(text: str, name: str) -> ParsedAdr:
     rec.rationale = "\n\n".join(pieces) or None
 
     link_lines = list(lines[title_at + 1:] if title_at is not None else lines)
+    defs = _link_defs(lines)
     if status_text:
         link_lines.insert(0, status_text)
-    rec.links = _links(link_lines)
+    rec.links = _links(link_lines, defs)
     if rec.status == "superseded" and not any(k == "superseded" for k, _, _ in rec.links):
         ref = _ADR_REF.search(status_text or "")
         if ref:
             rec.links.append(("superseded", ref.group(0), "#" + (ref.group(1) or ref.group(2))))
+        else:
+            body_lines = [ln for ln in link_lines if not _LINK_DEF.match(ln)]
+            found = _successor_elsewhere(body_lines, defs, name, rec.number)
+            if found:
+                rec.links.append(("superseded", one_line(found[0]), found[1]))
     return rec
 
 

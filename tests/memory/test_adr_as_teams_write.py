@@ -1,0 +1,240 @@
+"""Import reads ADRs as teams write them (issue 28): the supersession, status, title, date,
+sub-heading, headline, author and warning forms found in real repositories' ADR folders
+(a Rails repository's 16 Nygard files among them). Each test writes the files, commits them
+to a real git repository where history matters, imports through the real importer into a
+real store and checks the decisions and edges that come out."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nervapack_core.memory import MemoryStore
+
+ADA = {"GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@example.com",
+       "GIT_COMMITTER_NAME": "Ada Lovelace", "GIT_COMMITTER_EMAIL": "ada@example.com"}
+BOB = {"GIT_AUTHOR_NAME": "Bob Merger", "GIT_AUTHOR_EMAIL": "bob@example.com",
+       "GIT_COMMITTER_NAME": "Bob Merger", "GIT_COMMITTER_EMAIL": "bob@example.com"}
+
+CACHE = """# 14. Use a cache for bulk data
+
+Date: 2019-12-19
+
+## Status
+
+Accepted
+
+## Context
+
+Bulk data is slow to build.
+
+## Decision
+
+We will cache bulk data in Redis.
+"""
+
+
+def git(repo: Path, *args: str, who: dict[str, str] = ADA) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                          env={**os.environ, **who, "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1"})
+    return done.stdout.strip()
+
+
+def adr_repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git repository with ``docs/adr/<name>`` for each file, in one commit; the folder."""
+    repo = tmp_path / "repo"
+    folder = repo / "docs" / "adr"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "ADRs")
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = MemoryStore(tmp_path / "memory.db", graph_db=tmp_path / "no-graph.db", author="Importer <i@example.com>")
+    yield s
+    s.close()
+
+
+def decisions(store: MemoryStore) -> dict[str, dict]:
+    """The folder's decisions by file name."""
+    return {d["source"].rsplit("/", 1)[-1]: d for d in store.list_decisions()}
+
+
+def edges(store: MemoryStore, kind: str) -> set[tuple[str, str]]:
+    conn = sqlite3.connect(store.path)
+    try:
+        return set(conn.execute("SELECT src, dst FROM mem_edges WHERE kind = ?", (kind,)).fetchall())
+    finally:
+        conn.close()
+
+
+def old_adr(status: str, *, above_date: str = "", body: str = "") -> str:
+    return (f"# 3. Keep bulk data in Postgres\n\n{above_date}Date: 2018-03-01\n\n## Status\n\n{status}\n\n"
+            f"## Context\n\nBulk data is read often.\n{body}\n## Decision\n\nWe will keep it in Postgres.\n")
+
+
+# ---------------------------------------------------------------------------- 1. supersession
+SUPERSEDED_FORMS = {
+    "dated, linked": old_adr("Superseded: 2019-12-19 by [ADR 14](0014-use-a-cache.md)"),
+    "dated with 'on'": old_adr("Superseded on 2019-12-19 by [14. Use a cache](0014-use-a-cache.md)"),
+    "ADR-0014": old_adr("Superseded by ADR-0014"),
+    "ADR 14": old_adr("Superseded by ADR 14"),
+    "#14": old_adr("Superseded by #14"),
+    "[14] defined below": old_adr("Superseded by [14]", body="\n[14]: 0014-use-a-cache.md\n"),
+    "[14] defined above Date:": old_adr("Superseded by [14]", above_date="[14]: ./0014-use-a-cache.md\n\n"),
+    "[text][ref]": old_adr("Superseded by [the cache decision][cache]",
+                           body="\n[cache]: 0014-use-a-cache.md \"ADR 14\"\n"),
+    "bare [14], no definition": old_adr("Superseded by [14]"),
+    "Replaced by": old_adr("Replaced by [Use a cache](0014-use-a-cache.md)"),
+    "bold, dated": old_adr("**Superseded** (2019-12-19) by [ADR 14](0014-use-a-cache.md)"),
+    "accepted, then a dated line": old_adr("Accepted\n\nSuperseded: 2019-12-19 by [ADR 14](0014-use-a-cache.md)"),
+    "bare Superseded, successor in the context": old_adr(
+        "Superseded", body="\nThis stopped holding once [ADR 14](0014-use-a-cache.md) replaced it.\n"),
+    "bare Superseded, the only other ADR linked": old_adr(
+        "Superseded", body="\nSee [the cache](0014-use-a-cache.md) for what we do now.\n"),
+}
+
+
+@pytest.mark.parametrize("form", SUPERSEDED_FORMS)
+def test_supersession_as_teams_write_it(store, tmp_path, form):
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": SUPERSEDED_FORMS[form],
+                                 "0014-use-a-cache.md": CACHE})
+    report = store.import_adr(folder)
+    d = decisions(store)
+    old, new = d["0003-keep-bulk-data-in-postgres.md"], d["0014-use-a-cache.md"]
+    assert report["supersessions"] == 1, report["warnings"]
+    assert old["superseded_by"] == new["id"] and old["status"] == "superseded"
+    assert new["status"] == "accepted" and new["superseded_by"] is None
+    assert not edges(store, "DERIVED_FROM")
+    assert report["warnings"] == []
+
+
+def test_supersedes_from_the_successor_side(store, tmp_path):
+    new = CACHE.replace("Accepted\n",
+                        "Accepted\n\nSupersedes: 2019-12-19 [ADR 3](0003-keep-bulk-data-in-postgres.md)\n")
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": old_adr("Accepted"),
+                                 "0014-use-a-cache.md": new})
+    store.import_adr(folder)
+    d = decisions(store)
+    assert d["0003-keep-bulk-data-in-postgres.md"]["superseded_by"] == d["0014-use-a-cache.md"]["id"]
+
+
+@pytest.mark.parametrize("amend", ["Amended by [ADR 14](0014-use-a-cache.md)", "Amended: 2020-01-02 by ADR-0014"])
+def test_amended_by_is_derived_from_not_a_supersession(store, tmp_path, amend):
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": old_adr(f"Accepted\n\n{amend}"),
+                                 "0014-use-a-cache.md": CACHE})
+    report = store.import_adr(folder)
+    d = decisions(store)
+    old, new = d["0003-keep-bulk-data-in-postgres.md"], d["0014-use-a-cache.md"]
+    assert report["supersessions"] == 0 and old["superseded_by"] is None and old["status"] == "accepted"
+    assert edges(store, "DERIVED_FROM") == {(new["id"], old["id"])}
+
+
+def test_amends_is_derived_from(store, tmp_path):
+    new = CACHE.replace("Accepted\n", "Accepted\n\nAmends [ADR 3][3]\n\n[3]: 0003-keep-bulk-data-in-postgres.md\n")
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": old_adr("Accepted"),
+                                 "0014-use-a-cache.md": new})
+    store.import_adr(folder)
+    d = decisions(store)
+    new_id, old_id = d["0014-use-a-cache.md"]["id"], d["0003-keep-bulk-data-in-postgres.md"]["id"]
+    assert edges(store, "DERIVED_FROM") == {(new_id, old_id)}
+    assert d["0003-keep-bulk-data-in-postgres.md"]["superseded_by"] is None
+
+
+@pytest.mark.parametrize("status, says", [
+    ("Superseded by ADR-0015", "names no ADR file of the folder"),
+    ("Superseded: 2019-12-19 by [ADR 15](0015-gone.md)", "names no ADR file of the folder"),
+    ("Superseded", "no record of the folder supersedes it"),
+])
+def test_an_unresolved_supersession_is_a_warning(store, tmp_path, status, says):
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": old_adr(status),
+                                 "0014-use-a-cache.md": CACHE,
+                                 "0015-other.md": CACHE.replace("14.", "15.")} if "15" not in status else
+                      {"0003-keep-bulk-data-in-postgres.md": old_adr(status), "0014-use-a-cache.md": CACHE})
+    report = store.import_adr(folder)
+    d = decisions(store)
+    old = d["0003-keep-bulk-data-in-postgres.md"]
+    assert old["superseded_by"] is None and old["status"] == "deprecated"  # never passed off as standing
+    assert any(src.endswith("0003-keep-bulk-data-in-postgres.md") and says in w for src, w in report["warnings"]), \
+        report["warnings"]
+
+
+def test_a_number_two_files_share_is_not_guessed(store, tmp_path):
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": old_adr("Superseded by ADR 14"),
+                                 "0014-use-a-cache.md": CACHE, "0014-use-a-queue.md": CACHE})
+    report = store.import_adr(folder)
+    assert decisions(store)["0003-keep-bulk-data-in-postgres.md"]["superseded_by"] is None
+    assert any("names no ADR file" in w for _, w in report["warnings"])
+
+
+def test_bare_superseded_linking_two_other_adrs_is_not_guessed(store, tmp_path):
+    text = old_adr("Superseded", body="\nSee [ADR 14](0014-use-a-cache.md) and [ADR 15](0015-other.md).\n")
+    folder = adr_repo(tmp_path, {"0003-keep-bulk-data-in-postgres.md": text, "0014-use-a-cache.md": CACHE,
+                                 "0015-other.md": CACHE.replace("14.", "15.")})
+    report = store.import_adr(folder)
+    assert decisions(store)["0003-keep-bulk-data-in-postgres.md"]["superseded_by"] is None
+    assert any("no record of the folder supersedes it" in w for _, w in report["warnings"])
+
+
+# ---------------------------------------------------------------------------- 2. layout
+STATUS_LAST = """# 3. Database: use Postgres
+
+Date: 2018-03-01
+Revised: 2019-02-03
+Last reviewed: 2020-04-05
+
+## Context
+
+We need a relational store.
+
+### What we tried
+
+SQLite, which could not take concurrent writers.
+
+## Decision
+
+We will use Postgres 11.
+
+### Details
+
+One database per service.
+
+## Consequences
+
+Backups are needed.
+
+## Status
+
+Accepted
+"""
+
+
+def test_status_after_context_colon_title_extra_dates_and_sub_headings(store, tmp_path):
+    folder = adr_repo(tmp_path, {"0003-database-use-postgres.md": STATUS_LAST})
+    report = store.import_adr(folder)
+    assert report["imported"] == 1 and report["warnings"] == [] and report["skipped"] == []
+    d = decisions(store)["0003-database-use-postgres.md"]
+    assert d["status"] == "accepted"
+    assert d["title"] == "Database: use Postgres"  # the whole title after the number
+    assert d["metadata"]["adr"]["number"] == 3
+    assert d["valid_from"].startswith("2018-03-01")  # Date:, not Revised:
+    # sub-headings stay inside their section
+    assert "### What we tried\n\nSQLite, which could not take concurrent writers." in d["rationale"]
+    assert "### Details\n\nOne database per service." in d["rationale"]
+    assert d["rationale"].index("What we tried") < d["rationale"].index("Decision: We will use Postgres 11.")
+
+
+def test_the_number_in_the_title_is_the_adr_number(store, tmp_path):
+    folder = adr_repo(tmp_path, {"use-postgres.md": STATUS_LAST.replace("# 3.", "# 7.")})
+    store.import_adr(folder)
+    d = decisions(store)["use-postgres.md"]
+    assert d["metadata"]["adr"]["number"] == 7 and d["title"] == "Database: use Postgres"
