@@ -726,7 +726,7 @@ def _governs_line(c: dict) -> str:
         return f"{c['code']} -> {', '.join(c['linked'])}"
     why = {"ambiguous": "ambiguous, names " + ", ".join(c["candidates"][:5])
            + (f" and {len(c['candidates']) - 5} more" if len(c["candidates"]) > 5 else ""),
-           "unknown": "no definition or file of that name in the code graph",
+           "unknown": c.get("note") or "no definition or file of that name in the code graph",
            "no_graph": "no code graph yet (run nervapack ingest, then import again)"}.get(c["state"], c["state"])
     return f"{c['code']} links to no code: {why}"
 

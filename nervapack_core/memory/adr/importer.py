@@ -380,74 +380,21 @@ def _by_id(conn: sqlite3.Connection, ns: str, target: str) -> sqlite3.Row | None
 
 # ---------------------------------------------------------------- the block: code, reviews
 def resolve_code(store, names: list[str]) -> dict[str, dict]:
-    """What each ``governs`` name links to: ``{name: {"state", "hits", "candidates"}}``, state
-    ``linked`` (exactly one definition, or the file), ``ambiguous`` (several: none linked, the
-    candidates listed), ``unknown`` or ``no_graph`` (no code graph yet). The one place import
-    asks the code graph (through :mod:`..bridge`), so it can switch to an exact resolver.
+    """What each ``governs`` name links to: ``{name: {"state", "hits", "candidates", "note"}}``,
+    state ``linked`` (the definition, or the file), ``ambiguous`` (several: none linked, the
+    candidates listed as ``file::qualified name``), ``unknown`` or ``no_graph`` (no code graph
+    yet) — :meth:`..bridge.CodeGraph.resolve`, the one place import asks the code graph.
 
     A name is a file path (``lib/bulk_data/cache.rb``), ``path::Name``, or a qualified name as
     the language writes it (``BulkData::Cache``, ``App\\Models\\User``, ``billing.invoice.Invoice``)."""
     names = list(dict.fromkeys(n for n in names if n))
-    if not names:
-        return {}
-    if not store.graph.available():
-        return {n: {"state": "no_graph", "hits": [], "candidates": []} for n in names}
-    asks: dict[str, tuple[str | None, str]] = {n: _code_parts(n) for n in names}
-    found = store.graph.lookup(list(dict.fromkeys(q for _, q in asks.values())))
-    # a module path in front (``billing.invoice.Invoice``: the graph's name is ``Invoice`` in
-    # billing/invoice.py): the rest, in the file the front names
-    modules = {n: _module_splits(q) for n, (p, q) in asks.items() if p is None and not found.get(q)}
-    more = store.graph.lookup(list(dict.fromkeys(r for splits in modules.values() for _, r in splits)))
     out: dict[str, dict] = {}
-    for name, (path, qual) in asks.items():
-        hits = [h for h in found.get(qual, []) if path is None or h["file"] == path]
-        for module, rest in modules.get(name, []):
-            in_module = [h for h in more.get(rest, []) if _file_is_module(h["file"], module)]
-            if in_module:
-                hits, qual = in_module, rest
-                break
-        if path is not None and qual == path:
-            hits = [h for h in hits if h["code_kind"] == "file"]
-        else:
-            hits = [h for h in hits if h["code_kind"] != "file"] or hits
-        # as written first: case and separators exactly, then the loose matches the lookup adds
-        exact = [h for h in hits if h["qualified_name"] == qual or (path is None and h["qualified_name"] == name)]
-        pool = exact or [h for h in hits if (h["qualified_name"] or "").lower() == qual.lower()] or hits
-        candidates = sorted({f"{h['file']}::{h['qualified_name']}" for h in pool})
-        if not pool:
-            out[name] = {"state": "unknown", "hits": [], "candidates": []}
-        elif len(candidates) == 1:
-            out[name] = {"state": "linked", "hits": pool, "candidates": candidates}
-        else:
-            out[name] = {"state": "ambiguous", "hits": [], "candidates": candidates}
+    for name, r in store.graph.resolve(names).items():
+        shown = [f"{c['file']}::{c['qualified_name']}" for c in r["candidates"]]
+        more = r["total"] - len(shown) if r["state"] == "ambiguous" else 0
+        out[name] = {"state": r["state"], "hits": r["hits"] if r["state"] == "linked" else [],
+                     "candidates": shown + ([f"… and {more} more"] if more > 0 else []), "note": r["note"]}
     return out
-
-
-def _code_parts(name: str) -> tuple[str | None, str]:
-    """``(file path or None, qualified name as the graph writes it)`` of a ``governs`` name."""
-    text = name.strip()
-    path, sep, rest = text.partition("::")
-    if sep and ("/" in path or re.search(r"\.\w+$", path)) and rest:
-        return path, _dotted(rest)
-    if "::" not in text and ("/" in text and "\\" not in text or re.search(r"\.(rb|py|js|ts|tsx|jsx|go|rs|java|"
-                                                                      r"cs|cpp|cc|c|h|hpp|php|kt|swift)$", text)):
-        return text, text
-    return None, _dotted(text)
-
-
-def _module_splits(qual: str) -> list[tuple[str, str]]:
-    """``a.b.C`` -> ``[("a/b", "C"), ("a", "b.C")]``: the longest module path first."""
-    parts = qual.split(".")
-    return [("/".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
-
-
-def _file_is_module(file: str | None, module: str) -> bool:
-    stem = (file or "").rsplit(".", 1)[0]
-    return stem == module or stem.endswith("/" + module) or stem in (module + "/__init__", module + "/index")
-
-
-def _dotted(name: str) -> str:
-    return re.sub(r"::|\\", ".", name).strip(".")
 
 
 def _govern(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord, code: dict[str, dict], stamp: str,
@@ -469,7 +416,8 @@ def _govern(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord, code: d
         report["code"].append({
             "source": rec.file.source, "id": nid, "code": name, "state": found["state"],
             "linked": sorted({f"{h['file']}::{h['qualified_name']}" for h in found["hits"]}),
-            "candidates": found["candidates"] if found["state"] == "ambiguous" else []})
+            "candidates": found["candidates"] if found["state"] == "ambiguous" else [],
+            "note": found.get("note") or ""})
 
 
 def _restore_reviews(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord) -> bool:
