@@ -337,3 +337,17 @@ def test_reconfirm_says_a_stale_decision_still_holds(repo):
     with pytest.raises(NervapackError, match="is rejected: only a standing decision"):
         m.reconfirm(login, "still")
     m.close()
+
+
+def test_sync_lists_the_whole_id_of_a_memory_whose_code_changed(repo, monkeypatch):
+    from click.testing import CliRunner
+
+    from nervapack_core.cli import cli
+
+    m, charge, _login = _link(repo)
+    m.close()
+    (repo / "billing.py").write_text(
+        "def charge(amount):\n    return round(amount * 100)\n\n\ndef refund(amount):\n    return -amount\n")
+    monkeypatch.chdir(repo)
+    out = CliRunner().invoke(cli, ["sync", ".", "--no-embed"]).output
+    assert "memory reference(s) to code that changed" in out and charge in out, out
