@@ -24,8 +24,8 @@ only when it is not the one derived from the file's path: :func:`derived_id`), `
 (the code the decision governs: a file path, ``path::Name`` or a qualified name as the
 language writes it; a bare string is what a person writes by hand, ``{code, sha}`` what
 NervaPack wrote, with the file's sha when it linked), ``reviews`` (``status``, ``by``,
-``at``, ``note``), ``file_status`` (the status the file's prose gave when NervaPack wrote
-the block: a later edit of the prose by the team is told from ours), ``links``
+``at``, ``note``), ``file_status`` (with reviews: the status the file's prose gave when
+NervaPack wrote the block, so a later edit of the prose by the team is told from ours), ``links``
 (``derived_from``, ``contradicts``, ``supersedes``: ADR file names or decision ids).
 
 Reading is tolerant: a broken block is a warning, never a crash; YAML aliases are refused
@@ -88,7 +88,7 @@ class Block:
         if self.reviews:
             out["reviews"] = [{k: r[k] for k in ("status", "by", "at", "note") if r.get(k) is not None}
                               for r in self.reviews]
-        if self.file_status and not self.empty():
+        if self.file_status and self.reviews:  # what tells a team's later status edit from the reviews
             out["file_status"] = self.file_status
         links = {k: list(self.links[k]) for k in LINK_KEYS if self.links.get(k)}
         if links:

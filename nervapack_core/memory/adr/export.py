@@ -372,7 +372,9 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False, new_only: 
             p.prose = _parse(text, p.name)
             p.base = text
         block = decision_block(p.d, ns, source, p.prose, p.current, names, by_id)
-        new = replace_block(p.base, block)
+        # the same as the block there (a hand-written one among them): its text is kept as written
+        same = p.current is not None and block.data() == p.current.data()
+        new = p.base if same else replace_block(p.base, block)
         if p.action == "written":
             writes[p.name] = new
         elif new != p.base:
