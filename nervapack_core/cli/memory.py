@@ -88,6 +88,13 @@ def _node_line(n: dict) -> str:
             f"{' '.join(str(n['content']).split())}{tail}")
 
 
+def _decision_line(d: dict) -> str:
+    """One line of ``memory decisions --oneline``: what a lead scans, the id whole to paste."""
+    what = " ".join(str(d.get("title") or d["content"]).split())
+    where = f"  ({d['source']})" if d.get("source") else ""
+    return f"{d['id']}  {d['status'] or 'accepted':<10} {_day(d['valid_from'])}  {what}{where}"
+
+
 def _provenance_lines(n: dict) -> list[str]:
     """Who wrote it, through what, against which commit; who reviewed it."""
     lines = []
@@ -570,12 +577,16 @@ def staleness_cmd():
 @click.option("--text", default=None, help="Only decisions matching every word of this text.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session's decisions.")
 @click.option("--current", is_flag=True, help="Hide superseded and closed decisions.")
+@click.option("--oneline", is_flag=True,
+              help="One line a decision: its whole id, status, date, title and file (no rationale).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Page size.")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="Page start.")
 @memory_options
-def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, session_id, current, limit, offset):
+def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, session_id, current, oneline, limit,
+                  offset):
     """Decision log, newest first, one page with the total: status, provenance, rationale,
-    rejected alternatives, outcomes. Counts by status are over every match."""
+    rejected alternatives, outcomes (--oneline: one line each). Counts by status are over
+    every match."""
     page = _store().decisions(status=list(statuses) or None, author=author, entity=entity, code_area=code_area,
                               tag=tag, since=since, until=until, text=text, session_id=session_id, current=current,
                               limit=limit, offset=offset)
@@ -588,6 +599,9 @@ def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, 
         out = [f"{page['total']} decision(s) ({counts}); showing {first}–{last}" if page["decisions"]
                else f"{page['total']} decision(s) ({counts}); none at offset {page['offset']}"]
         for d in page["decisions"]:
+            if oneline:
+                out.append(_decision_line(d))
+                continue
             out.append(_node_line(d))
             if d["rationale"]:
                 out.append(f"  why: {d['rationale']}")
