@@ -276,3 +276,26 @@ def test_overwrite_is_refused_with_a_clear_message(tmp_path):
     nervapack(repo, "import-adr", str(repo / "docs" / "adr"))
     out = nervapack(repo, "export-adr", str(repo / "docs" / "adr"), "--overwrite", ok=False)
     assert "--overwrite is no longer supported" in out and git(repo, "status", "--porcelain") == ""
+
+
+def test_a_file_the_team_removed_or_a_link_is_never_written_again(tmp_path):
+    repo = make_repo(tmp_path)
+    folder = repo / "docs" / "adr"
+    report = ingest_and_import(repo)
+    logs = {d["source"]: d["id"] for d in report["decisions"]}["docs/adr/0013-log-in-json.md"]
+    nervapack(repo, "review", logs, "--reject", "--note", "too noisy")
+    # the file is now a symbolic link to a file of the repository: read, but never written through
+    (repo / "notes").mkdir()
+    (folder / "0013-log-in-json.md").rename(repo / "notes" / "logs.md")
+    (folder / "0013-log-in-json.md").symlink_to(Path("..") / ".." / "notes" / "logs.md")
+    out = json.loads(nervapack(repo, "export-adr", str(folder), "--json"))
+    entry = next(f for f in out["files"] if f["id"] == logs)
+    assert entry["action"] == "skipped" and "symbolic link" in entry["reason"], out
+    assert (folder / "0013-log-in-json.md").is_symlink() and (repo / "notes" / "logs.md").read_text() == JSON_LOGS
+    # removed by the team: reported, not written anew under another number
+    (folder / "0013-log-in-json.md").unlink()
+    out = json.loads(nervapack(repo, "export-adr", str(folder), "--json"))
+    entry = next(f for f in out["files"] if f["id"] == logs)
+    assert entry["action"] == "skipped" and "is gone from the folder" in entry["reason"], out
+    assert out["written"] == 0 and sorted(p.name for p in folder.iterdir()) == [
+        "0012-use-redis-for-sessions.md", "0014-use-a-cache-for-bulk-data.md"]

@@ -343,13 +343,24 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False, new_only: 
     files, all_files = _folder_files(path, root, ns)
     links = {f.path.relative_to(path).as_posix() for f in all_files if f.path.is_symlink() or f.error}
     fmt = _folder_format(files, decisions)
-    plans = _plan(decisions, files, links, path, root, new_only)
+    errors = {f.source: f.error for f in all_files if f.error}
+    plans = _plan(decisions, files, links, errors, path, root, new_only)
     names = {p.d["id"]: p.name for p in plans if p.action != "skipped"}
     width = _width(files)
     taken = {f.name for f in files} | {p.name for p in plans if p.name}
     following = max([f.number or 0 for f in files] + [p.number or 0 for p in plans], default=0) + 1
-    for p in plans:  # new files: the folder's next numbers
+    numbers = {f.number for f in files} | {p.number for p in plans if p.name}
+    for p in plans:  # new files: their own ADR number when free, else the folder's next numbers
         if p.action == "written" and not p.name:
+            own = _adr(p.d).get("number")
+            if isinstance(own, int) and own not in numbers and fmt != "log4brains":
+                name = f"{own:0{width}d}-{slug(_heading(p.d))}.md"
+                if name not in taken and not (path / name).exists():
+                    p.name, p.number = name, own
+                    numbers.add(own)
+                    taken.add(name)
+                    names[p.d["id"]] = name
+                    continue
             while True:
                 number = following
                 following += 1
@@ -360,6 +371,7 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False, new_only: 
                 if name not in taken and not (path / name).exists():
                     break
             p.name, p.number = name, number
+            numbers.add(number)
             taken.add(name)
             names[p.d["id"]] = name
     writes: dict[str, str] = {}
@@ -375,6 +387,9 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False, new_only: 
         # the same as the block there (a hand-written one among them): its text is kept as written
         same = p.current is not None and block.data() == p.current.data()
         new = p.base if same else replace_block(p.base, block)
+        if new != p.base and p.action != "written" and p.name in links:
+            p.action, p.reason = "skipped", f"{p.name} is a symbolic link; its block is not written through it"
+            continue
         if p.action == "written":
             writes[p.name] = new
         elif new != p.base:
@@ -416,10 +431,12 @@ def _parse(text: str, name: str) -> ParsedAdr | None:
         return None
 
 
-def _plan(decisions: list[dict], files: list[_File], links: set[str], path: Path, root: Path,
-          new_only: bool) -> list[_Plan]:
+def _plan(decisions: list[dict], files: list[_File], links: set[str], errors: dict[str, str], path: Path,
+          root: Path, new_only: bool) -> list[_Plan]:
     """Where each decision goes: its file in the folder (by id, source, then text), a copy of its
-    file from another folder, or a new file (named later)."""
+    file from another folder, or a new file (named later); skipped when its file in the folder
+    cannot be read or is gone (never written anew: the team removed it)."""
+    prefix = _source_of(path, root).rstrip("/") + "/"
     named: dict[str, _File] = {}
     by_source = {f.file.source: f for f in files}
     by_derived = {f.derived: f for f in files}
@@ -443,6 +460,13 @@ def _plan(decisions: list[dict], files: list[_File], links: set[str], path: Path
         if twin is not None and twin.name not in used:
             used.add(twin.name)
             plans.append(_Plan(d, twin.name, "present", reason="its text is already in the folder"))
+            continue
+        if d.get("source") in errors:
+            plans.append(_Plan(d, "", "skipped", reason=f"its file {d['source']} {errors[d['source']]}"))
+            continue
+        if _adr(d) and str(d.get("source") or "").startswith(prefix):
+            plans.append(_Plan(d, "", "skipped", reason=f"its file {d['source']} is gone from the folder (restore "
+                                                        "it, or forget the decision to drop it)"))
             continue
         if new_only and _adr(d):
             plans.append(_Plan(d, "", "skipped", reason="it has a file of its own (--new-only)"))

@@ -438,7 +438,7 @@ def _restore_reviews(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord
         except NervapackError:
             rec.warnings.append(f"NervaPack block: review time {r['at']!r} is not a time; review not restored")
             continue
-        reviews.append({**r, "at": at or now_iso()})
+        reviews.append({**r, "at": at or to_iso(rec.valid_from, field="date")})  # the same on every import
     for r in reviews:
         if (r["status"], r["by"], r["at"]) not in have:
             conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
