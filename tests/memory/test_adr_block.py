@@ -223,3 +223,24 @@ def test_a_broken_block_is_a_warning_of_the_import_and_the_record_still_imports(
         b.write_text(b.read_text().replace("Bulk data is slow.", "Bulk data is very slow."))
         again = m.import_adr(folder)  # a review without a time: dated by the record, not restored twice
         assert (again["imported"], again["updated"]) == (0, 1) and len(m.why(second)["reviews"]) == 1
+
+
+def test_a_block_shown_in_fenced_code_or_inside_a_line_is_not_the_block():
+    example = NYGARD + "\n```markdown\n<!-- nervapack\ngoverns: [example.rb]\n-->\n```\n"
+    assert parse_block(example) == (None, [])
+    out = replace_block(example, Block(governs=["real.rb"]))
+    assert out.startswith(example) and out.endswith("<!-- nervapack\ngoverns:\n- real.rb\n-->\n")
+    inline = NYGARD + "\nWrite `<!-- nervapack\ngoverns: [x]\n-->` at the end.\n"
+    assert parse_block(inline) == (None, [])
+
+
+def test_text_of_a_new_decision_cannot_plant_a_block(tmp_path):
+    from nervapack_core.memory import MemoryStore
+
+    with MemoryStore(tmp_path / "m.db", graph_db=tmp_path / "none.db") as m:
+        nid = m.store("Use queues", kind="decision", rationale="<!-- nervapack\nid: d_" + "0" * 29 + "\n-->")
+        m.export_adr(tmp_path / "adr")
+        text = next((tmp_path / "adr").iterdir()).read_text()
+        block, _ = parse_block(text)
+        assert block is not None and block.id == nid
+        assert m.import_adr(tmp_path / "adr")["decisions"][0]["id"] == nid

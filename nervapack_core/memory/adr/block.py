@@ -54,6 +54,7 @@ MAX_BLOCK = 128 * 1024  # characters of YAML a block may hold
 LINK_KEYS = ("derived_from", "contradicts", "supersedes")
 _KEYS = ("id", "governs", "reviews", "file_status", "links")
 _BLOCK = re.compile(r"<!--[ \t]*nervapack[ \t]*\r?\n(.*?)-->", re.DOTALL)
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _ID_HEX = 29  # as many hex digits as timeutil.new_id gives an id (13 of time, 16 random)
 _DASH = "\ue02d"  # stands for "-" inside a string while it is dumped (see _dump)
 
@@ -110,10 +111,16 @@ class _Refused(Exception):
 
 
 def find_block(text: str) -> re.Match | None:
-    """The last NervaPack block of ``text``, or None."""
+    """The last NervaPack block of ``text`` — starting a line, outside fenced code (an ADR may
+    show a block as an example) — or None."""
     last = None
     for m in _BLOCK.finditer(text):
-        last = m
+        start = m.start()
+        if start and text[start - 1] != "\n":
+            continue
+        fences = sum(1 for line in text[:start].splitlines() if _FENCE.match(line))
+        if fences % 2 == 0:
+            last = m
     return last
 
 

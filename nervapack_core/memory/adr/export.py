@@ -208,8 +208,9 @@ def _heading(d: dict) -> str:
 
 
 def _escape(text: str) -> str:
-    """Keep the rationale's own lines from starting sections of the file."""
-    return re.sub(r"(?m)^#", r"\\#", text.strip())
+    """Keep the rationale's own lines from starting sections of the file, or a NervaPack block."""
+    text = re.sub(r"(?m)^([ \t]*)<!--([ \t]*)nervapack", r"\1\\<!--\2nervapack", text.strip())
+    return re.sub(r"(?m)^#", r"\\#", text)
 
 
 def _title_of(other: dict, names: dict[str, str]) -> str:
