@@ -299,3 +299,22 @@ def test_a_file_the_team_removed_or_a_link_is_never_written_again(tmp_path):
     assert entry["action"] == "skipped" and "is gone from the folder" in entry["reason"], out
     assert out["written"] == 0 and sorted(p.name for p in folder.iterdir()) == [
         "0012-use-redis-for-sessions.md", "0014-use-a-cache-for-bulk-data.md"]
+
+
+def test_a_new_decision_superseding_a_file_round_trips_without_a_second_write(tmp_path):
+    repo = make_repo(tmp_path)
+    folder = repo / "docs" / "adr"
+    report = ingest_and_import(repo)
+    cache = {d["source"]: d["id"] for d in report["decisions"]}["docs/adr/0014-use-a-cache-for-bulk-data.md"]
+    new = json.loads(nervapack(repo, "store", "Cache bulk data in the CDN", "--kind", "decision", "--supersedes",
+                               cache, "--json"))["id"]
+    out = json.loads(nervapack(repo, "export-adr", str(folder), "--json"))
+    assert (out["written"], out["blocks"]) == (1, 0), out
+    text = (folder / "0015-cache-bulk-data-in-the-cdn.md").read_text()
+    assert "Supersedes [14. Use a cache: for bulk data](0014-use-a-cache-for-bulk-data.md)" in text
+    assert "supersedes:" not in text  # the prose says it: the block does not repeat it
+    nervapack(repo, "import-adr", str(folder))
+    again = json.loads(nervapack(repo, "export-adr", str(folder), "--json"))
+    assert (again["written"], again["blocks"]) == (0, 0), again  # the prose says it: the block is not rewritten
+    with MemoryStore(repo / ".nervapack" / "memory.db", read_only=True) as m:
+        assert m.get_node(cache)["superseded_by"] == new

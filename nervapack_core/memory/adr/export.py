@@ -187,19 +187,33 @@ def decision_block(d: dict, ns: str, source: str, prose: ParsedAdr | None, curre
         written.append({"code": name, "sha": shas.pop()} if len(shas) == 1 else {"code": name})
     block.governs = written
     block.reviews = list(d.get("_reviews") or [])
-    stated = {tuple(x) for x in (adr.get("links") or []) if own_file and isinstance(x, list | tuple)}
     links: dict[str, list[str]] = {}
     for kind, other_id in d.get("_edges") or []:
         other = by_id[other_id]
-        if kind in _STATED and own_file:
+        target = names.get(other_id, other_id)
+        if kind in _STATED:  # the prose of this file (or the other's, about this file) says it already
             mine, theirs = _STATED[kind]
-            theirs_said = [theirs, d.get("source")] in (_adr(other).get("links") or [])
-            if (mine, other.get("source")) in stated or theirs_said:  # the prose says it already
+            if _says(prose, mine, target) or (d.get("source") and [theirs, d["source"]] in (
+                    _adr(other).get("links") or [])):
                 continue
-        links.setdefault(_EDGE_KEYS[kind], []).append(names.get(other_id, other_id))
+        links.setdefault(_EDGE_KEYS[kind], []).append(target)
     block.links = {k: sorted(set(v)) for k, v in links.items()}
     block.file_status = prose.status if prose is not None and prose.status else None
     return block
+
+
+def _says(prose: ParsedAdr | None, kind: str, name: str) -> bool:
+    """Whether the prose links to the file ``name`` as ``kind`` (by file name or ADR number)."""
+    if prose is None:
+        return False
+    number = _number(name)
+    for said, _, href in prose.links:
+        if said != kind:
+            continue
+        if href.rsplit("/", 1)[-1] == name or (href.startswith("#") and href[1:].isdigit()
+                                                and number is not None and int(href[1:]) == number):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------- new files

@@ -148,10 +148,8 @@ def _values(rec: AdrRecord, commit: str | None, importer: str | None, code: dict
     adr_meta: dict[str, object] = {
         "sha": rec.file.sha, "format": a.format, "status": a.status, "status_text": a.status_text,
         "date_from": rec.date_from, "links": [list(t) for t in rec.targets]}
-    block_governs = rec.block.governs if rec.block else []
-    if rec.governs:  # as written: export keeps them so; the front matter's are the team's, never rewritten
-        adr_meta["governs"] = block_governs
-        adr_meta["front_governs"] = [governs_name(g) for g in rec.governs[:len(rec.governs) - len(block_governs)]]
+    if rec.governs:  # the block's as written (export keeps them so; the front matter's are the team's)
+        adr_meta["governs"] = rec.block.governs if rec.block else []
         unlinked = sum(1 for g in rec.governs if code.get(governs_name(g), {}).get("state") != "linked")
         if unlinked:
             adr_meta["unlinked"] = unlinked
@@ -367,7 +365,6 @@ def _link(conn: sqlite3.Connection, ns: str, action: tuple, stamp: str, report: 
         conn.execute("UPDATE mem_nodes SET status = 'deprecated' WHERE id = ?", (a,))
         report["warnings"].append((source, "marked superseded but no record of the folder supersedes it; "
                                            "stored as deprecated"))
-
 
 
 def _by_id(conn: sqlite3.Connection, ns: str, target: str) -> sqlite3.Row | None:
