@@ -754,6 +754,9 @@ def import_adr_cmd(folder):
     Templates and indexes are skipped. Re-running is cheap and idempotent: unchanged
     files change nothing, an edited file updates its decision in place, "Superseded
     by" links become supersessions, files that disappeared are reported, not deleted.
+    A file's NervaPack block (an HTML comment at its end; `governs:` also in MADR front
+    matter) gives the decision its code links, reviews, links and id; the report says
+    what each governed name linked to, or why it links to no code.
     """
     d = _store().import_adr(folder)
     emit(d, _print_adr_import)
