@@ -284,6 +284,19 @@ class CodeGraph:
                     "history": graph.history_state().get("available", False),
                     "commits": graph.churn_commits(sorted(since), earliest) if earliest else {}}
 
+    def hashes_at(self, rev: str, file: str) -> dict[tuple[str, str], str] | None:
+        """``{(kind, qualified_name): content hash}`` of ``file``'s definitions as commit ``rev``
+        has them, hashed as the graph hashes its nodes; None when the file is not there or not
+        parsed, or there is no repository. What a decision written at ``rev`` was written against."""
+        from ..code.ingest.pipeline import definition_hashes
+        from ..gitrepo import git
+
+        root = self.root
+        if root is None:
+            return None
+        done = git(root, "cat-file", "blob", f"{rev}:{file}", locale=None)
+        return definition_hashes(done.stdout, file) if done.returncode == 0 else None
+
     def relative(self, file: str) -> str:
         """``file`` as stored in the graph: relative to the root, ``/``-separated."""
         p = Path(file)

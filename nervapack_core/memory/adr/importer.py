@@ -108,12 +108,13 @@ def import_folder(store, folder, ns: str) -> dict:
     report["skipped"] += skipped
     commits = _commits(store, records, report)
     code = resolve_code(store, [governs_name(g) for rec in records for g in rec.governs])
+    pinned = pin_code(store, repo_root(path), records, code)
     head = git_head(repo_root(path))
     author = store.author
     report["code"] = []
 
     def apply(conn: sqlite3.Connection) -> None:
-        _apply(conn, ns, prefix, records, sources, commits, head, author, report, code)
+        _apply(conn, ns, prefix, records, sources, commits, head, author, report, code, pinned)
 
     # nothing new or edited and every link already applied: no write transaction at all
     if records or store._read(lambda conn: bool(_link_actions(conn, ns, prefix, sources))):
@@ -210,7 +211,7 @@ def _match(conn: sqlite3.Connection, ns: str, rec: AdrRecord, known: dict[str, s
 
 def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrRecord], sources: set[str],
            commits: dict[str, str], head: str | None, importer: str | None, report: dict,
-           code: dict[str, dict]) -> None:
+           code: dict[str, dict], pinned: dict[str, dict[str, dict]] | None = None) -> None:
     stamp = now_iso()
     known = _known(conn, ns, prefix)
     gone = {s: r for s, r in known.items() if s not in sources and _meta(r).get("adr")}
@@ -230,7 +231,7 @@ def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrReco
             nid = row["id"]
             action = "updated" if _update(conn, ns, row, rec, v, stamp) else "unchanged"
         used.add(nid)
-        _govern(conn, ns, nid, rec, code, stamp, report)
+        _govern(conn, ns, nid, rec, {**code, **(pinned or {}).get(rec.file.source, {})}, stamp, report)
         if _restore_reviews(conn, ns, nid, rec) and action == "unchanged":
             action = "updated"
         report[action] += 1
@@ -391,6 +392,43 @@ def resolve_code(store, names: list[str]) -> dict[str, dict]:
         more = r["total"] - len(shown) if r["state"] == "ambiguous" else 0
         out[name] = {"state": r["state"], "hits": r["hits"] if r["state"] == "linked" else [],
                      "candidates": shown + ([f"… and {more} more"] if more > 0 else []), "note": r["note"]}
+    return out
+
+
+def pin_code(store, root, records: list[AdrRecord], code: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """Per record, its linked ``governs`` entries with the content hash each link is recorded
+    at — the same on every clone, so ``memory stale`` agrees everywhere: the ``sha`` NervaPack
+    wrote into the block (the hash when the link was made), else, for an entry a person wrote,
+    the definition as the commit that last changed the ADR file has it (the code the decision
+    was written against). ``{source: {name: resolution with pinned hits}}``; an entry whose
+    definition that commit lacks keeps today's hash."""
+    from ...gitrepo import git
+
+    out: dict[str, dict[str, dict]] = {}
+    revs: dict[str, str | None] = {}
+    hashes: dict[tuple[str, str], dict | None] = {}
+    for rec in records:
+        for entry in rec.governs:
+            name = governs_name(entry)
+            found = code.get(name)
+            if not found or found["state"] != "linked":
+                continue
+            given = entry.get("sha") if isinstance(entry, dict) else None
+            hits = []
+            for hit in found["hits"]:
+                sha = str(given) if given else None
+                if sha is None and root is not None and hit.get("code_kind") != "file":
+                    source = rec.file.source
+                    if source not in revs:
+                        done = git(root, "log", "-1", "--format=%H", "--", source)
+                        revs[source] = done.stdout.decode().strip() or None if done.returncode == 0 else None
+                    rev = revs[source]
+                    if rev is not None:
+                        if (rev, hit["file"]) not in hashes:
+                            hashes[(rev, hit["file"])] = store.graph.hashes_at(rev, hit["file"])
+                        sha = (hashes[(rev, hit["file"])] or {}).get((hit["code_kind"], hit["qualified_name"]))
+                hits.append({**hit, "node_sha": sha} if sha else hit)
+            out.setdefault(rec.file.source, {})[name] = {**found, "hits": hits}
     return out
 
 
