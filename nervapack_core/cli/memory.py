@@ -773,7 +773,7 @@ def _governs_line(c: dict) -> str:
         return f"{c['code']} -> {', '.join(c['linked'])}"
     why = {"ambiguous": "ambiguous, names " + ", ".join(c["candidates"][:5])
            + (f" and {len(c['candidates']) - 5} more" if len(c["candidates"]) > 5 else ""),
-           "unknown": "no definition or file of that name in the code graph",
+           "unknown": c.get("note") or "no definition or file of that name in the code graph",
            "no_graph": "no code graph yet (run nervapack ingest, then import again)"}.get(c["state"], c["state"])
     return f"{c['code']} links to no code: {why}"
 
@@ -787,6 +787,9 @@ def import_adr_cmd(folder):
     Templates and indexes are skipped. Re-running is cheap and idempotent: unchanged
     files change nothing, an edited file updates its decision in place, "Superseded
     by" links become supersessions, files that disappeared are reported, not deleted.
+    A file's NervaPack block (an HTML comment at its end; `governs:` also in MADR front
+    matter) gives the decision its code links, reviews, links and id; the report says
+    what each governed name linked to, or why it links to no code.
     """
     d = _store().import_adr(folder)
     emit(d, _print_adr_import)
@@ -794,20 +797,29 @@ def import_adr_cmd(folder):
 
 @memory_cli.command("export-adr")
 @click.argument("folder", type=click.Path(path_type=str))
-@click.option("--overwrite", is_flag=True, help="Replace files that exist with other content.")
+@click.option("--new-only", is_flag=True, help="Write only decisions that have no ADR file yet (no blocks).")
+@click.option("--overwrite", is_flag=True, hidden=True,
+              help="Refused: export-adr no longer rewrites a team's files.")
 @memory_options
-def export_adr_cmd(folder, overwrite):
-    """Write the namespace's decisions into FOLDER as MADR files (NNNN-slug.md, one per
-    decision, its memory id in front matter) that `import-adr` reads back to the same
-    decisions. Files already there keep their names; nothing is written when a file
-    would be replaced, unless --overwrite."""
-    d = _store().export_adr(folder, overwrite=overwrite)
+def export_adr_cmd(folder, new_only, overwrite):
+    """Write the namespace's decisions into FOLDER, touching only what NervaPack adds.
+
+    A decision that came from a file of the folder gets only its NervaPack block (an HTML
+    comment at the end: the code it governs, its reviews, its links, its id) — the team's
+    prose is never touched, and no block is written when there is nothing to carry. A
+    decision from another folder's file is copied under the same name (its number kept).
+    A decision without a file gets a new file with the folder's next number, in the
+    folder's format (Nygard or MADR). A decision already there (by id, source or text) is
+    never written twice. --new-only writes only decisions without a file."""
+    d = _store().export_adr(folder, new_only=new_only, overwrite=overwrite)
 
     def human(d):
-        lines = [f"✓ {d['decisions']} decision(s) in {d['folder']}: {d['written']} written, {d['replaced']} replaced, "
-                 f"{d['unchanged']} unchanged"]
-        lines += [f"  {f['action']:<9} {f['file']}  ({f['status']}, {f['id']})" for f in d["files"]
-                  if f["action"] != "unchanged"]
+        lines = [f"✓ {d['decisions']} decision(s) in {d['folder']} ({d['format']}): {d['written']} new file(s), "
+                 f"{d['blocks']} block(s) written, {d['unchanged']} unchanged, {d['present']} already there, "
+                 f"{d['skipped']} skipped"]
+        lines += [f"  {f['action']:<9} {f['file'] or '-'}  ({f['status']}, {f['id']})"
+                  + (f": {f['reason']}" if f.get("reason") else "")
+                  for f in d["files"] if f["action"] not in ("unchanged", "present")]
         return "\n".join(lines)
 
     emit(d, human)

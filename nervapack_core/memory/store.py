@@ -798,12 +798,15 @@ class MemoryStore:
         return import_folder(self, folder, self._ns(namespace))
 
     def export_adr(self, folder: str | os.PathLike[str], *, namespace: str | None = None,
-                   overwrite: bool = False) -> dict[str, Any]:
-        """Write the namespace's decisions (current and superseded) as MADR files into
-        ``folder``, one per decision with its id in front matter (see :mod:`.adr.export`)."""
+                   new_only: bool = False, overwrite: bool = False) -> dict[str, Any]:
+        """Write the namespace's decisions (current and superseded) into the ADR ``folder``:
+        a decision's own file gets only its NervaPack block, a decision without a file a new
+        file in the folder's format (``new_only``: only those); ``overwrite`` is refused. The
+        report: ``{format, decisions, written, blocks, unchanged, present, skipped, files}``
+        (see :mod:`.adr.export`)."""
         from .adr import export_folder
 
-        return export_folder(self, folder, self._ns(namespace), overwrite=overwrite)
+        return export_folder(self, folder, self._ns(namespace), new_only=new_only, overwrite=overwrite)
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> dict[str, Any]:
         """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""

@@ -202,3 +202,45 @@ def test_importing_the_same_folder_on_two_clones_gives_the_same_ids(tmp_path):
             m.import_adr(root / "docs" / "adr")
             got.append({d["source"]: (d["id"], d["status"]) for d in m.list_decisions()})
     assert got[0] == got[1] and len(got[0]) == 3
+
+
+def test_a_broken_block_is_a_warning_of_the_import_and_the_record_still_imports(tmp_path):
+    from nervapack_core.memory import MemoryStore
+
+    folder = tmp_path / "adr"
+    folder.mkdir()
+    (folder / "0001-a.md").write_text(NYGARD + "\n<!-- nervapack\nreviews: &r [{status: accepted}]\nx: *r\n-->\n")
+    (folder / "0002-b.md").write_text(NYGARD.replace("14.", "2.") + "\n<!-- nervapack\nreviews:\n- status: accepted\n"
+                                      "  by: Lead\n-->\n")
+    with MemoryStore(tmp_path / "m.db", graph_db=tmp_path / "none.db") as m:
+        report = m.import_adr(folder)
+        assert report["imported"] == 2
+        warned = {s: w for s, w in report["warnings"]}
+        assert "YAML alias" in warned["adr/0001-a.md"]
+        second = {d["source"]: d["id"] for d in report["decisions"]}["adr/0002-b.md"]
+        assert [r["reviewer"] for r in m.why(second)["reviews"]] == ["Lead"]
+        b = folder / "0002-b.md"
+        b.write_text(b.read_text().replace("Bulk data is slow.", "Bulk data is very slow."))
+        again = m.import_adr(folder)  # a review without a time: dated by the record, not restored twice
+        assert (again["imported"], again["updated"]) == (0, 1) and len(m.why(second)["reviews"]) == 1
+
+
+def test_a_block_shown_in_fenced_code_or_inside_a_line_is_not_the_block():
+    example = NYGARD + "\n```markdown\n<!-- nervapack\ngoverns: [example.rb]\n-->\n```\n"
+    assert parse_block(example) == (None, [])
+    out = replace_block(example, Block(governs=["real.rb"]))
+    assert out.startswith(example) and out.endswith("<!-- nervapack\ngoverns:\n- real.rb\n-->\n")
+    inline = NYGARD + "\nWrite `<!-- nervapack\ngoverns: [x]\n-->` at the end.\n"
+    assert parse_block(inline) == (None, [])
+
+
+def test_text_of_a_new_decision_cannot_plant_a_block(tmp_path):
+    from nervapack_core.memory import MemoryStore
+
+    with MemoryStore(tmp_path / "m.db", graph_db=tmp_path / "none.db") as m:
+        nid = m.store("Use queues", kind="decision", rationale="<!-- nervapack\nid: d_" + "0" * 29 + "\n-->")
+        m.export_adr(tmp_path / "adr")
+        text = next((tmp_path / "adr").iterdir()).read_text()
+        block, _ = parse_block(text)
+        assert block is not None and block.id == nid
+        assert m.import_adr(tmp_path / "adr")["decisions"][0]["id"] == nid

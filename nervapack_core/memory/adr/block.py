@@ -24,8 +24,8 @@ only when it is not the one derived from the file's path: :func:`derived_id`), `
 (the code the decision governs: a file path, ``path::Name`` or a qualified name as the
 language writes it; a bare string is what a person writes by hand, ``{code, sha}`` what
 NervaPack wrote, with the file's sha when it linked), ``reviews`` (``status``, ``by``,
-``at``, ``note``), ``file_status`` (the status the file's prose gave when NervaPack wrote
-the block: a later edit of the prose by the team is told from ours), ``links``
+``at``, ``note``), ``file_status`` (with reviews: the status the file's prose gave when
+NervaPack wrote the block, so a later edit of the prose by the team is told from ours), ``links``
 (``derived_from``, ``contradicts``, ``supersedes``: ADR file names or decision ids).
 
 Reading is tolerant: a broken block is a warning, never a crash; YAML aliases are refused
@@ -54,6 +54,7 @@ MAX_BLOCK = 128 * 1024  # characters of YAML a block may hold
 LINK_KEYS = ("derived_from", "contradicts", "supersedes")
 _KEYS = ("id", "governs", "reviews", "file_status", "links")
 _BLOCK = re.compile(r"<!--[ \t]*nervapack[ \t]*\r?\n(.*?)-->", re.DOTALL)
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _ID_HEX = 29  # as many hex digits as timeutil.new_id gives an id (13 of time, 16 random)
 _DASH = "\ue02d"  # stands for "-" inside a string while it is dumped (see _dump)
 
@@ -88,7 +89,7 @@ class Block:
         if self.reviews:
             out["reviews"] = [{k: r[k] for k in ("status", "by", "at", "note") if r.get(k) is not None}
                               for r in self.reviews]
-        if self.file_status and not self.empty():
+        if self.file_status and self.reviews:  # what tells a team's later status edit from the reviews
             out["file_status"] = self.file_status
         links = {k: list(self.links[k]) for k in LINK_KEYS if self.links.get(k)}
         if links:
@@ -110,10 +111,16 @@ class _Refused(Exception):
 
 
 def find_block(text: str) -> re.Match | None:
-    """The last NervaPack block of ``text``, or None."""
+    """The last NervaPack block of ``text`` — starting a line, outside fenced code (an ADR may
+    show a block as an example) — or None."""
     last = None
     for m in _BLOCK.finditer(text):
-        last = m
+        start = m.start()
+        if start and text[start - 1] != "\n":
+            continue
+        fences = sum(1 for line in text[:start].splitlines() if _FENCE.match(line))
+        if fences % 2 == 0:
+            last = m
     return last
 
 

@@ -312,8 +312,9 @@ def read_records(files: list[AdrFile], folder: Path, root: Path, all_files: list
     return records, skipped
 
 
-# a block's link kinds as the record's link kinds (see importer._link_actions)
-_BLOCK_LINKS = {"derived_from": "amends", "supersedes": "supersedes", "contradicts": "contradicts"}
+# a block's link kinds as the record's link kinds (see importer._link_actions); "block:" tells
+# export they are the block's, not the prose's, to write them again
+_BLOCK_LINKS = {"derived_from": "block:amends", "supersedes": "block:supersedes", "contradicts": "block:contradicts"}
 
 
 def _read_block(rec: AdrRecord, block: Block | None, warnings: list[str], index: _LinkIndex) -> None:

@@ -148,10 +148,8 @@ def _values(rec: AdrRecord, commit: str | None, importer: str | None, code: dict
     adr_meta: dict[str, object] = {
         "sha": rec.file.sha, "format": a.format, "status": a.status, "status_text": a.status_text,
         "date_from": rec.date_from, "links": [list(t) for t in rec.targets]}
-    block_governs = rec.block.governs if rec.block else []
-    if rec.governs:  # as written: export keeps them so; the front matter's are the team's, never rewritten
-        adr_meta["governs"] = block_governs
-        adr_meta["front_governs"] = [governs_name(g) for g in rec.governs[:len(rec.governs) - len(block_governs)]]
+    if rec.governs:  # the block's as written (export keeps them so; the front matter's are the team's)
+        adr_meta["governs"] = rec.block.governs if rec.block else []
         unlinked = sum(1 for g in rec.governs if code.get(governs_name(g), {}).get("state") != "linked")
         if unlinked:
             adr_meta["unlinked"] = unlinked
@@ -316,7 +314,8 @@ def _link_actions(conn: sqlite3.Connection, ns: str, prefix: str, sources: set[s
     superseded: set[str] = set()
     for r in rows:
         adr = _meta(r).get("adr") or {}
-        for kind, target in adr.get("links", []):
+        for said, target in adr.get("links", []):
+            kind = said.removeprefix("block:")
             other = by_source.get(target) or _by_id(conn, ns, target)
             if other is None or other["id"] == r["id"]:
                 continue
@@ -368,7 +367,6 @@ def _link(conn: sqlite3.Connection, ns: str, action: tuple, stamp: str, report: 
                                            "stored as deprecated"))
 
 
-
 def _by_id(conn: sqlite3.Connection, ns: str, target: str) -> sqlite3.Row | None:
     """The live decision of ``ns`` a block's link names by id (None: not an id, or not one)."""
     if not MEMORY_ID.match(target):
@@ -379,46 +377,21 @@ def _by_id(conn: sqlite3.Connection, ns: str, target: str) -> sqlite3.Row | None
 
 # ---------------------------------------------------------------- the block: code, reviews
 def resolve_code(store, names: list[str]) -> dict[str, dict]:
-    """What each ``governs`` name links to: ``{name: {"state", "hits", "candidates"}}``, state
-    ``linked`` (exactly one definition, or the file), ``ambiguous`` (several: none linked, the
-    candidates listed), ``unknown`` or ``no_graph`` (no code graph yet). The one place import
-    asks the code graph (through :mod:`..bridge`), so it can switch to an exact resolver.
+    """What each ``governs`` name links to: ``{name: {"state", "hits", "candidates", "note"}}``,
+    state ``linked`` (the definition, or the file), ``ambiguous`` (several: none linked, the
+    candidates listed as ``file::qualified name``), ``unknown`` or ``no_graph`` (no code graph
+    yet) — :meth:`..bridge.CodeGraph.resolve`, the one place import asks the code graph.
 
     A name is a file path (``lib/bulk_data/cache.rb``), ``path::Name``, or a qualified name as
     the language writes it (``BulkData::Cache``, ``App\\Models\\User``, ``billing.invoice.Invoice``)."""
     names = list(dict.fromkeys(n for n in names if n))
     out: dict[str, dict] = {}
-    for name, r in store.graph.resolve(names).items():  # the exact resolver (CodeGraph.resolve)
-        out[name] = {"state": r["state"], "hits": r["hits"],
-                     "candidates": sorted(f"{c['file']}::{c['qualified_name']}" for c in r["candidates"])}
+    for name, r in store.graph.resolve(names).items():
+        shown = [f"{c['file']}::{c['qualified_name']}" for c in r["candidates"]]
+        more = r["total"] - len(shown) if r["state"] == "ambiguous" else 0
+        out[name] = {"state": r["state"], "hits": r["hits"] if r["state"] == "linked" else [],
+                     "candidates": shown + ([f"… and {more} more"] if more > 0 else []), "note": r["note"]}
     return out
-
-
-def _code_parts(name: str) -> tuple[str | None, str]:
-    """``(file path or None, qualified name as the graph writes it)`` of a ``governs`` name."""
-    text = name.strip()
-    path, sep, rest = text.partition("::")
-    if sep and ("/" in path or re.search(r"\.\w+$", path)) and rest:
-        return path, _dotted(rest)
-    if "::" not in text and ("/" in text and "\\" not in text or re.search(r"\.(rb|py|js|ts|tsx|jsx|go|rs|java|"
-                                                                      r"cs|cpp|cc|c|h|hpp|php|kt|swift)$", text)):
-        return text, text
-    return None, _dotted(text)
-
-
-def _module_splits(qual: str) -> list[tuple[str, str]]:
-    """``a.b.C`` -> ``[("a/b", "C"), ("a", "b.C")]``: the longest module path first."""
-    parts = qual.split(".")
-    return [("/".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
-
-
-def _file_is_module(file: str | None, module: str) -> bool:
-    stem = (file or "").rsplit(".", 1)[0]
-    return stem == module or stem.endswith("/" + module) or stem in (module + "/__init__", module + "/index")
-
-
-def _dotted(name: str) -> str:
-    return re.sub(r"::|\\", ".", name).strip(".")
 
 
 def _govern(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord, code: dict[str, dict], stamp: str,
@@ -440,7 +413,8 @@ def _govern(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord, code: d
         report["code"].append({
             "source": rec.file.source, "id": nid, "code": name, "state": found["state"],
             "linked": sorted({f"{h['file']}::{h['qualified_name']}" for h in found["hits"]}),
-            "candidates": found["candidates"] if found["state"] == "ambiguous" else []})
+            "candidates": found["candidates"] if found["state"] == "ambiguous" else [],
+            "note": found.get("note") or ""})
 
 
 def _restore_reviews(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord) -> bool:
@@ -461,7 +435,7 @@ def _restore_reviews(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord
         except NervapackError:
             rec.warnings.append(f"NervaPack block: review time {r['at']!r} is not a time; review not restored")
             continue
-        reviews.append({**r, "at": at or now_iso()})
+        reviews.append({**r, "at": at or to_iso(rec.valid_from, field="date")})  # the same on every import
     for r in reviews:
         if (r["status"], r["by"], r["at"]) not in have:
             conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
