@@ -223,6 +223,8 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
     """Store TEXT (use - to read stdin) as one atomic memory.
 
     Storing what is already current (same kind, text and entities) returns the existing id.
+    Each entity says what it linked to in the code graph: the one definition it names, or
+    "ambiguous" with the candidates (none linked: use `memory link`), or no code.
     """
     store = _store()
     nid = _warned(lambda: store.store(

@@ -208,8 +208,9 @@ class CodeGraph:
         file_rows: list = []
         if path is not None:
             file_rows = graph.file_nodes(path) or graph.file_nodes(path, nocase=True)
-            if not file_rows:
-                return _resolution("unknown", note=f"the code graph has no file {path}")
+            if not file_rows:  # "CI/CD" is no path: say "no file" only of what looks like one
+                looks = "." in path.rsplit("/", 1)[-1]
+                return _resolution("unknown", note=f"the code graph has no file {path}" if looks else "")
             if len(file_rows) > 1:  # differently cased paths, matched case-insensitively
                 return self._ambiguous(file_rows)
             if not rest.strip():
