@@ -231,9 +231,40 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
         expires_in=expires_in, source=source, metadata=metadata, caused_by=caused_by, contradicts=list(contradicts),
         derived_from=list(derived_from), status=status, commit=commit, title=title, tags=list(tags), author=author))
     n = store.get_node(nid)
-    emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"]},
+    emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"], "links": nid.links},
          lambda d: f"✓ Stored {d['id']}" + (f" ({d['status']})" if d["status"] else "")
-         + (f" (supersedes {supersedes})" if supersedes else ""))
+         + (f" (supersedes {supersedes})" if supersedes else "") + _link_lines(d["links"]))
+
+
+def _link_lines(links: dict) -> str:
+    """One line per entity name: what it linked to in the code graph, or why nothing."""
+    from ..memory.bridge import link_sentence
+
+    return "".join(f"\n  {name}: {link_sentence(summary)}" for name, summary in links.items())
+
+
+@memory_cli.command("link")
+@click.argument("node_id")
+@click.option("--code", "codes", multiple=True, required=True, metavar="PATH[::NAME]",
+              help="Code to link: a file, a definition in it (PATH::NAME) or a qualified name (repeatable). "
+                   "Each must resolve to exactly one definition.")
+@click.option("--remove", is_flag=True, help="Remove these code links instead of adding them.")
+@memory_options
+def link_cmd(node_id, codes, remove):
+    """Add (or --remove) code links on the existing memory NODE_ID, e.g. a decision whose entity
+    names were ambiguous: `memory link ID --code lib/bulk_data/cache.rb::BulkData::Cache`."""
+    from ..memory.bridge import link_sentence
+
+    d = _store().link_code(node_id, list(codes), remove=remove)
+    verb = "removed" if remove else "added"
+
+    def human(d):
+        lines = [f"✓ {d['id']}: {len(d[verb])} code link(s) {verb}"]
+        lines += [f"  {code}: {link_sentence(s)}" for code, s in d[verb].items()]
+        lines.append(f"  now linked to {len(d['code'])} code location(s)")
+        return "\n".join(lines)
+
+    emit(d, human)
 
 
 @memory_cli.command("recall")

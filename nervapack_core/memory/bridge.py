@@ -20,7 +20,7 @@ from ..errors import NoGraphError
 from ..workspace import workspace_root_of
 from .resolve import code_name_forms
 
-__all__ = ["CodeGraph", "Resolution", "CANDIDATES_SHOWN"]
+__all__ = ["CodeGraph", "Resolution", "CANDIDATES_SHOWN", "StoredId", "link_summary", "link_sentence"]
 
 #: at most this many namesakes are listed in an ambiguous :class:`Resolution` (all are counted)
 CANDIDATES_SHOWN = 20
@@ -32,6 +32,8 @@ CANDIDATES_SHOWN = 20
 _GLOBAL_QNAMES = frozenset({"ruby", "cpp", "c", "php"})
 # the separators a qualified name is written with: Ruby/C++/Rust `::`, PHP `\`, Ruby's `Class#method`
 _SEPARATORS = re.compile(r"::|\\|#")
+# Rust paths relative to the crate or the module: not part of a qualified name
+_PATH_ROOTS = ("crate", "self", "super")
 # a module's own file: `billing/__init__.py`, `billing/index.ts`, `billing/mod.rs` are `billing`
 _PACKAGE_FILES = ("/__init__", "/index", "/mod")
 
@@ -98,6 +100,49 @@ def _match_tier(rows: list, parts: list[str], fold) -> list:
 def _group_key(row) -> tuple[str, str]:
     qname = _base(row["qualified_name"])
     return ("", qname) if row["language"] in _GLOBAL_QNAMES else (row["file"], qname)
+
+
+def link_summary(res: Resolution) -> dict:
+    """A :class:`Resolution` as a store's answer reports it (JSON-ready, without file hashes):
+    ``{state, linked: [{file, qualified_name, line, kind}], candidates, total, note}``."""
+    linked = [{"file": h["file"], "qualified_name": h["qualified_name"], "line": h["start_line"],
+               "kind": h["code_kind"]} for h in res["hits"]]
+    return {"state": res["state"], "linked": linked, "candidates": res["candidates"], "total": res["total"],
+            "note": res["note"]}
+
+
+def _place(entry: dict) -> str:
+    if entry["kind"] == "file":
+        return entry["file"]
+    return f"{entry['file']}::{entry['qualified_name']} (line {entry['line']})"
+
+
+def link_sentence(summary: dict, shown: int = 3) -> str:
+    """What one entity name linked to, in words (a :func:`link_summary`): "linked to
+    FILE::QNAME (line N)", "ambiguous: N definitions (…); linked none — …", "links to no code"."""
+    state = summary["state"]
+    if state == "linked":
+        return "linked to " + ", ".join(_place(e) for e in summary["linked"])
+    if state == "ambiguous":
+        first = "; ".join(_place(c) for c in summary["candidates"][:shown])
+        more = f"; {summary['total'] - shown} more" if summary["total"] > shown else ""
+        return (f"ambiguous: {summary['total']} definitions ({first}{more}); linked none — "
+                "use memory link --code PATH::NAME")
+    if state == "no_graph":
+        return "links to no code (no code graph yet: run `nervapack ingest`)"
+    return "links to no code" + (f" ({summary['note']})" if summary["note"] else "")
+
+
+class StoredId(str):
+    """The id :meth:`MemoryStore.store` returns — a ``str``, so every caller keeps working — with
+    ``links``: per entity name what it linked to in the code graph (a :func:`link_summary`)."""
+
+    links: dict[str, dict]
+
+    def __new__(cls, value: str, links: dict[str, dict] | None = None) -> StoredId:
+        made = super().__new__(cls, value)
+        made.links = links or {}
+        return made
 
 
 class CodeGraph:
@@ -173,6 +218,8 @@ class CodeGraph:
         if not parts:
             return _resolution("unknown", note=f"{name!r} names no definition")
         parts = [p.strip() for p in parts]
+        while len(parts) > 1 and parts[0] in _PATH_ROOTS:  # Rust's `crate::billing::Invoice`
+            parts = parts[1:]
         # the memory's other spellings of one entity (``auth_service`` is ``AuthService``), last
         spellings = [[*parts[:-1], form] for form in code_name_forms(parts[-1])[1:]]
         for nocase, written in [(False, parts), (True, parts)] + [(True, s) for s in spellings]:

@@ -40,7 +40,7 @@ from ..workspace import GRAPH_DB, WORKSPACE_DIR, find_workspace, memory_db_path
 from . import consolidate as _consolidate
 from . import decisions as _decisions
 from . import provenance, schema, stale, transfer, validate, views, writes
-from .bridge import CodeGraph
+from .bridge import CodeGraph, StoredId, link_sentence, link_summary
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
@@ -289,8 +289,9 @@ class MemoryStore:
               expires_at: When | None = None, *, namespace: str | None = None, session_id: str | None = None,
               caused_by: Names | None = None, derived_from: Names | None = None, contradicts: Names | None = None,
               status: str | None = None, commit: str | None = None, title: str | None = None,
-              tags: Names | None = None, author: str | None = None, expires_in: Duration | None = None) -> str:
-        """Store one atomic memory; returns its id.
+              tags: Names | None = None, author: str | None = None, expires_in: Duration | None = None) -> StoredId:
+        """Store one atomic memory; returns its id (a :class:`StoredId`: a ``str`` whose ``links``
+        say per entity name what it linked to in the code graph, or why nothing).
 
         ``entities`` are resolved (or created) in the namespace and linked with ABOUT (and
         TOUCHES when the code graph defines them); the active session gets OCCURRED_IN;
@@ -317,10 +318,36 @@ class MemoryStore:
             commit_sha=self.resolve_commit(commit) if commit else None,
             title=None if title is None else validate.check_content(title),
             tags=validate.str_list(tags, "tags") or None)
-        code = self.graph.lookup(args["names"]) if args["names"] else {}
-        return self._write(lambda conn: writes.store(conn, ns, args, code, session_id=session_id,
-                                                     session_hint=self._session_id, supersedes=supersedes,
-                                                     prov=prov))
+        found = self.graph.resolve(args["names"]) if args["names"] else {}
+        code = {name: r["hits"] for name, r in found.items() if r["state"] == "linked"}
+        nid = self._write(lambda conn: writes.store(conn, ns, args, code, session_id=session_id,
+                                                    session_hint=self._session_id, supersedes=supersedes,
+                                                    prov=prov))
+        return StoredId(nid, {name: link_summary(r) for name, r in found.items()})
+
+    def link_code(self, node_id: str, codes: Names, *, remove: bool = False,
+                  namespace: str | None = None) -> dict[str, Any]:
+        """Add (or with ``remove``, take away) code links of an existing memory: each of
+        ``codes`` is ``PATH``, ``PATH::NAME`` or a qualified name, and must resolve to exactly
+        one definition (:meth:`CodeGraph.resolve`), else nothing changes and the error names
+        it. An added link is recorded as ``store`` records one (TOUCHES through the entity the
+        code text names, with the file's stored sha). ``{id, added|removed: {code: summary},
+        code: [the memory's code links now]}``."""
+        self._writable()
+        ns = self._ns(namespace)
+        entries = validate.str_list(codes, "code")
+        if not entries:
+            raise NervapackError("say which code to link: at least one --code PATH[::NAME]")
+        found = self.graph.resolve(entries)
+        for code, r in found.items():
+            if r["state"] == "no_graph":
+                raise NervapackError("No code graph yet (.nervapack/graph.db): run `nervapack ingest` first.")
+            if r["state"] != "linked":
+                raise NervapackError(f"--code {code!r}: {link_sentence(link_summary(r))}")
+        hits = {code: r["hits"] for code, r in found.items()}
+        self._write(lambda conn: writes.link_code(conn, ns, node_id, hits, remove=remove))
+        return {"id": node_id.strip(), "removed" if remove else "added": {c: link_summary(r) for c, r in found.items()},
+                "code": self.to_code(node_id.strip(), namespace=ns)}
 
     def review(self, node_id: str, status: str, *, note: str | None = None, reviewer: str | None = None,
                namespace: str | None = None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from .timeutil import now_iso
 from .validate import check_content
 
 __all__ = ["store", "add_node", "add_edge", "verify", "forget", "start_session", "end_session", "clear_session",
-           "review", "set_commit", "find_duplicate"]
+           "review", "set_commit", "find_duplicate", "link_code"]
 
 
 def _normalised(text: str) -> str:
@@ -104,6 +104,43 @@ def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_
         if other != nid:
             nodes.edge(conn, ns, nid, other, "CONTRADICTS", stamp=stamp)
     return nid
+
+
+def link_code(conn: sqlite3.Connection, ns: str, node_id, hits: dict[str, list[dict]], *, remove: bool = False) -> None:
+    """Add the code ``hits`` (per code text, as :meth:`CodeGraph.resolve` found them) to a live
+    memory as ``store`` links an entity's code (ABOUT and TOUCHES the entity the text names, its
+    code refs with the stored file sha), or with ``remove`` delete the memory's refs to those
+    definitions (and a TOUCHES edge left with no ref). Removing a link the memory does not have
+    is an error naming it."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    nid = row["id"]
+    if row["kind"] == "entity":
+        raise NervapackError(f"{nid} is an entity: link code to a memory about it (a decision, a fact …)")
+    stamp = now_iso()
+    if not remove:
+        for code, found in hits.items():
+            eid = nodes.entity(conn, ns, code, stamp)
+            nodes.edge(conn, ns, nid, eid, "ABOUT", stamp=stamp)
+            nodes.link_code(conn, ns, nid, eid, found, stamp)
+        return
+    touched: set[str] = set()
+    for code, found in hits.items():
+        ids = [h["graph_node_id"] for h in found]
+        marks = ",".join("?" * len(ids))
+        owners = [r[0] for r in conn.execute(
+            f"SELECT DISTINCT entity_id FROM mem_code_refs WHERE namespace = ? AND node_id = ? "
+            f"AND graph_node_id IN ({marks})", (ns, nid, *ids))]
+        if not owners:
+            raise NervapackError(f"{nid} has no code link to {code!r}")
+        conn.execute(f"DELETE FROM mem_code_refs WHERE namespace = ? AND node_id = ? AND graph_node_id IN ({marks})",
+                     (ns, nid, *ids))
+        touched.update(owners)
+    for eid in touched:  # the memory touches an entity only through some code it links
+        if eid != nid and not conn.execute("SELECT 1 FROM mem_code_refs WHERE namespace = ? AND node_id = ? "
+                                           "AND entity_id = ? LIMIT 1", (ns, nid, eid)).fetchone():
+            conn.execute("DELETE FROM mem_edges WHERE namespace = ? AND src = ? AND dst = ? AND kind = 'TOUCHES'",
+                         (ns, nid, eid))
+    nodes.recount_degree(conn, [nid, *touched])
 
 
 def review(conn: sqlite3.Connection, ns: str, node_id, status: str, note: str | None, reviewer: str | None) -> dict:
