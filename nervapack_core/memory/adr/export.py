@@ -383,8 +383,10 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False, new_only: 
             while True:
                 number = following
                 following += 1
-                if fmt == "log4brains":
+                if fmt == "log4brains":  # named by date; a second of the same name and day gets a number
                     name = f"{p.d['valid_from'][:10].replace('-', '')}-{slug(_heading(p.d))}.md"
+                    if name in taken or (path / name).exists():
+                        name = f"{name[:-3]}-{number}.md"
                 else:
                     name = f"{number:0{width}d}-{slug(_heading(p.d))}.md"
                 if name not in taken and not (path / name).exists():
