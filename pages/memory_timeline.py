@@ -205,10 +205,15 @@ HELD_SHOWN = 200
 held = cache.timeline_as_of(src, ns, topic, to_iso(as_of), known_at=known_at, kinds=kinds, newest=HELD_SHOWN,
                             window=WINDOW)  # and the intervals around the cursor, in the same reading
 if held["count"]:
-    latest = held["newest"][0]
-    st.success(f"**As of {as_of_day.isoformat()}**, {held['count']:,} of the {n:,} versions held; the latest to take "
-               f"effect ({latest['kind']}, since {latest['valid_from'][:10]}): "
-               f"{ui.md_escape(latest['content'])}", icon=":material/schedule:")
+    latest = held["latest"]
+    if latest is not None:
+        st.success(f"**As of {as_of_day.isoformat()}**, {held['count']:,} of the {n:,} versions held; the latest to "
+                   f"take effect ({latest['kind']}, since {latest['valid_from'][:10]}): "
+                   f"{ui.md_escape(latest['content'])}", icon=":material/schedule:")
+    else:
+        st.warning(f"**As of {as_of_day.isoformat()}**, {held['count']:,} of the {n:,} versions were valid, and none "
+                   "of the newest of them took effect: each is a rejected or deprecated decision.",
+                   icon=":material/schedule:")
     if held["count"] > 1:
         shown_held = held["newest"]
         box = st.expander(f"The {held['count']:,} versions that held then"

@@ -21,8 +21,9 @@ NERVAPACK_COMMANDS = ["coupling", "dependencies", "doctor", "explore", "export",
                       "visualize"]
 MEMORY_COMMANDS = [
     "about", "backup", "clear-session", "consolidate", "decisions", "end-session", "export", "export-adr", "for-code",
-    "forget", "import", "import-adr", "init", "link-commit", "namespaces", "recall", "recall-log", "review", "search",
-    "sessions", "show", "stale", "staleness", "start-session", "stats", "store", "timeline", "to-code", "verify", "why",
+    "forget", "import", "import-adr", "init", "link", "link-commit", "namespaces", "recall", "recall-log", "reconfirm",
+    "review", "search", "sessions", "show", "stale", "staleness", "start-session", "stats", "store", "timeline",
+    "to-code", "verify", "why",
 ]
 
 
@@ -157,6 +158,12 @@ def test_memory_cli_json_on_every_command(tmp_path, monkeypatch):
     assert "not inside a git repository" in CliRunner().invoke(
         memory_cli, ["link-commit", d2, "HEAD", "--db", db]).output
     seen.add("link-commit")
+    linked = CliRunner().invoke(memory_cli, ["link", d2, "--code", "src/auth.py", "--db", db])
+    assert linked.exit_code != 0 and "No code graph yet" in linked.output  # a clear error: no graph here
+    seen.add("link")
+    nothing = CliRunner().invoke(memory_cli, ["reconfirm", d1, "--note", "still holds", "--db", db])
+    assert nothing.exit_code != 0 and "governs no code" in nothing.output  # no code graph here: no links
+    seen.add("reconfirm")
     assert run("end-session", "done")["session_id"] == sid
     out = tmp_path / "dump.json"
     assert run("export", "--out", str(out))["path"] == str(out)

@@ -281,3 +281,33 @@ def test_decisions_by_commit_pages_the_history(repo):
     assert [d["id"] for d in page["commits"][1]["decisions"]] == [repo.decision]
     rest = decisions_by_commit(repo, limit=2, offset=2)
     assert [c["summary"] for c in rest["commits"]] == ["first"] and rest["commits"][0]["decisions"] == []
+
+
+def test_new_code_inside_a_governed_class_is_governed_and_a_namesake_elsewhere_is_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("NERVAPACK_MEMORY_DB", raising=False)
+    root = tmp_path / "repo"
+    (root / "shop").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Lin")
+    git(root, "config", "user.email", "lin@example.org")
+    (root / "shop" / "cart.py").write_text("class Cart:\n    def add(self, item):\n        return item\n")
+    (root / "shop" / "tax.py").write_text("def vat(x):\n    return x * 0.2\n")
+    (root / "shop" / "ship.py").write_text("def cost(x):\n    return 5\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "shop")
+    ingest(root, embed=False)
+    with MemoryStore(root / ".nervapack" / "memory.db") as m:
+        cart = m.store("The cart holds items, not prices", kind="decision", entities=["Cart"])
+        m.store("VAT is computed once", kind="decision", entities=["vat"])
+        m.store("Shipping is flat", kind="decision", entities=["cost"])
+    git(root, "checkout", "-qb", "feature")
+    (root / "shop" / "cart.py").write_text((root / "shop" / "cart.py").read_text()
+                                           + "\n    def remove(self, item):\n        return None\n")
+    (root / "shop" / "gift.py").write_text("class Cart:\n    pass\n\n\ndef wrap(x):\n    return x\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "remove from cart; gifts")
+    review = review_changes(root)
+    assert touched(review) == {cart: [("modified", "Cart")]}  # the change to the governed class is reported
+    # Cart.remove is the cart decision's code; gift.py's Cart is a namesake, not governed
+    assert [(u["path"], u["definitions"]) for u in review.undecided] == [("shop/gift.py", ["Cart", "wrap"])]

@@ -289,9 +289,10 @@ def _print_sync(console, report, llm: dict | None = None) -> None:
         mt = Table(title=f"{len(report.memories)} memory reference(s) to code that changed or vanished",
                    title_justify="left")
         for col in ("state", "namespace", "memory", "kind", "code", "content"):
-            mt.add_column(col)
+            # the whole id, never cut or wrapped: it is what `memory reconfirm` / `memory show` take
+            mt.add_column(col, no_wrap=col == "memory", overflow="fold" if col != "memory" else "ignore")
         for m in report.memories:
-            mt.add_row(m["state"], escape(m["namespace"]), m["node_id"][:12], m["kind"],
+            mt.add_row(m["state"], escape(m["namespace"]), m["node_id"], m["kind"],
                        escape(f"{m['qualified_name'] or m['name']} ({m['file']})"), escape(m["content"][:80]))
         console.print(mt)
 

@@ -88,6 +88,13 @@ def _node_line(n: dict) -> str:
             f"{' '.join(str(n['content']).split())}{tail}")
 
 
+def _decision_line(d: dict) -> str:
+    """One line of ``memory decisions --oneline``: what a lead scans, the id whole to paste."""
+    what = " ".join(str(d.get("title") or d["content"]).split())
+    where = f"  ({d['source']})" if d.get("source") else ""
+    return f"{d['id']}  {d['status'] or 'accepted':<10} {_day(d['valid_from'])}  {what}{where}"
+
+
 def _provenance_lines(n: dict) -> list[str]:
     """Who wrote it, through what, against which commit; who reviewed it."""
     lines = []
@@ -224,9 +231,40 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
         expires_in=expires_in, source=source, metadata=metadata, caused_by=caused_by, contradicts=list(contradicts),
         derived_from=list(derived_from), status=status, commit=commit, title=title, tags=list(tags), author=author))
     n = store.get_node(nid)
-    emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"]},
+    emit({"id": nid, "status": n.get("status"), "recorded_at": n["recorded_at"], "links": nid.links},
          lambda d: f"✓ Stored {d['id']}" + (f" ({d['status']})" if d["status"] else "")
-         + (f" (supersedes {supersedes})" if supersedes else ""))
+         + (f" (supersedes {supersedes})" if supersedes else "") + _link_lines(d["links"]))
+
+
+def _link_lines(links: dict) -> str:
+    """One line per entity name: what it linked to in the code graph, or why nothing."""
+    from ..memory.bridge import link_sentence
+
+    return "".join(f"\n  {name}: {link_sentence(summary)}" for name, summary in links.items())
+
+
+@memory_cli.command("link")
+@click.argument("node_id")
+@click.option("--code", "codes", multiple=True, required=True, metavar="PATH[::NAME]",
+              help="Code to link: a file, a definition in it (PATH::NAME) or a qualified name (repeatable). "
+                   "Each must resolve to exactly one definition.")
+@click.option("--remove", is_flag=True, help="Remove these code links instead of adding them.")
+@memory_options
+def link_cmd(node_id, codes, remove):
+    """Add (or --remove) code links on the existing memory NODE_ID, e.g. a decision whose entity
+    names were ambiguous: `memory link ID --code lib/bulk_data/cache.rb::BulkData::Cache`."""
+    from ..memory.bridge import link_sentence
+
+    d = _store().link_code(node_id, list(codes), remove=remove)
+    verb = "removed" if remove else "added"
+
+    def human(d):
+        lines = [f"✓ {d['id']}: {len(d[verb])} code link(s) {verb}"]
+        lines += [f"  {code}: {link_sentence(s)}" for code, s in d[verb].items()]
+        lines.append(f"  now linked to {len(d['code'])} code location(s)")
+        return "\n".join(lines)
+
+    emit(d, human)
 
 
 @memory_cli.command("recall")
@@ -270,7 +308,8 @@ def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
             mark = f"  [superseded by {n['superseded_by']}]" if n["superseded_by"] else ""
             if n["tombstoned"]:
                 mark += "  [forgotten]"
-            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {n['kind']} · "
+            kind = f"{n['kind']} ({n['status']})" if n["kind"] == "decision" and n.get("status") else n["kind"]
+            out.append(f"{_day(n['valid_from'])} → {_day(n['valid_until']):<10}  [{n['id']}] {kind} · "
                        f"{' '.join(n['content'].split())}{mark}")
         if rows:
             out.append(f"showing {offset + 1:,}–{offset + len(rows):,} of {total:,}"
@@ -569,12 +608,16 @@ def staleness_cmd():
 @click.option("--text", default=None, help="Only decisions matching every word of this text.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session's decisions.")
 @click.option("--current", is_flag=True, help="Hide superseded and closed decisions.")
+@click.option("--oneline", is_flag=True,
+              help="One line a decision: its whole id, status, date, title and file (no rationale).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Page size.")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="Page start.")
 @memory_options
-def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, session_id, current, limit, offset):
+def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, session_id, current, oneline, limit,
+                  offset):
     """Decision log, newest first, one page with the total: status, provenance, rationale,
-    rejected alternatives, outcomes. Counts by status are over every match."""
+    rejected alternatives, outcomes (--oneline: one line each). Counts by status are over
+    every match."""
     page = _store().decisions(status=list(statuses) or None, author=author, entity=entity, code_area=code_area,
                               tag=tag, since=since, until=until, text=text, session_id=session_id, current=current,
                               limit=limit, offset=offset)
@@ -587,6 +630,9 @@ def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, 
         out = [f"{page['total']} decision(s) ({counts}); showing {first}–{last}" if page["decisions"]
                else f"{page['total']} decision(s) ({counts}); none at offset {page['offset']}"]
         for d in page["decisions"]:
+            if oneline:
+                out.append(_decision_line(d))
+                continue
             out.append(_node_line(d))
             if d["rationale"]:
                 out.append(f"  why: {d['rationale']}")
@@ -638,6 +684,21 @@ def review_cmd(node_id, verdict, note, reviewer, limit, offset):
         raise NervapackError("say what the review decides: --accept, --reject, --deprecate or --propose")
     n = store.review(node_id, _VERDICTS[verdict], note=note, reviewer=reviewer)
     emit(n, lambda n: f"✓ {n['id']} is now {n['status']}" + (f" (by {n['status_by']})" if n.get("status_by") else ""))
+
+
+@memory_cli.command("reconfirm")
+@click.argument("node_id")
+@click.option("--note", required=True, help="Why the decision still holds (kept with the review).")
+@click.option("--reviewer", default=None,
+              help="Who re-confirms (default: git user.name <user.email>, else the OS user).")
+@memory_options
+def reconfirm_cmd(node_id, note, reviewer):
+    """Say that decision NODE_ID still holds although its code moved on (`memory stale` listed
+    it): its code links take the definitions' current hashes, and a review keeping its status
+    records who, when and why. Churn is counted from then on; `export-adr` carries it."""
+    n = _store().reconfirm(node_id, note, reviewer=reviewer)
+    emit(n, lambda n: f"✓ {n['id']} still holds ({n['status']}, re-confirmed by {n['status_by'] or 'whom not recorded'}"
+                      f"): {len(n['reconfirmed'])} code link(s) now at their current hashes")
 
 
 @memory_cli.command("link-commit")
@@ -693,6 +754,8 @@ def _print_adr_import(d: dict) -> None:
     for r in d["decisions"]:
         out.print(f"  {r['action']:<8} {r['status']:<10} {r['id']}  {escape(r['source'])} — {escape(r['title'] or '')}",
                   soft_wrap=True)
+    for c in d.get("code", []):
+        out.print(f"  governs  {escape(c['source'])}: {escape(_governs_line(c))}", soft_wrap=True)
     for source, reason in d["skipped"]:
         out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
     for source, message in d["warnings"]:
@@ -700,6 +763,17 @@ def _print_adr_import(d: dict) -> None:
     for m in d["missing"]:
         out.print(f"  [yellow]gone[/]     {escape(m['source'])} (decision {m['id']} kept; forget it to drop it)",
                   soft_wrap=True)
+
+
+def _governs_line(c: dict) -> str:
+    """What one ``governs`` entry of an ADR linked to, or why it links to no code."""
+    if c["state"] == "linked":
+        return f"{c['code']} -> {', '.join(c['linked'])}"
+    why = {"ambiguous": "ambiguous, names " + ", ".join(c["candidates"][:5])
+           + (f" and {len(c['candidates']) - 5} more" if len(c["candidates"]) > 5 else ""),
+           "unknown": c.get("note") or "no definition or file of that name in the code graph",
+           "no_graph": "no code graph yet (run nervapack ingest, then import again)"}.get(c["state"], c["state"])
+    return f"{c['code']} links to no code: {why}"
 
 
 @memory_cli.command("import-adr")
@@ -711,6 +785,9 @@ def import_adr_cmd(folder):
     Templates and indexes are skipped. Re-running is cheap and idempotent: unchanged
     files change nothing, an edited file updates its decision in place, "Superseded
     by" links become supersessions, files that disappeared are reported, not deleted.
+    A file's NervaPack block (an HTML comment at its end; `governs:` also in MADR front
+    matter) gives the decision its code links, reviews, links and id; the report says
+    what each governed name linked to, or why it links to no code.
     """
     d = _store().import_adr(folder)
     emit(d, _print_adr_import)
@@ -718,20 +795,29 @@ def import_adr_cmd(folder):
 
 @memory_cli.command("export-adr")
 @click.argument("folder", type=click.Path(path_type=str))
-@click.option("--overwrite", is_flag=True, help="Replace files that exist with other content.")
+@click.option("--new-only", is_flag=True, help="Write only decisions that have no ADR file yet (no blocks).")
+@click.option("--overwrite", is_flag=True, hidden=True,
+              help="Refused: export-adr no longer rewrites a team's files.")
 @memory_options
-def export_adr_cmd(folder, overwrite):
-    """Write the namespace's decisions into FOLDER as MADR files (NNNN-slug.md, one per
-    decision, its memory id in front matter) that `import-adr` reads back to the same
-    decisions. Files already there keep their names; nothing is written when a file
-    would be replaced, unless --overwrite."""
-    d = _store().export_adr(folder, overwrite=overwrite)
+def export_adr_cmd(folder, new_only, overwrite):
+    """Write the namespace's decisions into FOLDER, touching only what NervaPack adds.
+
+    A decision that came from a file of the folder gets only its NervaPack block (an HTML
+    comment at the end: the code it governs, its reviews, its links, its id) — the team's
+    prose is never touched, and no block is written when there is nothing to carry. A
+    decision from another folder's file is copied under the same name (its number kept).
+    A decision without a file gets a new file with the folder's next number, in the
+    folder's format (Nygard or MADR). A decision already there (by id, source or text) is
+    never written twice. --new-only writes only decisions without a file."""
+    d = _store().export_adr(folder, new_only=new_only, overwrite=overwrite)
 
     def human(d):
-        lines = [f"✓ {d['decisions']} decision(s) in {d['folder']}: {d['written']} written, {d['replaced']} replaced, "
-                 f"{d['unchanged']} unchanged"]
-        lines += [f"  {f['action']:<9} {f['file']}  ({f['status']}, {f['id']})" for f in d["files"]
-                  if f["action"] != "unchanged"]
+        lines = [f"✓ {d['decisions']} decision(s) in {d['folder']} ({d['format']}): {d['written']} new file(s), "
+                 f"{d['blocks']} block(s) written, {d['unchanged']} unchanged, {d['present']} already there, "
+                 f"{d['skipped']} skipped"]
+        lines += [f"  {f['action']:<9} {f['file'] or '-'}  ({f['status']}, {f['id']})"
+                  + (f": {f['reason']}" if f.get("reason") else "")
+                  for f in d["files"] if f["action"] not in ("unchanged", "present")]
         return "\n".join(lines)
 
     emit(d, human)

@@ -408,10 +408,21 @@ def _compare(f: dict, key: tuple[str, str], before: Definitions | None, after: D
 
 def _undecided(root: Path, spec: ChangeSpec, files: list[dict], conn: sqlite3.Connection, namespace: str | None,
                review: ChangeReview) -> None:
-    """New definitions, governed by no decision, in folders where many decisions govern code."""
-    governed_names = {r[0] for r in conn.execute(
-        "SELECT DISTINCT r.qualified_name FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
-        f"WHERE {_standing()}")}
+    """New definitions, governed by no decision, in folders where many decisions govern code.
+
+    A definition is governed when a standing decision links it, its file, or a definition
+    enclosing it in the same file (a method added to a governed class is that decision's code);
+    a namesake in another file is not."""
+    governed: dict[str, set[str]] = {}
+    for file, name in conn.execute(
+            "SELECT DISTINCT r.file, r.qualified_name FROM mem_code_refs r JOIN mem_nodes n ON n.id = r.node_id "
+            f"WHERE {_standing()}"):
+        governed.setdefault(file, set()).add(name)
+
+    def is_governed(paths: tuple[str | None, ...], name: str) -> bool:
+        names = set().union(*(governed.get(p, set()) for p in paths if p))
+        parts = name.split(".")
+        return any(".".join(parts[:i]) in names for i in range(1, len(parts) + 1)) or any(p in names for p in paths)
     areas: dict[str, int] = {}
     for f in files:
         if f["status"] == "D" or f["path"] is None:
@@ -426,7 +437,7 @@ def _undecided(root: Path, spec: ChangeSpec, files: list[dict], conn: sqlite3.Co
             continue
         before = _definitions(_read(root, spec.base, f["old_path"]), f["old_path"]) or {}
         new = [name for (kind, name) in after if (kind, name) not in before and kind in ("class", "function")
-               and name not in governed_names]
+               and not is_governed((f["path"], f["old_path"]), name)]
         if new:
             review.undecided.append({"path": f["path"], "area": folder or ".", "decisions_in_area": areas[folder],
                                      "definitions": sorted(new)})

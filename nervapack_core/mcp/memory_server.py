@@ -1,4 +1,4 @@
-"""``nervapack-memory-mcp``: the memory engine's 20 tools over MCP stdio (official ``mcp`` SDK 2.x).
+"""``nervapack-memory-mcp``: the memory engine's 21 tools over MCP stdio (official ``mcp`` SDK 2.x).
 
 Add to ``.mcp.json``::
 
@@ -36,6 +36,7 @@ TOOL_NAMES = [
     "memory_end_session", "memory_forget", "memory_verify", "memory_list_sessions", "memory_clear_session",
     "memory_stats", "memory_for_code", "memory_to_code", "memory_import", "memory_switch_namespace",
     "memory_verify_staleness", "memory_review_queue", "memory_stale_decisions", "decisions_for_change",
+    "memory_link",
 ]
 
 INSTRUCTIONS = (
@@ -185,7 +186,8 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
             expires_in=expires_in, contradicts=contradicts, derived_from=derived_from, commit=commit, title=title,
             tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
             status=agent_decision_status(m.graph.root)))
-        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status"), **said})
+        return ok({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status"), "links": nid.links,
+                   **said})
 
     @tool
     def memory_recall(query: str, budget_tokens: int = 500, as_of: str | None = None, namespace: str | None = None,
@@ -274,6 +276,15 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
     def memory_to_code(node_id: str, namespace: str | None = None) -> dict[str, Any]:
         """Code locations (file, line range, kind) a memory touches."""
         return ok({"node_id": node_id, "locations": mem().to_code(node_id, namespace=namespace)})
+
+    @tool
+    def memory_link(node_id: str, code: list[str], remove: bool = False,
+                    namespace: str | None = None) -> dict[str, Any]:
+        """Add (or with remove=true, remove) code links on an existing memory, e.g. a decision whose
+        entities were ambiguous. code: entries such as "lib/bulk_data/cache.rb",
+        "lib/bulk_data/cache.rb::BulkData::Cache" or "billing.invoice.Invoice"; each must resolve to
+        exactly one definition, else nothing changes and the error names it."""
+        return ok(mem().link_code(node_id, code, remove=remove, namespace=namespace))
 
     @tool
     def memory_import(nodes: list[dict[str, Any]] | str, namespace: str | None = None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from ..tokens import TokenCounter
+from .kinds import stands
 from .nodes import current_sql, standing_marks
 from .pack import check_budget, pack
 from .results import RecallDict, RecallItemDict
@@ -323,9 +324,11 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
         score = rel[nid] * recency * frequency * connectivity
         scored.append(RecallItem(nid, kind, content, round(score, 9), float(confidence), valid_from, valid_until,
                                  session_id))
-    # deterministic: score, then id
+    # deterministic: score, then id; a decision that no longer stands (rejected, deprecated) after
+    # every one that does, whatever its score: it is shown, marked, but never ahead of what holds
     scored.sort(key=lambda it: (-it.score, it.id))
     scored = _with_standing(read, scored, known_iso)
+    scored.sort(key=lambda it: it.kind == "decision" and not stands(it.status))
 
     label = (as_of_iso or reference)[:10]
     if known_iso is not None:

@@ -8,8 +8,12 @@ may be stale when, for any of them:
   in it, does not count; for links made before hashes were kept, the file's hash);
 - ``missing``: the definition is no longer in the graph (deleted, or its file is gone);
 - ``churned``: its file changed in at least :data:`CHURN_COMMITS` non-merge commits, or
-  by at least :data:`CHURN_LINES` lines, after the decision's ``valid_from`` — from the
-  git history ``ingest``/``sync`` store in ``graph.db``.
+  by at least :data:`CHURN_LINES` lines, after the decision's ``valid_from`` (or its last
+  re-confirmation, :meth:`~nervapack_core.memory.MemoryStore.reconfirm`) — from the
+  git history ``ingest``/``sync`` store in ``graph.db``. Commits of more files than change
+  coupling counts (a repository-wide reformat) are not churn, and neither is any change to
+  a vendored, generated or build file (:func:`~nervapack_core.text.is_build_path`): a
+  vendor bump rewrites it without anyone revisiting the decision.
 
 Only standing decisions are checked (current, not forgotten, not rejected or deprecated):
 a superseded or rejected decision governs nothing any more. The graph is as the last
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..text import is_build_path
 from .kinds import standing_sql
 from .nodes import current_sql
 
@@ -32,9 +37,12 @@ CHURN_LINES = 200
 
 def decision_refs(conn: sqlite3.Connection, ns: str) -> list[dict]:
     """The code references of every standing decision of ``ns``, with what was recorded
-    when each link was made."""
+    when each link was made; ``since``: where churn is counted from — the decision's
+    ``valid_from``, or its last re-confirmation (a review that kept the status) when later."""
     return [dict(r) for r in conn.execute(
-        "SELECT n.id, n.content, n.title, n.status, n.valid_from, r.graph_node_id, r.code_kind, r.qualified_name, "
+        "SELECT n.id, n.content, n.title, n.status, n.valid_from, max(n.valid_from, coalesce(("
+        "SELECT max(v.created_at) FROM mem_reviews v WHERE v.node_id = n.id AND v.status = v.previous), '')) "
+        "AS since, r.graph_node_id, r.code_kind, r.qualified_name, "
         "r.file, r.start_line, r.end_line, r.node_sha, r.file_sha FROM mem_nodes n "
         "JOIN mem_code_refs r ON r.node_id = n.id WHERE n.namespace = ? AND n.kind = 'decision' "
         f"AND {current_sql('n')} AND {standing_sql('n')} "
@@ -77,7 +85,8 @@ def stale_decisions(refs: list[dict], state: dict | None, *, min_commits: int = 
             reasons.append({"reason": "changed", **where, "detail": "the definition's content changed"})
         elif not r["node_sha"] and r["file_sha"] and files.get(r["file"], (None, None))[0] not in (None, r["file_sha"]):
             reasons.append({"reason": "changed", **where, "detail": "its file's content changed"})
-        churn = _churn(commits.get(r["file"], []), r["valid_from"], min_commits, min_lines)
+        churn = None if is_build_path(r["file"]) else _churn(commits.get(r["file"], []), r["since"],
+                                                                 min_commits, min_lines)
         if churn and (r["id"], r["file"]) not in churned_seen:
             churned_seen.add((r["id"], r["file"]))
             reasons.append({"reason": "churned", **where, "qualified_name": None, "graph_node_id": None,

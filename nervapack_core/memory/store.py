@@ -40,7 +40,7 @@ from ..workspace import GRAPH_DB, WORKSPACE_DIR, find_workspace, memory_db_path
 from . import consolidate as _consolidate
 from . import decisions as _decisions
 from . import provenance, schema, stale, transfer, validate, views, writes
-from .bridge import CodeGraph
+from .bridge import CodeGraph, StoredId, link_sentence, link_summary
 from .nodes import BUMP_CHANGE
 from .nodes import supersede as _supersede
 from .recall import Recall, run_recall
@@ -289,8 +289,9 @@ class MemoryStore:
               expires_at: When | None = None, *, namespace: str | None = None, session_id: str | None = None,
               caused_by: Names | None = None, derived_from: Names | None = None, contradicts: Names | None = None,
               status: str | None = None, commit: str | None = None, title: str | None = None,
-              tags: Names | None = None, author: str | None = None, expires_in: Duration | None = None) -> str:
-        """Store one atomic memory; returns its id.
+              tags: Names | None = None, author: str | None = None, expires_in: Duration | None = None) -> StoredId:
+        """Store one atomic memory; returns its id (a :class:`StoredId`: a ``str`` whose ``links``
+        say per entity name what it linked to in the code graph, or why nothing).
 
         ``entities`` are resolved (or created) in the namespace and linked with ABOUT (and
         TOUCHES when the code graph defines them); the active session gets OCCURRED_IN;
@@ -317,10 +318,36 @@ class MemoryStore:
             commit_sha=self.resolve_commit(commit) if commit else None,
             title=None if title is None else validate.check_content(title),
             tags=validate.str_list(tags, "tags") or None)
-        code = self.graph.lookup(args["names"]) if args["names"] else {}
-        return self._write(lambda conn: writes.store(conn, ns, args, code, session_id=session_id,
-                                                     session_hint=self._session_id, supersedes=supersedes,
-                                                     prov=prov))
+        found = self.graph.resolve(args["names"]) if args["names"] else {}
+        code = {name: r["hits"] for name, r in found.items() if r["state"] == "linked"}
+        nid = self._write(lambda conn: writes.store(conn, ns, args, code, session_id=session_id,
+                                                    session_hint=self._session_id, supersedes=supersedes,
+                                                    prov=prov))
+        return StoredId(nid, {name: link_summary(r) for name, r in found.items()})
+
+    def link_code(self, node_id: str, codes: Names, *, remove: bool = False,
+                  namespace: str | None = None) -> dict[str, Any]:
+        """Add (or with ``remove``, take away) code links of an existing memory: each of
+        ``codes`` is ``PATH``, ``PATH::NAME`` or a qualified name, and must resolve to exactly
+        one definition (:meth:`CodeGraph.resolve`), else nothing changes and the error names
+        it. An added link is recorded as ``store`` records one (TOUCHES through the entity the
+        code text names, with the file's stored sha). ``{id, added|removed: {code: summary},
+        code: [the memory's code links now]}``."""
+        self._writable()
+        ns = self._ns(namespace)
+        entries = validate.str_list(codes, "code")
+        if not entries:
+            raise NervapackError("say which code to link: at least one --code PATH[::NAME]")
+        found = self.graph.resolve(entries)
+        for code, r in found.items():
+            if r["state"] == "no_graph":
+                raise NervapackError("No code graph yet (.nervapack/graph.db): run `nervapack ingest` first.")
+            if r["state"] != "linked":
+                raise NervapackError(f"--code {code!r}: {link_sentence(link_summary(r))}")
+        hits = {code: r["hits"] for code, r in found.items()}
+        self._write(lambda conn: writes.link_code(conn, ns, node_id, hits, remove=remove))
+        return {"id": node_id.strip(), "removed" if remove else "added": {c: link_summary(r) for c, r in found.items()},
+                "code": self.to_code(node_id.strip(), namespace=ns)}
 
     def review(self, node_id: str, status: str, *, note: str | None = None, reviewer: str | None = None,
                namespace: str | None = None) -> dict[str, Any]:
@@ -334,6 +361,39 @@ class MemoryStore:
         text = None if note is None or not str(note).strip() else validate.check_content(str(note))
         who = validate.check_content(reviewer) if reviewer is not None else self.author
         return self._write(lambda conn: writes.review(conn, ns, node_id, verdict, text, who))
+
+    def reconfirm(self, node_id: str, note: str, *, reviewer: str | None = None,
+                  namespace: str | None = None) -> dict[str, Any]:
+        """Say that a standing decision still holds although its code moved on ("still holds":
+        ``memory stale`` listed it): every code link takes the definition's current hash from the
+        code graph, and a review keeping its status records who (default: this store's author),
+        when and ``note`` (why it still holds; required). Churn is counted from then on. Refused
+        when a linked definition is gone from the graph (relink or remove it first) or there is
+        no code graph. Returns the decision with ``reconfirmed``: the links brought up to date."""
+        self._writable()
+        ns = self._ns(namespace)
+        if not str(note or "").strip():
+            raise NervapackError("say why the decision still holds: a re-confirmation needs a note")
+        why = validate.check_content(str(note))
+        who = validate.check_content(reviewer) if reviewer is not None else self.author
+        refs = self._read(lambda conn: views.to_code(conn, ns, node_id))
+        if not refs:
+            raise NervapackError(f"{node_id} governs no code: there is nothing to re-confirm (link it with "
+                                 "`nervapack memory link ID --code PATH[::NAME]`)")
+        state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}),
+                                      sorted({r["file"] for r in refs if r["file"]}), {})
+        if state is None:
+            raise NervapackError("there is no code graph to re-confirm against: run `nervapack ingest` first")
+        gone = [r for r in refs if r["graph_node_id"] not in state["nodes"]]
+        if gone:
+            names = ", ".join(f"{r['file']}::{r['qualified_name']}" for r in gone)
+            raise NervapackError(f"{node_id}: {names} is no longer in the code graph; remove the link "
+                                 "(`nervapack memory link ID --code ... --remove`) or link what replaced it first")
+        now = {r["graph_node_id"]: (state["nodes"][r["graph_node_id"]], *state["files"].get(r["file"], (None, None)))
+               for r in refs}
+        out = self._write(lambda conn: writes.reconfirm(conn, ns, node_id, why, who, now))
+        out["reconfirmed"] = [{"file": r["file"], "qualified_name": r["qualified_name"]} for r in refs]
+        return out
 
     def set_commit(self, node_id: str, commit: str, *, namespace: str | None = None) -> dict[str, Any]:
         """Link a memory to the commit that implemented it (resolved to a full sha)."""
@@ -678,7 +738,7 @@ class MemoryStore:
         since: dict[str, str] = {}
         for r in refs:
             if r["file"]:
-                since[r["file"]] = min(since.get(r["file"], r["valid_from"]), r["valid_from"])
+                since[r["file"]] = min(since.get(r["file"], r["since"]), r["since"])
         state = self.graph.code_state(sorted({r["graph_node_id"] for r in refs}), sorted(since), since)
         return stale.stale_decisions(refs, state, min_commits=int(min_commits), min_lines=int(min_lines))
 
@@ -738,12 +798,15 @@ class MemoryStore:
         return import_folder(self, folder, self._ns(namespace))
 
     def export_adr(self, folder: str | os.PathLike[str], *, namespace: str | None = None,
-                   overwrite: bool = False) -> dict[str, Any]:
-        """Write the namespace's decisions (current and superseded) as MADR files into
-        ``folder``, one per decision with its id in front matter (see :mod:`.adr.export`)."""
+                   new_only: bool = False, overwrite: bool = False) -> dict[str, Any]:
+        """Write the namespace's decisions (current and superseded) into the ADR ``folder``:
+        a decision's own file gets only its NervaPack block, a decision without a file a new
+        file in the folder's format (``new_only``: only those); ``overwrite`` is refused. The
+        report: ``{format, decisions, written, blocks, unchanged, present, skipped, files}``
+        (see :mod:`.adr.export`)."""
         from .adr import export_folder
 
-        return export_folder(self, folder, self._ns(namespace), overwrite=overwrite)
+        return export_folder(self, folder, self._ns(namespace), new_only=new_only, overwrite=overwrite)
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> dict[str, Any]:
         """A consistent single-file copy made with ``VACUUM INTO`` (safe while others write)."""

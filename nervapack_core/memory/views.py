@@ -16,7 +16,7 @@ from ..storage import chunked, in_chunks
 from . import decisions as _decisions
 from . import nodes, schema
 from .decisions import open_contradictions
-from .kinds import EDGE_KINDS, META_KINDS, NODE_KINDS, SUBJECT_EDGES, sql_list
+from .kinds import EDGE_KINDS, META_KINDS, NODE_KINDS, SUBJECT_EDGES, sql_list, standing_sql, stands
 from .nodes import NODE_COLS, node_dict, node_row
 from .recall import fts_stages, visible_sql
 from .resolve import clean_name, find_entity
@@ -145,7 +145,8 @@ def _timeline_items(conn: sqlite3.Connection, rows, known_at: str | None) -> lis
     at = nodes.moment()
     for n in items:
         n["supersedes"] = sup.get(n["id"], [])
-        n["current"] = nodes.is_current(n, at)
+        # a rejected or deprecated decision is valid in time but holds nothing: never "current"
+        n["current"] = nodes.is_current(n, at) and stands(n.get("status"))
     if known_at is not None:
         nodes.as_known_at(conn, items, known_at)
     return items
@@ -198,7 +199,7 @@ def timeline_summary(conn: sqlite3.Connection, ns: str, topic: str, *, known_at:
     out: dict[str, Any] = {"mode": mode, "entity": entity_name, "topic": topic, "known_at": known_at}
     if known_at is None:
         total, current, superseded, first, last = conn.execute(
-            f"SELECT count(*), coalesce(sum({nodes.current_sql('n')}), 0), "
+            f"SELECT count(*), coalesce(sum({nodes.current_sql('n')} AND {standing_sql('n')}), 0), "
             f"coalesce(sum(n.superseded_by IS NOT NULL), 0), min(n.valid_from), max(n.valid_from) {matched}",
             args).fetchone()
         by_month = [{"month": m, "kind": k, "versions": c} for m, k, c in conn.execute(
@@ -250,7 +251,8 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
     timeline (oldest first), None when none was valid. In SQL over all of them; with
     ``known_at``, over the versions as then known. ``window``: also the (at most) that many
     consecutive versions around ``position`` (else the last ones), what a chart around the
-    cursor draws: ``window: {start, total, items}`` (one reading of the versions' scope for both)."""
+    cursor draws: ``window: {start, total, items}`` (one reading of the versions' scope for both).
+    ``latest``: see :func:`_with_latest`."""
     if known_at is None:
         # one pass over the versions' dates in timeline order (not a query per count): the ones valid
         # at the instant, the latest one's place, the window; then only the rows shown are read
@@ -272,7 +274,7 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
         if window:
             out["window"] = {"start": start, "total": len(order),
                              "items": _timeline_items(conn, [rows[order[i][0]] for i in range(start, end)], None)}
-        return out
+        return _with_latest(out)
     items = _every_version(conn, ns, topic, known_at=known_at, kinds=kinds)
     at, start, end = _cursor([(n["valid_from"], n.get("valid_until"), bool(n.get("tombstoned"))) for n in items],
                              instant, window)
@@ -280,7 +282,15 @@ def timeline_as_of(conn: sqlite3.Connection, ns: str, topic: str, instant: str, 
            "position": at[-1] if at else None}
     if window:
         out["window"] = {"start": start, "total": len(items), "items": items[start:end]}
-    return out
+    return _with_latest(out)
+
+
+def _with_latest(held: dict) -> dict:
+    """``held`` with ``latest``: the newest of its versions that stands — a rejected or
+    deprecated decision was valid in time but never took effect (None when none of the
+    ``newest`` read stands)."""
+    held["latest"] = next((n for n in held["newest"] if stands(n.get("status"))), None)
+    return held
 
 
 def about(conn: sqlite3.Connection, ns: str, entity) -> dict:

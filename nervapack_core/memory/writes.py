@@ -14,14 +14,14 @@ import sqlite3
 from ..errors import NervapackError
 from ..text import fts_quote, words
 from . import nodes
-from .kinds import SUBJECT_EDGES, sql_list
+from .kinds import DEFAULT_STATUS, SUBJECT_EDGES, sql_list, stands
 from .resolve import clean_name, find_entity
 from .results import SessionCleared, SessionEnded
 from .timeutil import now_iso
 from .validate import check_content
 
 __all__ = ["store", "add_node", "add_edge", "verify", "forget", "start_session", "end_session", "clear_session",
-           "review", "set_commit", "find_duplicate"]
+           "review", "set_commit", "find_duplicate", "link_code"]
 
 
 def _normalised(text: str) -> str:
@@ -106,6 +106,43 @@ def store(conn: sqlite3.Connection, ns: str, args: dict, code: dict, *, session_
     return nid
 
 
+def link_code(conn: sqlite3.Connection, ns: str, node_id, hits: dict[str, list[dict]], *, remove: bool = False) -> None:
+    """Add the code ``hits`` (per code text, as :meth:`CodeGraph.resolve` found them) to a live
+    memory as ``store`` links an entity's code (ABOUT and TOUCHES the entity the text names, its
+    code refs with the stored file sha), or with ``remove`` delete the memory's refs to those
+    definitions (and a TOUCHES edge left with no ref). Removing a link the memory does not have
+    is an error naming it."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    nid = row["id"]
+    if row["kind"] == "entity":
+        raise NervapackError(f"{nid} is an entity: link code to a memory about it (a decision, a fact …)")
+    stamp = now_iso()
+    if not remove:
+        for code, found in hits.items():
+            eid = nodes.entity(conn, ns, code, stamp)
+            nodes.edge(conn, ns, nid, eid, "ABOUT", stamp=stamp)
+            nodes.link_code(conn, ns, nid, eid, found, stamp)
+        return
+    touched: set[str] = set()
+    for code, found in hits.items():
+        ids = [h["graph_node_id"] for h in found]
+        marks = ",".join("?" * len(ids))
+        owners = [r[0] for r in conn.execute(
+            f"SELECT DISTINCT entity_id FROM mem_code_refs WHERE namespace = ? AND node_id = ? "
+            f"AND graph_node_id IN ({marks})", (ns, nid, *ids))]
+        if not owners:
+            raise NervapackError(f"{nid} has no code link to {code!r}")
+        conn.execute(f"DELETE FROM mem_code_refs WHERE namespace = ? AND node_id = ? AND graph_node_id IN ({marks})",
+                     (ns, nid, *ids))
+        touched.update(owners)
+    for eid in touched:  # the memory touches an entity only through some code it links
+        if eid != nid and not conn.execute("SELECT 1 FROM mem_code_refs WHERE namespace = ? AND node_id = ? "
+                                           "AND entity_id = ? LIMIT 1", (ns, nid, eid)).fetchone():
+            conn.execute("DELETE FROM mem_edges WHERE namespace = ? AND src = ? AND dst = ? AND kind = 'TOUCHES'",
+                         (ns, nid, eid))
+    nodes.recount_degree(conn, [nid, *touched])
+
+
 def review(conn: sqlite3.Connection, ns: str, node_id, status: str, note: str | None, reviewer: str | None) -> dict:
     """Set a current decision's status, recording the review in ``mem_reviews``."""
     row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
@@ -119,6 +156,31 @@ def review(conn: sqlite3.Connection, ns: str, node_id, status: str, note: str | 
                  (status, reviewer, stamp, note, row["id"]))
     conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
                  "VALUES (?,?,?,?,?,?,?)", (ns, row["id"], status, row["status"], reviewer, note, stamp))
+    return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
+
+
+def reconfirm(conn: sqlite3.Connection, ns: str, node_id, note: str, reviewer: str | None,
+              now: dict[str, tuple[str | None, str | None, float | None]]) -> dict:
+    """Record that a standing decision still holds although its code moved on: each code link
+    takes the definition's hash as the graph has it now (``now``: graph node id -> ``(node sha,
+    file sha, file mtime)``), and a review keeping the status — a re-confirmation, which is also
+    where ``memory stale`` starts counting churn again — records who and why."""
+    row = nodes.node_row(conn, node_id, ns, allow_tombstoned=False)
+    if row["kind"] != "decision":
+        raise NervapackError(f"{row['id']} is a {row['kind']}, not a decision; only decisions are re-confirmed")
+    served = conn.execute(f"SELECT {nodes.status_sql('n')} FROM mem_nodes n WHERE n.id = ?", (row["id"],)).fetchone()[0]
+    if not stands(served):
+        raise NervapackError(f"{row['id']} is {served}: only a standing decision (accepted or proposed) is "
+                             "re-confirmed; review it instead")
+    stamp = now_iso()
+    for graph_id, (node_sha, file_sha, mtime) in now.items():
+        conn.execute("UPDATE mem_code_refs SET node_sha = ?, file_sha = ?, file_mtime = ? "
+                     "WHERE node_id = ? AND graph_node_id = ?", (node_sha, file_sha, mtime, row["id"], graph_id))
+    status = row["status"] or DEFAULT_STATUS
+    conn.execute("UPDATE mem_nodes SET status_by = ?, status_at = ?, status_note = ? WHERE id = ?",
+                 (reviewer, stamp, note, row["id"]))
+    conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
+                 "VALUES (?,?,?,?,?,?,?)", (ns, row["id"], status, status, reviewer, note, stamp))
     return nodes.node_dict(nodes.node_row(conn, row["id"], ns))
 
 

@@ -349,7 +349,8 @@ def test_export_import_round_trip(store, tmp_path):
     assert names == ["0001-cache-sessions-in-redis.md", "0002-log-in-json-lines.md", "0003-event-store-database.md",
                      "0004-use-cockroachdb-for-the-event-store.md", "0005-move-the-event-store-to-foundationdb.md"]
     text = (out / "0003-event-store-database.md").read_text()
-    assert f"nervapack-id: {a}\n" in text and "status: superseded by [Use CockroachDB for the event store]" in text
+    assert f"\n<!-- nervapack\nid: {a}\n" in text
+    assert "status: superseded by [Use CockroachDB for the event store]" in text
     assert "* MongoDB\n* DynamoDB\n" in text and "## Context and Problem Statement\n\nWe need transactions." in text
 
     fresh = MemoryStore(tmp_path / "fresh.db", graph_db=tmp_path / "no-graph.db")
@@ -360,10 +361,10 @@ def test_export_import_round_trip(store, tmp_path):
     fresh.close()
 
     again = store.export_adr(out)  # stable: same names, nothing rewritten
-    assert (again["written"], again["replaced"], again["unchanged"]) == (0, 0, 5)
+    assert (again["written"], again["blocks"], again["unchanged"]) == (0, 0, 5)
 
 
-def test_export_keeps_names_and_refuses_to_overwrite(store, tmp_path):
+def test_export_keeps_names_writes_only_blocks_and_refuses_to_overwrite(store, tmp_path):
     first = store.store("Use trunk-based development", kind="decision", valid_from="2024-05-01")
     out = tmp_path / "adr"
     store.export_adr(out)
@@ -373,12 +374,17 @@ def test_export_keeps_names_and_refuses_to_overwrite(store, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["0001-use-trunk-based-development.md",
                                                      "0002-an-older-decision-found-later.md"]
     assert report["written"] == 1 and report["unchanged"] == 1
-    store.review(first, "deprecated")
-    with pytest.raises(NervapackError, match="already exist with other content.*--overwrite"):
-        store.export_adr(out)
-    assert "status: accepted" in (out / "0001-use-trunk-based-development.md").read_text()  # nothing written
-    assert store.export_adr(out, overwrite=True)["replaced"] == 1
-    assert "status: deprecated" in (out / "0001-use-trunk-based-development.md").read_text()
+    store.review(first, "deprecated", note="gone")
+    before = (out / "0001-use-trunk-based-development.md").read_text()
+    with pytest.raises(NervapackError, match="--overwrite is no longer supported"):
+        store.export_adr(out, overwrite=True)
+    assert (out / "0001-use-trunk-based-development.md").read_text() == before  # nothing written
+    report = store.export_adr(out)
+    assert (report["written"], report["blocks"], report["unchanged"]) == (0, 1, 1)
+    after = (out / "0001-use-trunk-based-development.md").read_text()
+    prose, block = after.split("\n<!-- nervapack\n")
+    assert prose + "\n" == before.split("\n<!-- nervapack\n")[0] + "\n"  # the file's text untouched, only its block
+    assert "status: accepted" in prose and "- status: deprecated\n" in block and "note: gone\n" in block
     (tmp_path / "plain").write_text("x")
     with pytest.raises(NervapackError, match="is a file, not a folder"):
         store.export_adr(tmp_path / "plain")
@@ -387,9 +393,10 @@ def test_export_keeps_names_and_refuses_to_overwrite(store, tmp_path):
 def test_export_into_the_folder_it_was_imported_from_keeps_file_names(store, tmp_path):
     folder = copy_fixture("nygard", tmp_path)
     store.import_adr(folder)
-    report = store.export_adr(folder, overwrite=True)
-    assert report["written"] == 0 and report["replaced"] == 8
+    report = store.export_adr(folder)
+    assert (report["written"], report["blocks"], report["unchanged"], report["format"]) == (0, 0, 8, "nygard")
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in (FIXTURES / "nygard").iterdir())
+    assert all((folder / p.name).read_bytes() == p.read_bytes() for p in (FIXTURES / "nygard").iterdir())
     again = store.import_adr(folder)
     assert again["imported"] == 0 and again["supersessions"] == 0
 
@@ -408,7 +415,7 @@ def test_cli_import_and_export(tmp_path):
         return result
 
     assert "Markdown ADRs" in run("import-adr", "--help").output
-    assert "--overwrite" in run("export-adr", "--help").output
+    assert "--new-only" in run("export-adr", "--help").output
     out = run("import-adr", str(folder)).output
     assert "6 imported, 0 updated, 0 unchanged, 4 skipped, 1 supersession(s)" in out
     assert "skipped  docs/madr/0005-broken-front-matter.md: front matter is not valid YAML" in out
@@ -422,8 +429,9 @@ def test_cli_import_and_export(tmp_path):
     assert "6 unchanged" in run("export-adr", str(tmp_path / "out")).output
     err = run("import-adr", str(tmp_path / "missing"), ok=False)
     assert "Error: ADR folder" in err.output and "does not exist" in err.output
-    err = run("export-adr", str(folder), ok=False)
-    assert "Use --overwrite" in err.output
+    assert "0 new file(s), 0 block(s) written, 6 unchanged" in run("export-adr", str(folder)).output
+    err = run("export-adr", str(folder), "--overwrite", ok=False)
+    assert "--overwrite is no longer supported" in err.output
 
 
 # ---------------------------------------------------------------------------- sync

@@ -198,6 +198,35 @@ def test_stale_when_touched_files_churned_since_the_decision(repo):
     m.close()
 
 
+
+def test_a_repository_wide_reformat_and_vendored_files_are_not_churn(repo):
+    """Five commits to billing.py count as churn; the same five that each also touch 60 other
+    files (a reformat, a rename across the tree) do not, as change coupling leaves them out; nor
+    do many commits to a vendored file a decision governs."""
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "money.py").write_text("def cents(x):\n    return x\n")
+    for i in range(60):
+        (repo / f"m{i}.py").write_text(f"V = {i}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "vendor money", date="2026-01-03T10:00:00+00:00")
+    ingest(repo, embed=False)
+    m = MemoryStore(repo / ".nervapack" / "memory.db")
+    charge = m.store("Amounts are charged in cents", kind="decision", entities=["charge"])
+    cents = m.store("Money goes through the vendored cents()", kind="decision", entities=["cents"])
+    assert [c["file"] for c in m.to_code(cents)] == ["vendor/money.py"]
+    for i in range(5):  # each commit: billing.py beside 60 other files, and the vendored file alone
+        (repo / "billing.py").write_text((repo / "billing.py").read_text() + f"\n\nX{i} = {i}\n")
+        for j in range(60):
+            (repo / f"m{j}.py").write_text(f"V = {j + i}\n")
+        git(repo, "commit", "-qam", f"reformat {i}", date=f"2099-01-0{i + 1}T10:00:00+00:00")
+        (repo / "vendor" / "money.py").write_text((repo / "vendor" / "money.py").read_text() + f"# {i}\n")
+        git(repo, "commit", "-qam", f"vendor bump {i}", date=f"2099-01-0{i + 1}T11:00:00+00:00")
+    sync(repo, embed=False)
+    stale = m.stale_decisions()
+    assert stale["checked"] == 2 and stale["stale"] == [], (charge, stale)
+    m.close()
+
+
 def test_consolidation_keeps_the_union_of_rationale_and_alternatives(mem):
     mem.start_session("dupes")
     first = mem.store("we store money as integer cents in every billing table of the service", kind="decision",
@@ -225,3 +254,100 @@ def test_recall_shows_every_decisions_status_and_open_contradictions(mem):
     mem.review(proposal, "rejected")  # settled: the contradiction is closed and the rejection shown
     r = mem.recall("payments retry", budget_tokens=400)
     assert "⚠" not in r.text and "REJECTED" in r.text
+
+
+def test_a_rejected_decision_never_reads_as_current_or_ranks_first(mem):
+    """Valid in time but never agreed: the timeline does not count it current, the cursor's
+    "latest to take effect" is the decision that stands, recall lists it after standing ones
+    (even when it matches the query better), and the CLI timeline says its status."""
+    agreed = mem.store("Cache bulk data in Redis", kind="decision", entities=["Cache"],
+                       valid_from="2026-01-01T00:00:00Z")
+    turned_down = mem.store("Cache bulk data in memcached, cache cache cache", kind="decision", entities=["Cache"],
+                            status="proposed", valid_from="2026-02-01T00:00:00Z")
+    mem.review(turned_down, "rejected", note="one more service to run")
+    summary = mem.timeline_summary("Cache")
+    assert summary["total"] == 2 and summary["current"] == 1  # the two decisions; the accepted one holds
+    items = {n["id"]: n for n in mem.timeline("Cache")["items"]}
+    assert items[agreed]["current"] is True and items[turned_down]["current"] is False
+    held = mem.timeline_as_of("Cache", "2026-06-01T00:00:00Z", kinds=["decision"])
+    assert held["count"] == 2 and held["newest"][0]["id"] == turned_down and held["latest"]["id"] == agreed
+    recalled = [i.id for i in mem.recall("cache memcached", budget_tokens=400).items if i.kind == "decision"]
+    assert recalled == [agreed, turned_down]
+    mem.review(agreed, "deprecated")
+    assert mem.timeline_as_of("Cache", "2026-06-01T00:00:00Z", kinds=["decision"])["latest"] is None
+
+
+def test_the_cli_timeline_says_each_decisions_status(tmp_path):
+    from click.testing import CliRunner
+
+    from nervapack_core.cli.memory import memory_cli
+
+    db = str(tmp_path / "t.db")
+    with MemoryStore(db) as m:
+        a = m.store("Cache in Redis", kind="decision", entities=["Cache"])
+        b = m.store("Cache in memcached", kind="decision", entities=["Cache"], status="proposed")
+        m.review(b, "rejected")
+    out = CliRunner().invoke(memory_cli, ["timeline", "Cache", "--db", db]).output
+    assert f"[{a}] decision (accepted) · Cache in Redis" in out and f"[{b}] decision (rejected) · " in out
+
+
+def test_reconfirm_says_a_stale_decision_still_holds(repo):
+    import time
+
+    m, charge, login = _link(repo)
+    time.sleep(1.1)  # git dates are to the second: these commits come after the decision
+    (repo / "billing.py").write_text(
+        "def charge(amount):\n    return round(amount * 100)\n\n\ndef refund(amount):\n    return -amount\n")
+    for i in range(5):  # the function changes, and its file churns
+        (repo / "billing.py").write_text((repo / "billing.py").read_text() + f"\n\nY{i} = {i}\n")
+        git(repo, "commit", "-qam", f"rounding {i}")
+    sync(repo, embed=False)
+    assert [[r["reason"] for r in s["reasons"]] for s in m.stale_decisions()["stale"]] == [["changed", "churned"]]
+    time.sleep(1.1)
+    from click.testing import CliRunner
+
+    from nervapack_core.cli.memory import memory_cli
+
+    db = str(repo / ".nervapack" / "memory.db")
+    run = CliRunner()
+    no_note = run.invoke(memory_cli, ["reconfirm", charge, "--db", db])
+    assert no_note.exit_code == 2 and "--note" in no_note.output
+    unknown = run.invoke(memory_cli, ["reconfirm", charge[:-1] + "x", "--note", "fine", "--db", db])
+    assert unknown.exit_code == 1 and "Traceback" not in unknown.output
+    done = run.invoke(memory_cli, ["reconfirm", charge, "--note", "rounding keeps cents", "--reviewer", "Lin",
+                                   "--db", db])
+    assert done.exit_code == 0 and f"✓ {charge} still holds (accepted, re-confirmed by Lin): 1 code link(s)" \
+        in done.output, done.output
+    assert m.stale_decisions()["stale"] == []
+    assert m.why(charge)["reviews"][-1] | {"created_at": None} == {
+        "status": "accepted", "previous": "accepted", "reviewer": "Lin", "note": "rounding keeps cents",
+        "created_at": None}
+    # churn is counted from the re-confirmation: the five commits before it no longer count, five after it do
+    for i in range(5):
+        (repo / "billing.py").write_text((repo / "billing.py").read_text() + f"\n\nX{i} = {i}\n")
+        git(repo, "commit", "-qam", f"constant {i}", date=f"2099-01-0{i + 1}T10:00:00+00:00")
+    sync(repo, embed=False)
+    assert [r["reason"] for s in m.stale_decisions()["stale"] for r in s["reasons"]] == ["churned"]
+    # gone code is not re-confirmed: the link must be fixed first; a rejected decision is not re-confirmed
+    (repo / "billing.py").write_text("def refund(amount):\n    return -amount\n")
+    sync(repo, embed=False)
+    with pytest.raises(NervapackError, match="no longer in the code graph"):
+        m.reconfirm(charge, "still")
+    m.review(login, "rejected")
+    with pytest.raises(NervapackError, match="is rejected: only a standing decision"):
+        m.reconfirm(login, "still")
+    m.close()
+
+
+def test_sync_lists_the_whole_id_of_a_memory_whose_code_changed(repo, monkeypatch):
+    from click.testing import CliRunner
+
+    from nervapack_core.cli import cli
+
+    m, charge, _login = _link(repo)
+    m.close()
+    (repo / "billing.py").write_text(
+        "def charge(amount):\n    return round(amount * 100)\n\n\ndef refund(amount):\n    return -amount\n")
+    monkeypatch.chdir(repo)
+    out = CliRunner().invoke(cli, ["sync", ".", "--no-embed"]).output
+    assert "memory reference(s) to code that changed" in out and charge in out, out

@@ -165,3 +165,13 @@ def test_decisions_are_paged_with_the_total_and_filtered(run):
     only = js(run("decisions", "--status", "proposed", "--json"))
     assert only["total"] == 1 and only["decisions"][0]["status"] == "proposed"
     assert js(run("decisions", "--until", "2026-01-02", "--json"))["total"] == 2
+
+
+def test_decisions_oneline_is_one_line_a_decision_with_whole_ids(run):
+    ids = [json.loads(run("store", f"Decision {i}", "-k", "decision", "--title", f"Title {i}",
+                          "--rationale", "line one\nline two\nline three", "--json").output)["id"] for i in range(3)]
+    full = run("decisions").output.splitlines()
+    lines = run("decisions", "--oneline").output.splitlines()
+    assert len(lines) == 4 < len(full)  # the header, then one line each
+    assert [line.split()[0] for line in lines[1:]] == ids[::-1]
+    assert lines[1].split()[1] == "accepted" and lines[1].endswith("Title 2")

@@ -1,4 +1,4 @@
-"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 20 tools via the SDK client."""
+"""MCP round trip: start nervapack-memory-mcp as a subprocess and call all 21 tools via the SDK client."""
 
 import json
 import os
@@ -36,7 +36,7 @@ def test_mcp_round_trip_all_tools(tmp_path):
     async def scenario():
         async with Client(params, read_timeout_seconds=60) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 20
+            assert set(TOOL_NAMES) <= tools and len(TOOL_NAMES) == 21
 
             async def call(tool, **args):
                 called.add(tool)
@@ -63,6 +63,11 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert (await call("memory_verify", node_id=d2, verdict="confirm"))["confidence"] == 1.0
             assert (await call("memory_for_code", file_path="src/auth.py"))["memories"]
             assert (await call("memory_to_code", node_id=d2))["locations"][0]["file"] == "src/auth.py"
+            added = await call("memory_link", node_id=d2, code=["src/auth.py"])
+            assert added["added"]["src/auth.py"]["state"] == "linked"
+            assert {c["kind"] for c in added["code"]} == {"class", "file"}
+            gone = await call("memory_link", node_id=d2, code=["src/auth.py"], remove=True)
+            assert [c["kind"] for c in gone["code"]] == ["class"]
             assert (await call("memory_verify_staleness"))["stale"] == []
             assert (await call("memory_stale_decisions"))["stale"] == []
             brief = await call("decisions_for_change", paths=["src/auth.py"], budget_tokens=200)

@@ -2,15 +2,15 @@
 run leaves it — byte for byte, never a mix.
 
 The folder (a real git repository's ``docs/adr``) holds 30 exported decisions, a README, a
-subfolder and a link; the memory then gains 10 decisions, each superseding an old one, so an
-``export-adr --overwrite`` writes 10 files and replaces 10. The real CLI (forked from this test
-process, as ``test_crash_safety`` does, so the kills land in the command's own work) is killed
-with SIGKILL as soon as each change of the folders is seen, at named steps of the export
-(``NERVAPACK_TEST_KILL_AFTER``: after 6 seeded staged files, after the mirror, before and after
-the swap) and at seeded random moments over the time a clean run takes. Every outcome is
-compared with both references (every path, its kind, bytes, mode, link target); the next run
-reaches the clean state and leaves nothing of the killed one beside the folder.
-``NERVAPACK_RELIABILITY_KILLS`` sets the random kills (default 10)."""
+subfolder and a link; the memory then gains 10 decisions, each superseding an old one, and 10
+other old ones are reviewed, so an ``export-adr`` writes 10 new files and 10 files' NervaPack
+blocks. The real CLI (forked from this test process, as ``test_crash_safety`` does, so the
+kills land in the command's own work) is killed with SIGKILL as soon as each change of the
+folders is seen, at named steps of the export (``NERVAPACK_TEST_KILL_AFTER``: after 6 seeded
+staged files, after the mirror, before and after the swap) and at seeded random moments over
+the time a clean run takes. Every outcome is compared with both references (every path, its
+kind, bytes, mode, link target); the next run reaches the clean state and leaves nothing of
+the killed one beside the folder. ``NERVAPACK_RELIABILITY_KILLS`` sets the random kills (default 10)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def _kill(pid: int) -> None:
 
 def _template(tmp_path: Path, rel) -> Path:
     """A repository whose docs/adr holds 30 exported decisions, and a memory with 10 more, each
-    superseding one of them."""
+    superseding one of them, and 10 others reviewed since (their files get a new block)."""
     ws = tmp_path / "template"
     rel.make_repo(ws, {"app.py": "def main():\n    return 1\n"}, git=False)
     db = ws / "memory.db"
@@ -118,11 +118,16 @@ def _template(tmp_path: Path, rel) -> Path:
     newer = [{"kind": "decision", "content": f"Decision {i} revised: use tool {i}b", "supersedes": ids[i * 3],
               "valid_from": "2025-06-01"} for i in range(NEW)]
     assert rel.run_cli("memory", "--db", str(db), "import", "-", input=json.dumps(newer).encode()).returncode == 0
+    from nervapack_core.memory import MemoryStore
+
+    with MemoryStore(db) as memory:
+        for i in range(NEW):
+            memory.review(ids[i * 3 + 1], "deprecated", note=f"tool {i} retired", reviewer="Lead <lead@example.com>")
     return ws
 
 
 def _args(ws: Path) -> list[str]:
-    return ["memory", "--db", str(ws / "memory.db"), "export-adr", str(ws / "docs" / "adr"), "--overwrite"]
+    return ["memory", "--db", str(ws / "memory.db"), "export-adr", str(ws / "docs" / "adr")]
 
 
 def _folders(ws: Path) -> list[Path]:
@@ -149,7 +154,7 @@ def test_killed_export_adr_leaves_the_old_folder_or_the_new(tmp_path, rel):
     new = folder_state(clean / "docs" / "adr")
     assert new != old and len([k for k in new if k.endswith(".md")]) == OLD + NEW + 2  # + README.md, index.md
     changed = [k for k in new if old.get(k) != new[k]]
-    assert len(changed) >= 2 * NEW, changed  # 10 written, 10 replaced (and the folder's entry)
+    assert len(changed) >= 2 * NEW, changed  # 10 written, 10 blocks written (and the folder's entry)
     assert new["README.md"] == old["README.md"] and new["index.md"] == ("link", "README.md")
     assert new["assets/diagram.txt"] == old["assets/diagram.txt"]
     assert _beside(clean) == ["adr"]
@@ -185,7 +190,7 @@ def test_killed_export_adr_leaves_the_old_folder_or_the_new(tmp_path, rel):
         assert folder_state(ws / "docs" / "adr") == new, f"kill at {what}: the next run did not reach the clean state"
         assert _beside(ws) == ["adr"], (what, _beside(ws))
         shutil.rmtree(ws)
-    print(f"\nexport-adr of {OLD + NEW} decisions ({NEW} written, {NEW} replaced), clean run {took:.2f} s, "
+    print(f"\nexport-adr of {OLD + NEW} decisions ({NEW} written, {NEW} blocks), clean run {took:.2f} s, "
           f"{len(changes)} folder changes seen: {len(kills)} kills ({Counter(h for h, _ in kills)}), "
           f"{seen['old']} left the old folder, {seen['new']} the new, 0 a mix")
     assert seen["old"] and seen["new"]
@@ -208,8 +213,7 @@ def test_a_new_folder_appears_whole_or_not_at_all(tmp_path, rel):
 def test_without_an_atomic_exchange_a_kill_between_the_renames_is_repaired(tmp_path, rel):
     """The fallback (rename the old folder aside, the new one into place): killed between the two
     renames, no folder is left but the old one beside it (and the new one staged); the next run
-    moves the old one back first, so
-    it compares with the old files (and still refuses to overwrite without --overwrite)."""
+    moves the old one back first, so it compares with the old files and reaches the clean state."""
     template = _template(tmp_path, rel)
     old = folder_state(template / "docs" / "adr")
     ws = tmp_path / "fallback"
@@ -218,12 +222,10 @@ def test_without_an_atomic_exchange_a_kill_between_the_renames_is_repaired(tmp_p
     assert os.WIFSIGNALED(status)
     left = _beside(ws)  # no folder: the old one aside, the new one staged
     assert [n.split("-")[1] for n in left] == ["new", "old"] and not os.path.lexists(ws / "docs" / "adr"), left
-    refused = rel.invoke("memory", "--db", str(ws / "memory.db"), "export-adr", str(ws / "docs" / "adr"))
-    assert refused.exit_code == 1 and "--overwrite" in refused.output  # it saw the old files again
-    assert folder_state(ws / "docs" / "adr") == old and _beside(ws) == ["adr"]
     clean = tmp_path / "clean"
     shutil.copytree(template, clean, symlinks=True)
     assert os.waitstatus_to_exitcode(os.waitpid(_forked(_args(clean), clean, no_exchange=True), 0)[1]) == 0
-    assert rel.invoke(*_args(ws)).exit_code == 0
+    rerun = rel.invoke(*_args(ws))  # the old folder moved back first: the same blocks and files as a clean run
+    assert rerun.exit_code == 0 and "10 new file(s), 10 block(s) written, 20 unchanged" in rerun.output, rerun.output
     assert folder_state(ws / "docs" / "adr") == folder_state(clean / "docs" / "adr") != old
     assert _beside(ws) == _beside(clean) == ["adr"]

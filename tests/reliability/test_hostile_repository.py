@@ -224,10 +224,18 @@ def test_a_hostile_clone_cannot_steer_nervapack(tmp_path):
         contents = " ".join(i["content"] for i in current["items"])
         assert "Postgres" in contents and "Use SQLite for orders" not in contents, contents
 
-        # export-adr: the team's files are not replaced unasked; a new folder is written whole, inside the clone
+        # export-adr: the team's files are never rewritten (nothing to carry: the folder untouched, byte for
+        # byte, its links still links); a new folder is written whole, inside the clone
+        team = clone / "docs" / "adr"
+
+        def snapshot() -> dict:
+            return {p.name: ("link", os.readlink(p)) if p.is_symlink() else p.read_bytes() for p in team.iterdir()}
+
+        before = snapshot()
         code, out = cli(clone, env, "memory", "export-adr", "docs/adr")
         outputs.append(out)
-        assert code == 1 and "nothing was written" in out, out[-3000:]
+        assert code == 0 and "0 new file(s), 0 block(s) written" in out, out[-3000:]
+        assert snapshot() == before
         code, out = cli(clone, env, "memory", "export-adr", "docs/decisions")
         outputs.append(out)
         assert code == 0 and len(list((clone / "docs" / "decisions").glob("*.md"))) == 3, out[-3000:]

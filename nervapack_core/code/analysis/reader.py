@@ -217,11 +217,14 @@ class GraphReader(GraphRows):
         with self.guard():
             return evolution.changed_since(self.conn, since, limit=limit, offset=offset)
 
-    def churn_commits(self, paths: Iterable[str], since: str) -> dict[str, list[tuple[str, int, int]]]:
+    def churn_commits(self, paths: Iterable[str], since: str,
+                      max_files: int | None = None) -> dict[str, list[tuple[str, int, int]]]:
         """Per path, the non-merge commits that changed it after ``since`` (ISO time) as
         ``(authored_at, lines added, lines removed)``, oldest first, from the stored git
-        history (empty without one)."""
-        from .git_history import _has_tables
+        history (empty without one). Commits touching more than ``max_files`` files (default
+        :data:`~.git_history.MAX_COUPLING_FILES`, the rule change coupling uses) are left out:
+        a repository-wide reformat or rename is not churn of the one file a decision governs."""
+        from .git_history import MAX_COUPLING_FILES, _has_tables
 
         paths = list(paths)
         with self.guard():
@@ -230,8 +233,9 @@ class GraphReader(GraphRows):
         out: dict[str, list[tuple[str, int, int]]] = {}
         for r in self.rows_in(
                 "SELECT c.path, g.authored_at, c.added, c.removed FROM git_changes c "
-                "JOIN git_commits g ON g.id = c.commit_id WHERE g.authored_at > ? AND c.path IN ({marks}) "
-                "ORDER BY g.authored_at", paths, (since,)):
+                "JOIN git_commits g ON g.id = c.commit_id WHERE g.authored_at > ? AND g.files <= ? "
+                "AND c.path IN ({marks}) ORDER BY g.authored_at", paths,
+                (since, MAX_COUPLING_FILES if max_files is None else int(max_files))):
             out.setdefault(r[0], []).append((r[1], r[2], r[3]))
         return out
 

@@ -422,6 +422,24 @@ class GraphRows:
             f"OR qualified_name COLLATE NOCASE IN ({marks})) AND kind IN ({kind_marks}) "
             "ORDER BY file, start_line, id LIMIT ?", (*forms, *forms, *kinds, int(limit)))
 
+    def definitions_named(self, name: str, kinds: Sequence[str], *, nocase: bool = False,
+                          limit: int = 5000) -> list[sqlite3.Row]:
+        """Nodes of ``kinds`` whose simple name is ``name`` (case-sensitive, or not with
+        ``nocase``), by file and line: what exact linking (``CodeGraph.resolve``) sorts out by
+        qualified name and file. Every node's simple name is the last part of its qualified
+        name, so one indexed read finds every namesake of a dotted name too."""
+        kind_marks = ",".join("?" * len(kinds))
+        collate = " COLLATE NOCASE" if nocase else ""
+        return self.rows(
+            f"SELECT * FROM nodes WHERE name{collate} = ? AND kind IN ({kind_marks}) "
+            "ORDER BY file, start_line, id LIMIT ?", (name, *kinds, int(limit)))
+
+    def file_nodes(self, path: str, *, nocase: bool = False) -> list[sqlite3.Row]:
+        """The ``file`` node of ``path`` as the graph stores it (case-insensitively with ``nocase``)."""
+        collate = " COLLATE NOCASE" if nocase else ""
+        return self.rows(f"SELECT * FROM nodes WHERE kind = 'file' AND file{collate} = ? ORDER BY file, id LIMIT 20",
+                         (path,))
+
     # -- whole-graph views (nervapack visualize) ---------------------------------------------
 
     def view_nodes(self, ids: Iterable[str] | None = None, *, exclude_kinds: Sequence[str] = ("import",),

@@ -36,6 +36,7 @@ LANGUAGES: tuple[Language, ...] = (
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx")),
     Language("csharp", "csharp", (".cs",)),
     Language("ruby", "ruby", (".rb",)),
+    Language("php", "php", (".php",)),
     Language("markdown", None, (".md", ".markdown")),
     Language("rst", None, (".rst",)),
     # counted, not parsed
@@ -49,7 +50,6 @@ LANGUAGES: tuple[Language, ...] = (
     Language("sql", None, (".sql",)),
     Language("kotlin", None, (".kt", ".kts")),
     Language("swift", None, (".swift",)),
-    Language("php", None, (".php",)),
     Language("scala", None, (".scala",)),
 )
 

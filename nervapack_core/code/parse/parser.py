@@ -248,6 +248,23 @@ def _clean_docstring(text: str) -> str:
     return text[:DOCSTRING_MAX]
 
 
+# Ruby's compact `class Editions::CreateInteractor`, Rust's `impl billing::Invoice`: the name as a path
+_SCOPED_NAMES = ("scope_resolution", "scoped_type_identifier")
+_PATH_ROOTS = ("crate", "self", "super")  # Rust paths relative to the crate or module: not part of the name
+
+
+def _scoped_name(name_node) -> str:
+    """The whole path a scoped name is written as, with the graph's ``.``: ``Editions::Create``
+    -> ``Editions.Create`` (a leading ``::``, Rust's ``crate::``/``self::``/``super::`` dropped)."""
+    outermost = name_node.parent
+    while outermost.parent is not None and outermost.parent.type in _SCOPED_NAMES:
+        outermost = outermost.parent
+    parts = [p.strip() for p in _text(outermost).split("::") if p.strip()]
+    while len(parts) > 1 and parts[0] in _PATH_ROOTS:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
 def _container_name(kind: str, node, name_node, language: str) -> str:
     """The name under which a definition appears in qualified names."""
     name = _text(name_node)
@@ -259,6 +276,8 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
                 return f"{types[-1]}.{name}"
     if language == "cpp" and kind == "module_block":  # C++17 `namespace a::b`
         return name.replace("::", ".")
+    if language == "php" and kind == "module_block":  # `namespace App\Billing`
+        return name.strip("\\").replace("\\", ".")
     if language == "cpp" and name_node.parent is not None and name_node.parent.type == "qualified_identifier":
         outermost = name_node.parent  # `a::B::f` nests: (a :: (B :: f))
         while outermost.parent is not None and outermost.parent.type == "qualified_identifier":
@@ -267,6 +286,8 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
         scope = scope.rstrip(": \t").lstrip(":")
         if scope:
             return f"{scope.replace('::', '.')}.{name}"
+    if language in ("ruby", "rust") and name_node.parent is not None and name_node.parent.type in _SCOPED_NAMES:
+        return _scoped_name(name_node)
     if language == "javascript" or language in ("typescript", "tsx"):
         if node.type == "assignment_expression":
             left = node.child_by_field_name("left")
@@ -279,7 +300,8 @@ def _container_name(kind: str, node, name_node, language: str) -> str:
 _SUBKIND_BY_TYPE = {
     "interface_declaration": "interface", "enum_declaration": "enum", "enum_item": "enum",
     "struct_item": "struct", "struct_specifier": "struct", "struct_declaration": "struct",
-    "trait_item": "trait", "type_alias_declaration": "type", "type_definition": "typedef",
+    "trait_item": "trait", "trait_declaration": "trait", "type_alias_declaration": "type",
+    "type_definition": "typedef",
     "record_declaration": "record", "module": "module", "union_item": "union",
     "union_specifier": "union", "type_declaration": "type", "arrow_function": "arrow",
 }
@@ -327,6 +349,20 @@ def _function_values(values: list[Node], imports: list[tuple[Node, Node]], entit
                 known.update(_text(c) for c in node.children if c.type == "identifier")  # a default import
             stack.extend(node.children)
     return [n for n in values if _text(n) in known]
+
+
+def _php_namespace_spans(defs: list, size: int) -> list:
+    """PHP's statement form ``namespace App\\Billing;`` holds nothing in the tree, yet names
+    everything after it up to the next ``namespace`` (or the file's end): its span is made so,
+    and the qualified names of the classes and functions in it take the namespace, as the
+    block form's do."""
+    starts = sorted(d[0] for d in defs if d[2] == "module_block")
+    out = []
+    for start, neg_end, kind, node, name_node in defs:
+        if kind == "module_block" and node.child_by_field_name("body") is None:
+            neg_end = -next((s for s in starts if s > start), size)
+        out.append((start, neg_end, kind, node, name_node))
+    return out
 
 
 def parse_source(source: bytes, language: str) -> ParsedSource:
@@ -386,6 +422,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
             elif "returns.annotation" in caps:
                 return_annotations.extend(caps["returns.annotation"])
 
+    if language == "php":
+        defs = _php_namespace_spans(defs, len(source))
     defs.sort(key=lambda d: (d[0], d[1]))
     stack: list[tuple[int, str, str, str]] = []  # (end_byte, kind, qualified prefix, qualified name)
     spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, qualified_name) of entities
@@ -396,8 +434,8 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
             stack.pop()
         display = _container_name(kind, node, name_node, language)
         outer = next((s for s in reversed(stack) if s[1] in ("class", "function", "impl", "variable")), None)
-        qname = f"{outer[3]}.{display}" if outer and "." not in display else display
-        if language == "cpp" and not outer and kind != "variable":  # C++ namespaces qualify names
+        qname = f"{outer[3]}.{display}" if outer and ("." not in display or language == "ruby") else display
+        if language in ("cpp", "rust", "php") and not outer and kind != "variable":  # namespaces, modules qualify names
             namespace = next((s[3] for s in reversed(stack) if s[1] == "module_block"), "")
             if namespace and not qname.startswith(namespace + "."):
                 qname = f"{namespace}.{qname}"
@@ -405,9 +443,9 @@ def parse_source(source: bytes, language: str) -> ParsedSource:
                 stack.append((end, kind, qname, qname))
                 continue
         if kind in ("impl", "module_block"):
-            if kind == "impl":  # `impl Trait for Type`: the trait is a base of Type
-                spans.append((start, end, "class", display))
-            stack.append((end, kind, qname, display if kind == "impl" else (outer[3] if outer else "")))
+            if kind == "impl":  # `impl Trait for Type`: the trait is a base of Type (in its module: qname)
+                spans.append((start, end, "class", qname))
+            stack.append((end, kind, qname, qname if kind == "impl" else (outer[3] if outer else "")))
             if kind == "module_block":
                 stack.pop()  # namespaces/modules are transparent for qualified names
             continue

@@ -210,5 +210,16 @@ class ImportResolver:
             return [local]
         return (self.by_tail.get("lib/" + rel) or self.by_tail.get(rel, []))[:1]
 
+    def _php(self, importer: str, module: str, names) -> list[str]:
+        """``use App\\Models\\User`` is ``…/Models/User.php`` by PSR-4 (the vendor prefix maps to a
+        folder such as ``src/``): the longest tail of the name that a file ends with, at least
+        the class and its folder when the name has a namespace."""
+        parts = [p for p in module.split("\\") if p]
+        for i in range(max(len(parts) - 1, 1)):
+            hits = self.by_tail.get("/".join(parts[i:]) + ".php", [])
+            if hits:
+                return hits[:1]
+        return []
+
     def _csharp(self, importer: str, module: str, names) -> list[str]:
         return []  # namespaces do not map to files

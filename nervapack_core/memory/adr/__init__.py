@@ -3,8 +3,9 @@
 - :func:`import_folder` (``nervapack memory import-adr DIR``): each Markdown ADR
   (Nygard / adr-tools, MADR 2–4, log4brains) becomes a decision; idempotent, one
   transaction, see :mod:`.importer` for the matching and update rules;
-- :func:`export_folder` (``nervapack memory export-adr DIR``): decisions as MADR files
-  that import back to the same decisions (:mod:`.export`);
+- :func:`export_folder` (``nervapack memory export-adr DIR``): a decision's own file gets
+  only its NervaPack block (:mod:`.block`: code, reviews, links, id), a decision without a
+  file a new file in the folder's format (:mod:`.export`);
 - :func:`find_adr_dir`: the workspace's ADR folder, for ``nervapack sync`` and
   ``review-changes``; :func:`status_of`: a record's status from its text alone.
 

@@ -29,7 +29,8 @@ from ...errors import NervapackError
 from ...gitrepo import git_output
 from ...workspace import WORKSPACE_DIR, Workspace, link_reason
 from ..provenance import repo_root
-from .parse import AdrSkip, ParsedAdr, parse_adr
+from .block import Block, front_matter_governs, parse_block, strip_block
+from .parse import MEMORY_ID, AdrSkip, ParsedAdr, parse_adr
 
 __all__ = ["AdrFile", "AdrRecord", "scan", "read_records", "find_adr_dir", "base_root", "file_name_date",
            "checked_folder", "resolved_inside",
@@ -64,8 +65,10 @@ class AdrRecord:
     valid_from: str
     date_from: str  # "text", "file name", "git", "file time"
     git_author: str | None = None
-    targets: list[tuple[str, str]] = field(default_factory=list)  # (kind, target source)
+    targets: list[tuple[str, str]] = field(default_factory=list)  # (kind, target source or decision id)
     warnings: list[str] = field(default_factory=list)
+    block: Block | None = None  # the NervaPack block (see :mod:`.block`)
+    governs: list[str | dict] = field(default_factory=list)  # front matter's, then the block's, as written
 
 
 def base_root(folder: Path, project: Path | None = None) -> Path:
@@ -261,12 +264,14 @@ def read_records(files: list[AdrFile], folder: Path, root: Path, all_files: list
     records: list[AdrRecord] = []
     skipped: list[tuple[str, str]] = []
     parsed: list[tuple[AdrFile, ParsedAdr]] = []
+    blocks: dict[str, tuple[Block | None, list[str]]] = {}
     for f in files:
         if f.error:
             skipped.append((f.source, f.error))
             continue
-        try:
-            parsed.append((f, parse_adr(f.text or "", f.path.name)))
+        blocks[f.source] = parse_block(f.text or "")
+        try:  # the prose alone: the block is NervaPack's, not the team's
+            parsed.append((f, parse_adr(strip_block(f.text or ""), f.path.name)))
         except AdrSkip as exc:
             skipped.append((f.source, str(exc)))
     git_root = repo_root(folder)
@@ -301,9 +306,38 @@ def read_records(files: list[AdrFile], folder: Path, root: Path, all_files: list
                 continue
             if target != f.source:
                 rec.targets.append((kind, target))
+        _read_block(rec, *blocks.get(f.source, (None, [])), index)
         rec.targets = list(dict.fromkeys(rec.targets))
         records.append(rec)
     return records, skipped
+
+
+# a block's link kinds as the record's link kinds (see importer._link_actions); "block:" tells
+# export they are the block's, not the prose's, to write them again
+_BLOCK_LINKS = {"derived_from": "block:amends", "supersedes": "block:supersedes", "contradicts": "block:contradicts"}
+
+
+def _read_block(rec: AdrRecord, block: Block | None, warnings: list[str], index: _LinkIndex) -> None:
+    """What the record's NervaPack block (and front matter's hand-written ``governs``) add:
+    its id, code, and links (to a file of the folder, or a decision id)."""
+    rec.warnings += warnings
+    governs, fm_warnings = front_matter_governs(rec.adr.extra)
+    rec.warnings += fm_warnings
+    rec.adr.extra.pop("governs", None)
+    rec.block = block
+    rec.governs = governs + (block.governs if block else [])
+    if block is None:
+        return
+    if block.id:
+        rec.adr.memory_id = block.id
+    for key, kind in _BLOCK_LINKS.items():
+        for target in block.links.get(key, []):
+            found = target if MEMORY_ID.match(target) else index.resolve(rec.file, target, target)
+            if found is None:
+                rec.warnings.append(f"NervaPack block: {key} {target!r} names no ADR file of the folder nor a "
+                                    "decision id")
+            elif found != rec.file.source:
+                rec.targets.append((kind, found))
 
 
 class _LinkIndex:

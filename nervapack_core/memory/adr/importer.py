@@ -32,9 +32,11 @@ import sqlite3
 from ...errors import NervapackError
 from .. import nodes
 from ..provenance import git_head, repo_root
+from ..resolve import clean_name
 from ..timeutil import new_id, now_iso, to_iso
+from .block import derived_id, governs_name
 from .folder import AdrFile, AdrRecord, base_root, checked_folder, read_records, scan
-from .parse import decision_content
+from .parse import MEMORY_ID, decision_content
 
 __all__ = ["import_folder", "stored_status"]
 
@@ -90,9 +92,12 @@ def import_folder(store, folder, ns: str) -> dict:
     known = store._read(lambda conn: _known(conn, ns, prefix))
 
     to_parse: list[AdrFile] = []
+    graph_now = any(_meta(r).get("adr", {}).get("unlinked") for r in known.values()) and store.graph.available()
     for f in files:
         row = known.get(f.source)
-        if row is not None and _meta(row).get("adr", {}).get("sha") == f.sha and f.sha:
+        # unchanged, unless code it governs could not be linked before and a code graph is there now
+        if row is not None and _meta(row).get("adr", {}).get("sha") == f.sha and f.sha \
+                and not (graph_now and _meta(row).get("adr", {}).get("unlinked")):
             if row["tombstoned"]:
                 report["skipped"].append((f.source, f"its decision {row['id']} was forgotten in memory"))
             else:
@@ -102,11 +107,13 @@ def import_folder(store, folder, ns: str) -> dict:
     records, skipped = read_records(to_parse, path, root, files)
     report["skipped"] += skipped
     commits = _commits(store, records, report)
+    code = resolve_code(store, [governs_name(g) for rec in records for g in rec.governs])
     head = git_head(repo_root(path))
     author = store.author
+    report["code"] = []
 
     def apply(conn: sqlite3.Connection) -> None:
-        _apply(conn, ns, prefix, records, sources, commits, head, author, report)
+        _apply(conn, ns, prefix, records, sources, commits, head, author, report, code)
 
     # nothing new or edited and every link already applied: no write transaction at all
     if records or store._read(lambda conn: bool(_link_actions(conn, ns, prefix, sources))):
@@ -134,13 +141,18 @@ def _commits(store, records: list[AdrRecord], report: dict) -> dict[str, str]:
     return out
 
 
-def _values(rec: AdrRecord, commit: str | None, importer: str | None) -> dict:
+def _values(rec: AdrRecord, commit: str | None, importer: str | None, code: dict[str, dict]) -> dict:
     """The columns a record gives its decision."""
     a = rec.adr
     content = decision_content(rec.title, a.decision, a.chosen, a.decision_text)
     adr_meta: dict[str, object] = {
         "sha": rec.file.sha, "format": a.format, "status": a.status, "status_text": a.status_text,
         "date_from": rec.date_from, "links": [list(t) for t in rec.targets]}
+    if rec.governs:  # the block's as written (export keeps them so; the front matter's are the team's)
+        adr_meta["governs"] = rec.block.governs if rec.block else []
+        unlinked = sum(1 for g in rec.governs if code.get(governs_name(g), {}).get("state") != "linked")
+        if unlinked:
+            adr_meta["unlinked"] = unlinked
     if a.number is not None:
         adr_meta["number"] = a.number
     if a.options:
@@ -197,13 +209,14 @@ def _match(conn: sqlite3.Connection, ns: str, rec: AdrRecord, known: dict[str, s
 
 
 def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrRecord], sources: set[str],
-           commits: dict[str, str], head: str | None, importer: str | None, report: dict) -> None:
+           commits: dict[str, str], head: str | None, importer: str | None, report: dict,
+           code: dict[str, dict]) -> None:
     stamp = now_iso()
     known = _known(conn, ns, prefix)
     gone = {s: r for s, r in known.items() if s not in sources and _meta(r).get("adr")}
     used: set[str] = set()
     for rec in records:
-        v = _values(rec, commits.get(rec.file.source), importer)
+        v = _values(rec, commits.get(rec.file.source), importer, code)
         row, warning = _match(conn, ns, rec, known, gone, used, sources)
         if warning:
             rec.warnings.append(warning)
@@ -217,6 +230,9 @@ def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrReco
             nid = row["id"]
             action = "updated" if _update(conn, ns, row, rec, v, stamp) else "unchanged"
         used.add(nid)
+        _govern(conn, ns, nid, rec, code, stamp, report)
+        if _restore_reviews(conn, ns, nid, rec) and action == "unchanged":
+            action = "updated"
         report[action] += 1
         if action != "unchanged":
             report["decisions"].append({"source": rec.file.source, "id": nid, "action": action,
@@ -237,9 +253,7 @@ def _missing(known: dict[str, sqlite3.Row], sources: set[str], used: set[str]) -
 
 
 def _insert(conn: sqlite3.Connection, ns: str, rec: AdrRecord, v: dict, head: str | None, stamp: str) -> str:
-    mid = rec.adr.memory_id
-    free = mid and conn.execute("SELECT 1 FROM mem_nodes WHERE id = ?", (mid,)).fetchone() is None
-    nid = mid if mid and free else new_id("decision")
+    nid = _new_decision_id(conn, ns, rec)
     status = stored_status(rec.adr.status)
     conn.execute(nodes.INSERT_NODE, (
         nid, ns, "decision", v["content"], 1.0, v["rationale"], v["alternatives"], _merged_metadata({}, v),
@@ -247,6 +261,17 @@ def _insert(conn: sqlite3.Connection, ns: str, rec: AdrRecord, v: dict, head: st
         status, v["status_by"], v["valid_from"], None, v["author"], "adr", head, v["commit_sha"], v["title"],
         v["tags"]))
     return nid
+
+
+def _new_decision_id(conn: sqlite3.Connection, ns: str, rec: AdrRecord) -> str:
+    """The id of a decision first imported from ``rec``: the one its file names (block ``id``,
+    front matter ``nervapack-id``) when free, else the one derived from the file's path (the
+    same on every clone: :func:`.block.derived_id`), else (taken, e.g. by a decision whose file
+    was copied) a new one."""
+    for nid in (rec.adr.memory_id, derived_id(ns, rec.file.source)):
+        if nid and conn.execute("SELECT 1 FROM mem_nodes WHERE id = ?", (nid,)).fetchone() is None:
+            return nid
+    return new_id("decision")
 
 
 def _update(conn: sqlite3.Connection, ns: str, row: sqlite3.Row, rec: AdrRecord, v: dict, stamp: str) -> bool:
@@ -289,9 +314,15 @@ def _link_actions(conn: sqlite3.Connection, ns: str, prefix: str, sources: set[s
     superseded: set[str] = set()
     for r in rows:
         adr = _meta(r).get("adr") or {}
-        for kind, target in adr.get("links", []):
-            other = by_source.get(target)
-            if other is None:
+        for said, target in adr.get("links", []):
+            kind = said.removeprefix("block:")
+            other = by_source.get(target) or _by_id(conn, ns, target)
+            if other is None or other["id"] == r["id"]:
+                continue
+            if kind == "contradicts":
+                if conn.execute("SELECT 1 FROM mem_edges WHERE src = ? AND dst = ? AND kind = 'CONTRADICTS'",
+                                (r["id"], other["id"])).fetchone() is None:
+                    actions.append(("contradict", r["id"], other["id"], r["source"]))
                 continue
             if kind in ("superseded", "supersedes"):
                 new, old = (other, r) if kind == "superseded" else (r, other)
@@ -328,8 +359,98 @@ def _link(conn: sqlite3.Connection, ns: str, action: tuple, stamp: str, report: 
         report["supersessions"] += 1
     elif kind == "derive":
         nodes.edge(conn, ns, a, b, "DERIVED_FROM", stamp=stamp)
+    elif kind == "contradict":
+        nodes.edge(conn, ns, a, b, "CONTRADICTS", stamp=stamp)
     elif kind == "orphan":
         conn.execute("UPDATE mem_nodes SET status = 'deprecated' WHERE id = ?", (a,))
         report["warnings"].append((source, "marked superseded but no record of the folder supersedes it; "
                                            "stored as deprecated"))
 
+
+def _by_id(conn: sqlite3.Connection, ns: str, target: str) -> sqlite3.Row | None:
+    """The live decision of ``ns`` a block's link names by id (None: not an id, or not one)."""
+    if not MEMORY_ID.match(target):
+        return None
+    return conn.execute(f"SELECT {_COLS} FROM mem_nodes WHERE id = ? AND namespace = ? AND kind = 'decision' "
+                        "AND tombstoned = 0", (target, ns)).fetchone()
+
+
+# ---------------------------------------------------------------- the block: code, reviews
+def resolve_code(store, names: list[str]) -> dict[str, dict]:
+    """What each ``governs`` name links to: ``{name: {"state", "hits", "candidates", "note"}}``,
+    state ``linked`` (the definition, or the file), ``ambiguous`` (several: none linked, the
+    candidates listed as ``file::qualified name``), ``unknown`` or ``no_graph`` (no code graph
+    yet) — :meth:`..bridge.CodeGraph.resolve`, the one place import asks the code graph.
+
+    A name is a file path (``lib/bulk_data/cache.rb``), ``path::Name``, or a qualified name as
+    the language writes it (``BulkData::Cache``, ``App\\Models\\User``, ``billing.invoice.Invoice``)."""
+    names = list(dict.fromkeys(n for n in names if n))
+    out: dict[str, dict] = {}
+    for name, r in store.graph.resolve(names).items():
+        shown = [f"{c['file']}::{c['qualified_name']}" for c in r["candidates"]]
+        more = r["total"] - len(shown) if r["state"] == "ambiguous" else 0
+        out[name] = {"state": r["state"], "hits": r["hits"] if r["state"] == "linked" else [],
+                     "candidates": shown + ([f"… and {more} more"] if more > 0 else []), "note": r["note"]}
+    return out
+
+
+def _govern(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord, code: dict[str, dict], stamp: str,
+            report: dict) -> None:
+    """The record's ``governs`` entries as the decision's entities (ABOUT), TOUCHES the code
+    each names when it resolves to exactly one definition; the report says which."""
+    for entry in rec.governs:
+        name = governs_name(entry)
+        try:
+            name = clean_name(name)
+        except NervapackError as exc:
+            rec.warnings.append(f"governs {name[:60]!r}: {exc}")
+            continue
+        found = code.get(name) or code.get(governs_name(entry)) or {"state": "unknown", "hits": [], "candidates": []}
+        eid = nodes.entity(conn, ns, name, stamp)
+        nodes.edge(conn, ns, nid, eid, "ABOUT", stamp=stamp)
+        if found["state"] == "linked":
+            nodes.link_code(conn, ns, nid, eid, found["hits"], stamp)
+        report["code"].append({
+            "source": rec.file.source, "id": nid, "code": name, "state": found["state"],
+            "linked": sorted({f"{h['file']}::{h['qualified_name']}" for h in found["hits"]}),
+            "candidates": found["candidates"] if found["state"] == "ambiguous" else [],
+            "note": found.get("note") or ""})
+
+
+def _restore_reviews(conn: sqlite3.Connection, ns: str, nid: str, rec: AdrRecord) -> bool:
+    """The block's reviews as the decision's review history (each once); the last one sets
+    its status, unless the team changed the file's status since NervaPack wrote the block
+    (``file_status``) or a later review was made here. True when anything changed."""
+    block = rec.block
+    if block is None or not block.reviews:
+        return False
+    have = {(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT status, reviewer, created_at FROM mem_reviews WHERE node_id = ?", (nid,))}
+    changed = False
+    previous = None
+    reviews = []
+    for r in block.reviews:
+        try:
+            at = to_iso(r["at"], field="review time") if r["at"] else None
+        except NervapackError:
+            rec.warnings.append(f"NervaPack block: review time {r['at']!r} is not a time; review not restored")
+            continue
+        reviews.append({**r, "at": at or to_iso(rec.valid_from, field="date")})  # the same on every import
+    for r in reviews:
+        if (r["status"], r["by"], r["at"]) not in have:
+            conn.execute("INSERT INTO mem_reviews(namespace, node_id, status, previous, reviewer, note, created_at) "
+                         "VALUES (?,?,?,?,?,?,?)", (ns, nid, r["status"], previous, r["by"], r["note"], r["at"]))
+            changed = True
+        previous = r["status"]
+    if not reviews or (block.file_status is not None and block.file_status != rec.adr.status):
+        return changed
+    last = reviews[-1]
+    newest = conn.execute("SELECT max(created_at) FROM mem_reviews WHERE node_id = ?", (nid,)).fetchone()[0]
+    row = conn.execute("SELECT status, status_by, status_at, status_note FROM mem_nodes WHERE id = ?",
+                       (nid,)).fetchone()
+    want = (last["status"], last["by"], last["at"], last["note"])
+    if newest == last["at"] and tuple(row) != want:
+        conn.execute("UPDATE mem_nodes SET status = ?, status_by = ?, status_at = ?, status_note = ? WHERE id = ?",
+                     (*want, nid))
+        changed = True
+    return changed

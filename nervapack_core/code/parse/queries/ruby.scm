@@ -2,6 +2,7 @@
 (class name: (constant) @name) @class
 (class name: (scope_resolution name: (constant) @name)) @class
 (module name: (constant) @name) @class
+(module name: (scope_resolution name: (constant) @name)) @class
 
 (method name: (_) @name) @function
 (singleton_method name: (_) @name) @function

@@ -5,6 +5,8 @@
 (union_item name: (type_identifier) @name) @class
 (impl_item type: (type_identifier) @name) @impl
 (impl_item type: (generic_type type: (type_identifier) @name)) @impl
+(impl_item type: (scoped_type_identifier name: (type_identifier) @name)) @impl
+(impl_item type: (generic_type type: (scoped_type_identifier name: (type_identifier) @name))) @impl
 (mod_item name: (identifier) @name body: (declaration_list)) @module_block
 
 (function_item name: (identifier) @name) @function
