@@ -59,7 +59,8 @@ _LINK_DEF = re.compile(r"^ {0,3}\[([^\]\n]{1,200})\]:[ \t]*<?([^\s>]+)>?(?:[ \t]
 _REF_LINK = re.compile(r"\[([^\]\n]{1,200})\](?:\[([^\]\n]{0,200})\])?(?![(:\[])")
 # a bare number in brackets with no definition ("Superseded by [14]"): that ADR
 _BRACKET_NUMBER = re.compile(r"^0*(\d{1,7})$")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)>\s]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# the text and the target stop at a bracket: a run of "[a](b" without a ")" costs its length, not its square
+_MD_LINK = re.compile(r"\[([^\[\]]{0,1000})\]\([ \t]*<?([^)>\s\[\]]{1,2000})>?(?:[ \t]+\"[^\"\n]{0,500}\")?[ \t]*\)")
 # a reference without a link: "ADR-0123", "ADR 5", "#12"
 _ADR_REF = re.compile(r"\b(?:ADR|RFC)[-\s_]?0*(\d+)\b|(?<![\w/])#0*(\d+)\b", re.IGNORECASE)
 
@@ -91,11 +92,10 @@ _SECTIONS = {
 _FIELD_LINE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(status|date|deciders|decision[- ]makers|decided by|authors?|tags|"
     r"consulted|informed|technical story)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_HEADING_START = re.compile(r"^(#{1,6})[ \t]")
 _NUMBERED_TITLE = re.compile(r"^(?:(?:ADR|RFC)[-\s_]?\d+\s*[.:)\-–—]?\s*|\d+\s*[.:)]\s+|\d+\s+[-–—]\s+)",
                              re.IGNORECASE)
-_PLACEHOLDER = re.compile(r"^\s*[\[{].*[\]}]\s*$|short title (of|,) |title of solved problem|^(NUMBER\.\s+)?TITLE$")
+_PLACEHOLDER = re.compile(r"short title (of|,) |title of solved problem|^(NUMBER\.\s+)?TITLE$")
 _TEMPLATE_NAME = re.compile(r"^(\d+[-_])?((m?adr|nygard|log4brains|decision)[-_])?template([-_](m?adr|record))?$",
                             re.IGNORECASE)
 _INDEX_NAMES = {"readme", "index", "_index", "toc", "adr-log", "table-of-contents", "contents", "summary",
@@ -155,6 +155,43 @@ class ParsedAdr:
         return [o for i, o in enumerate(self.options) if i != picked]
 
 
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line (``## Status ##`` -> (2, "Status")), or None. The
+    closing hashes and spaces are cut in code: one regex for them was cubic on a line of spaces."""
+    m = _HEADING_START.match(line)
+    if not m:
+        return None
+    text = line[m.end():].strip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.rstrip()
+    return len(m.group(1)), text
+
+
+def _strip_comments(text: str) -> str:
+    """``text`` without its ``<!-- … -->`` comments (an unclosed one is kept as written), in one
+    pass: a lazy regex rescanned the rest of the text from every unclosed ``<!--``."""
+    out: list[str] = []
+    at = 0
+    while True:
+        start = text.find("<!--", at)
+        if start < 0:
+            break
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        out.append(text[at:start])
+        at = end + 3
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _is_placeholder(title: str) -> bool:
+    """A template's title: "[short title of solved problem]", "{TITLE}", "NUMBER. TITLE"."""
+    t = title.strip()
+    return bool((t[:1] in "[{" and t[-1:] in "]}" and len(t) >= 2) or _PLACEHOLDER.search(title))
+
+
 def norm(text: str) -> str:
     """Text compared loosely: case, spacing, quotes and Markdown emphasis aside."""
     t = _MD_LINK.sub(r"\1", str(text))
@@ -198,12 +235,64 @@ def decision_content(title: str, decision: str | None, chosen: str | None, decis
     return f"{title} — {statement}"
 
 
+# a line that only leads in to the decision: "We decided that:", "We will:", "The decision is:", "Decision:"
+_LEAD_IN = re.compile(r"^(?:(?:so|therefore|thus|hence),?\s+)?(?:we(?:'ve| have)?\s+"
+                      r"(?:decided|agreed|will|chose|choose|propose|are going to)(?:\s+(?:that|to|on|the following))?|"
+                      r"the\s+decision\s+is(?:\s+that)?|"
+                      r"(?:our\s+)?decision|in\s+short|summary|tl;?dr)\s*:\s*", re.IGNORECASE)
+_IMAGE = re.compile(r"!\[([^\]\n]{0,1000})\]\([^)\n]{0,2000}\)")
+_REF_TEXT = re.compile(r"\[([^\]\n]{1,200})\]\[[^\]\n]{0,200}\]")
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)([^*_\n]{1,300}?)(?<=\S)\1")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "resp.")
+
+
+def _as_text_line(text: str) -> str:
+    """One line of Markdown as read: links and images as their text, bold as its words; code
+    spans kept as written (`` `BulkData::Cache` ``)."""
+    t = _IMAGE.sub(r"\1", text)
+    t = _MD_LINK.sub(r"\1", t)
+    t = _REF_TEXT.sub(r"\1", t)
+    t = _EMPHASIS.sub(r"\2", t)
+    return one_line(t)
+
+
 def _first_sentence(text: str | None, limit: int = 300) -> str | None:
+    """The decision sentence of a Decision section: its first sentence, after any sub-heading
+    and lead-in ("We decided that:", "We will:" — then the first item that follows), with
+    Markdown links rendered as their text and code spans kept."""
     if not text:
         return None
-    para = one_line(_MD_LINK.sub(r"\1", text.strip().split("\n\n")[0]))
-    m = re.search(r"(?<=[.!?])\s+(?=[A-Z])", para)
-    sentence = para[:m.start()] if m else para
+    blocks = [b for b in re.split(r"\n[ \t]*\n", text.strip()) if b.strip()]
+    para = None
+    for block in blocks:
+        lines = [ln for ln in block.splitlines() if ln.strip() and not _heading(ln) and not _LINK_DEF.match(ln)]
+        while lines:
+            first = lines[0].strip().lstrip(">").strip()
+            item = _LIST_ITEM.match(first)
+            first = item.group(1) if item else first
+            lead = _LEAD_IN.match(_as_text_line(first))
+            if lead and not _as_text_line(first)[lead.end():].strip():
+                lines = lines[1:]  # the lead-in alone: the decision follows
+                continue
+            if lead:
+                first = _as_text_line(first)[lead.end():]
+            if item or _LIST_ITEM.match(lines[0]):
+                para = first  # a list item: that item alone
+            else:
+                para = " ".join([first, *(ln.strip() for ln in lines[1:] if not _LIST_ITEM.match(ln))])
+            break
+        if para:
+            break
+    if not para:
+        return None
+    para = _as_text_line(para)
+    sentence = para
+    for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z`\"“(])", para):
+        before = para[:m.start()]
+        if before.rsplit(" ", 1)[-1].lower() in _ABBREVIATIONS or before.count("`") % 2:
+            continue  # "e.g. Redis", or inside a code span
+        sentence = before
+        break
     if len(sentence) > limit:
         sentence = sentence[:limit].rsplit(" ", 1)[0] + " …"
     return sentence or None
@@ -319,16 +408,16 @@ def _sections(body: str) -> tuple[str | None, int | None, str, dict[str, str], l
     for i, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
-        m = None if fence else _HEADING.match(line)
-        if m and len(m.group(1)) == 1 and title is None and current is None:
-            title, title_at = m.group(2).strip(), i
+        m = None if fence else _heading(line)
+        if m and m[0] == 1 and title is None and current is None:
+            title, title_at = m[1], i
             continue
-        if m and len(m.group(1)) == 2:
+        if m and m[0] == 2:
             if current is not None:
                 parts[current] = (parts.get(current, "") + "\n\n" + "\n".join(buf)).strip()
             elif buf:
                 preamble += buf
-            name = re.sub(r"[^\w\s]", "", m.group(2)).strip().lower()
+            name = re.sub(r"[^\w\s]", "", m[1]).strip().lower()
             name = " ".join(name.split())
             current = _SECTIONS.get(name, "other:" + name)
             buf = []
@@ -345,7 +434,7 @@ def _clean(text: str | None) -> str | None:
     """Section text as stored: comments gone, ``\\#`` (an escaped heading) back to ``#``."""
     if not text:
         return None
-    t = _COMMENT.sub("", text)
+    t = _strip_comments(text)
     t = re.sub(r"(?m)^\\#", "#", t)
     t = re.sub(r"\n{3,}", "\n\n", t).strip()
     return t or None
@@ -363,10 +452,10 @@ def _list_items(text: str | None) -> list[str]:
     if not text:
         return []
     lines = text.splitlines()
-    cut = next((i for i, ln in enumerate(lines) if _HEADING.match(ln)), len(lines))
+    cut = next((i for i, ln in enumerate(lines) if _heading(ln)), len(lines))
     if not any(_LIST_ITEM.match(ln) for ln in lines[:cut]):
-        heads = [_HEADING.match(ln) for ln in lines[cut:]]
-        return [one_line(_MD_LINK.sub(r"\1", h.group(2))) for h in heads if h and len(h.group(1)) == 3]
+        heads = [_heading(ln) for ln in lines[cut:]]
+        return [one_line(_MD_LINK.sub(r"\1", h[1])) for h in heads if h and h[0] == 3]
     items: list[str] = []
     for line in lines[:cut]:
         m = _LIST_ITEM.match(line)
@@ -512,7 +601,7 @@ def _successor_elsewhere(lines: list[str], defs: dict[str, str], name: str, numb
 
 def _fields(preamble: str) -> dict[str, str]:
     found: dict[str, str] = {}
-    for line in _COMMENT.sub("", preamble).splitlines():
+    for line in _strip_comments(preamble).splitlines():
         m = _FIELD_LINE.match(line)
         if m:
             key = m.group(1).lower().replace(" ", "-")
@@ -549,11 +638,11 @@ def parse_adr(text: str, name: str) -> ParsedAdr:
             fm["status"] = (plain or words)[0] if (plain or words) else None
     fm_title = _as_text(fm.get("title"))
     raw_title = title or fm_title
-    if raw_title and _PLACEHOLDER.search(raw_title):
+    if raw_title and _is_placeholder(raw_title):
         raise AdrSkip(f"a template (placeholder title {one_line(raw_title)[:60]!r})")
     status_text = _as_text(fm.get("status"))
     if status_text:
-        status_text = one_line(_COMMENT.sub("", status_text)).strip().lstrip("-*+ ").strip()
+        status_text = one_line(_strip_comments(status_text)).strip().lstrip("-*+ ").strip()
     if status_text and status_text.count("|") >= 2:
         raise AdrSkip(f"a template (status lists the choices: {status_text[:60]!r})")
     # not every Markdown file in the folder is a record
