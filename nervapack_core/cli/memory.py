@@ -758,6 +758,10 @@ def _print_adr_import(d: dict) -> None:
                   soft_wrap=True)
     for c in d.get("code", []):
         out.print(f"  governs  {escape(c['source'])}: {escape(_governs_line(c))}", soft_wrap=True)
+    for c in d.get("suggested", []):
+        out.print(f"  [cyan]suggest[/]  {escape(c['source'])}: mentions {escape(c['code'])} -> "
+                  f"{escape(', '.join(c['linked']))}; link it: nervapack memory link {c['id']} --code "
+                  f"{escape(c['linked'][0])}", soft_wrap=True)
     for source, reason in d["skipped"]:
         out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
     for source, message in d["warnings"]:

@@ -411,3 +411,24 @@ def test_export_over_the_team_folder_writes_only_what_nervapack_adds(team):
     body = [line for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     assert body and all(line.startswith("+") for line in body), patch  # only added: the block
     assert "+<!-- nervapack" in body
+
+
+def test_import_suggests_the_code_an_adr_mentions_and_links_it_only_when_confirmed(team):
+    forge, lead, adr, branches = team
+    report = lead.json("memory", "import-adr", "docs/adr", "--db", str(lead.root / "fresh.db"))
+    suggested = {(s["source"].rsplit("/", 1)[1][:4], s["code"]): s["linked"] for s in report["suggested"]}
+    # ADR 2 names the cache in backticks and governs nothing: suggested, exactly the named definition
+    assert suggested == {("0002", "BulkData::Cache"): ["lib/bulk_data/cache.rb::BulkData.Cache"]}
+    # (ADR 4 and 5 govern what they mention: nothing to suggest)
+    two = report["suggested"][0]["id"]
+    assert lead.json("memory", "to-code", two, "--db", str(lead.root / "fresh.db")) == []  # not linked
+    _code, text = lead.run("memory", "import-adr", "docs/adr", "--db", str(lead.root / "other.db"))
+    assert "suggest  docs/adr/0002-bulk-data-cache-in-memory.md: mentions BulkData::Cache -> " \
+           f"lib/bulk_data/cache.rb::BulkData.Cache; link it: nervapack memory link {two} --code" in text
+
+
+def test_the_names_an_adr_may_mention():
+    from nervapack_core.memory.adr.importer import _MENTION
+
+    text = r"Use `BulkData::Cache`, `App\Billing\Invoice`, `billing.invoice.Invoice`; not `Cache`, `a b`, `x::`."
+    assert _MENTION.findall(text) == ["BulkData::Cache", r"App\Billing\Invoice", "billing.invoice.Invoice"]
