@@ -43,6 +43,7 @@ from datetime import date, datetime
 
 import yaml
 
+from ...errors import NervapackError
 from ..kinds import REVIEW_STATUSES
 from .parse import MEMORY_ID
 
@@ -102,12 +103,8 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
-            raise _Refused("uses a YAML alias; aliases are not read, as a few lines of them can expand to gigabytes")
+            raise NervapackError("uses a YAML alias; aliases are not read, as a few lines of them can expand to gigabytes")
         return super().compose_node(parent, index)
-
-
-class _Refused(Exception):
-    pass
 
 
 def find_block(text: str) -> re.Match | None:
@@ -209,7 +206,7 @@ def parse_block(text: str) -> tuple[Block | None, list[str]]:
                       "hold; not read"]
     try:
         data = yaml.load(raw, Loader=_NoAliasLoader) if raw.strip() else {}
-    except _Refused as exc:
+    except NervapackError as exc:
         return None, [f"NervaPack block {exc}; not read"]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
