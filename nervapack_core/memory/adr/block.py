@@ -103,7 +103,8 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
-            raise NervapackError("uses a YAML alias; aliases are not read, as a few lines of them can expand to gigabytes")
+            raise NervapackError("uses a YAML alias; aliases are not read, as a few lines of them can "
+                                 "expand to gigabytes")
         return super().compose_node(parent, index)
 
 
