@@ -40,8 +40,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 #: the memory engine sits beside the code engine, not above it: code layers and memory never meet ...
 ENGINES = {"code": "code.", "memory": "memory"}
 #: ... but for the bridge, the one module of the memory that reads the code graph (through the
-#: reader, with its git history: a decision's staleness is read from the code's commits)
-BRIDGE = {"memory.bridge": ("code.analysis.reader", "code.graph.kinds")}
+#: reader, with its git history: a decision's staleness is read from the code's commits) and hashes
+#: a past version of a file as the ingest hashes its nodes (an ADR's code as it was when written)
+BRIDGE = {"memory.bridge": ("code.analysis.reader", "code.graph.kinds", "code.ingest.pipeline")}
 #: modules that may import Streamlit (the dashboard's UI; pages/ and app.py are outside the package)
 STREAMLIT = ("dashboard.ui",
              # the launcher `nervapack serve` runs: it starts Streamlit's server, it draws nothing

@@ -276,6 +276,9 @@ def _print_sync(console, report, llm: dict | None = None) -> None:
         console.print(f"  … and {len(report.renamed) - 20} more renamed (see --json)", style="dim")
     if llm:
         _print_llm(console, llm)
+    for r in getattr(report, "reconfirmed", []):
+        console.print(f"  re-confirmed {r['id']} (still holds, by {r['by']}, Decision-Reviewed in {r['commit'][:12]})",
+                      markup=False, highlight=False)
     if report.memory_note:
         console.print(f"[yellow]{_escape(report.memory_note)}[/]")
     if report.adr_note:

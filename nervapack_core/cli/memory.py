@@ -232,6 +232,8 @@ def store_cmd(text, kind, entities, confidence, rationale, alternatives, superse
     """Store TEXT (use - to read stdin) as one atomic memory.
 
     Storing what is already current (same kind, text and entities) returns the existing id.
+    Each entity says what it linked to in the code graph: the one definition it names, or
+    "ambiguous" with the candidates (none linked: use `memory link`), or no code.
     """
     store = _store()
     nid = _warned(lambda: store.store(
@@ -768,6 +770,10 @@ def _print_adr_import(d: dict) -> None:
                   soft_wrap=True)
     for c in d.get("code", []):
         out.print(f"  governs  {escape(c['source'])}: {escape(_governs_line(c))}", soft_wrap=True)
+    for c in d.get("suggested", []):
+        out.print(f"  [cyan]suggest[/]  {escape(c['source'])}: mentions {escape(c['code'])} -> "
+                  f"{escape(', '.join(c['linked']))}; link it: nervapack memory link {c['id']} --code "
+                  f"{escape(c['linked'][0])}", soft_wrap=True)
     for source, reason in d["skipped"]:
         out.print(f"  [dim]skipped[/]  {escape(source)}: {escape(reason)}", soft_wrap=True)
     for source, message in d["warnings"]:

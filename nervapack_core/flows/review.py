@@ -231,21 +231,9 @@ def acknowledged_in(messages: list[str]) -> list[str]:
 
 def _definitions(data: bytes | None, path: str | None) -> Definitions | None:
     """``{(kind, qualified_name): span hash}`` of a file's definitions (None: not parsed)."""
-    from ..code.ingest.pipeline import span_sha
-    from ..code.parse.languages import PARSED, language_for_path
-    from ..code.parse.parser import parse_source
+    from ..code.ingest.pipeline import definition_hashes
 
-    if data is None or path is None:
-        return None
-    language = language_for_path(path)
-    if language not in PARSED:
-        return None
-    parsed = parse_source(data, language)
-    lines = data.split(b"\n")
-    out: dict[tuple[str, str], str] = {}
-    for e in parsed.entities:
-        out.setdefault((e.kind, e.qualified_name), span_sha(lines, e.start_line, e.end_line))
-    return out
+    return definition_hashes(data, path)
 
 
 # -- memory side ---------------------------------------------------------------------------------

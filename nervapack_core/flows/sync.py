@@ -27,6 +27,8 @@ class SyncReport(code_sync.SyncReport):
     memory_note: str = ""
     adr: dict = field(default_factory=dict)  # the ADR folder re-imported (memory.adr import report, in short)
     adr_note: str = ""
+    # stale decisions a synced commit's Decision-Reviewed trailer re-confirmed: {id, commit, by, note}
+    reconfirmed: list[dict] = field(default_factory=list)
 
 
 def sync(
@@ -48,7 +50,52 @@ def sync(
     workspace = Workspace(Path(report.root))
     _touched_memories(report, workspace, memory_db)
     _import_adr_folder(report, workspace, memory_db)
+    _reconfirm_by_trailers(report, workspace, memory_db)
     return report
+
+
+def _reconfirm_by_trailers(report: SyncReport, workspace: Workspace, memory_db: str | os.PathLike | None) -> None:
+    """A ``Decision-Reviewed: ID`` trailer in a commit this sync brought in says its author
+    reviewed the change against decision ID: when that decision is stale (its code changed or
+    churned), it still holds — re-confirmed (:meth:`~nervapack_core.memory.MemoryStore.reconfirm`)
+    by the commit's author, the commit's subject and sha as the note. Ids that name no stale
+    decision (an old id, a decision in order) are left alone; a problem never fails the sync."""
+    if report.mode != "git" or not report.from_commit or not report.to_commit \
+            or report.from_commit == report.to_commit:
+        return
+    path = Path(memory_db) if memory_db else workspace.memory_db
+    if not path.is_file():
+        return
+    from ..gitrepo import git
+    from ..memory.store import MemoryStore
+    from .review import acknowledged_in
+
+    done = git(workspace.root, "log", "--reverse", "--format=%H%x1f%an <%ae>%x1f%s%x1f%B%x1e",
+               f"{report.from_commit}..{report.to_commit}", text=True, locale=None)
+    if done.returncode != 0:
+        return
+    claims = []
+    for entry in done.stdout.split("\x1e"):
+        parts = entry.strip("\n").split("\x1f")
+        if len(parts) == 4:
+            sha, author, subject, body = parts
+            claims += [(i, sha, author, subject) for i in acknowledged_in([body])]
+    if not claims:
+        return
+    try:
+        with MemoryStore(path, graph_db=workspace.graph_db) as memory:
+            for ns in memory.namespace_names():
+                stale = {d["id"] for d in memory.stale_decisions(namespace=ns)["stale"]}
+                for nid, sha, author, subject in claims:
+                    if nid in stale:
+                        note = f"still holds: {subject} ({sha[:12]}, Decision-Reviewed trailer)"
+                        memory.reconfirm(nid, note, reviewer=author, namespace=ns)
+                        stale.discard(nid)
+                        report.reconfirmed.append({"id": nid, "namespace": ns, "commit": sha, "by": author,
+                                                   "note": note})
+    except NervapackError as exc:
+        report.memory_note = (report.memory_note + "; " if report.memory_note else "") + \
+            f"Decision-Reviewed trailers not applied: {exc}"
 
 
 def _import_adr_folder(report: SyncReport, workspace: Workspace, memory_db: str | os.PathLike | None) -> None:

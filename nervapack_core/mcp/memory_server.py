@@ -177,6 +177,9 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         expires_at / expires_in: when it stops being recalled — an ISO-8601 time, or a duration from now
         such as "30m", "12h", "7d", "2w" (one or the other). An expiry not after valid_from is refused (never
         recalled); a past one after a past valid_from is history, stored and listed in "warnings".
+        The result's "links" says per entity what it linked to in the code graph: "linked" (the
+        definition), "ambiguous" (several match: none linked, "candidates" listed, "total" counted;
+        link the right one with memory_link), "unknown" or "no_graph".
         """
         m = mem()
         nid, said = warned(lambda: m.store(

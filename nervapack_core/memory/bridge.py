@@ -208,8 +208,9 @@ class CodeGraph:
         file_rows: list = []
         if path is not None:
             file_rows = graph.file_nodes(path) or graph.file_nodes(path, nocase=True)
-            if not file_rows:
-                return _resolution("unknown", note=f"the code graph has no file {path}")
+            if not file_rows:  # "CI/CD" is no path: say "no file" only of what looks like one
+                looks = "." in path.rsplit("/", 1)[-1]
+                return _resolution("unknown", note=f"the code graph has no file {path}" if looks else "")
             if len(file_rows) > 1:  # differently cased paths, matched case-insensitively
                 return self._ambiguous(file_rows)
             if not rest.strip():
@@ -283,6 +284,19 @@ class CodeGraph:
             return {"nodes": graph.node_shas(ids), "files": graph.stored_files(files),
                     "history": graph.history_state().get("available", False),
                     "commits": graph.churn_commits(sorted(since), earliest) if earliest else {}}
+
+    def hashes_at(self, rev: str, file: str) -> dict[tuple[str, str], str] | None:
+        """``{(kind, qualified_name): content hash}`` of ``file``'s definitions as commit ``rev``
+        has them, hashed as the graph hashes its nodes; None when the file is not there or not
+        parsed, or there is no repository. What a decision written at ``rev`` was written against."""
+        from ..code.ingest.pipeline import definition_hashes
+        from ..gitrepo import git
+
+        root = self.root
+        if root is None:
+            return None
+        done = git(root, "cat-file", "blob", f"{rev}:{file}", locale=None)
+        return definition_hashes(done.stdout, file) if done.returncode == 0 else None
 
     def relative(self, file: str) -> str:
         """``file`` as stored in the graph: relative to the root, ``/``-separated."""

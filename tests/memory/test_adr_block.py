@@ -244,3 +244,21 @@ def test_text_of_a_new_decision_cannot_plant_a_block(tmp_path):
         block, _ = parse_block(text)
         assert block is not None and block.id == nid
         assert m.import_adr(tmp_path / "adr")["decisions"][0]["id"] == nid
+
+
+def test_new_decisions_in_a_log4brains_folder_are_named_by_date(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from nervapack_core.memory import MemoryStore
+
+    folder = tmp_path / "docs" / "l4b"
+    shutil.copytree(Path(__file__).parent / "adr_fixtures" / "log4brains", folder)
+    with MemoryStore(tmp_path / "m.db", graph_db=tmp_path / "none.db") as m:
+        m.import_adr(folder)
+        m.store("Use one queue", kind="decision", valid_from="2024-03-04")
+        m.store("Use one queue", kind="decision", valid_from="2024-03-04", entities=["Queue"])  # same name and day
+        report = m.export_adr(folder)
+        assert report["format"] == "log4brains" and report["written"] == 2
+        assert sorted(f["file"] for f in report["files"] if f["action"] == "written") == [
+            "20240304-use-one-queue-2.md", "20240304-use-one-queue.md"]

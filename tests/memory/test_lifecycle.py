@@ -278,10 +278,6 @@ def test_a_rejected_decision_never_reads_as_current_or_ranks_first(mem):
 
 
 def test_the_cli_timeline_says_each_decisions_status(tmp_path):
-    from click.testing import CliRunner
-
-    from nervapack_core.cli.memory import memory_cli
-
     db = str(tmp_path / "t.db")
     with MemoryStore(db) as m:
         a = m.store("Cache in Redis", kind="decision", entities=["Cache"])
@@ -304,10 +300,6 @@ def test_reconfirm_says_a_stale_decision_still_holds(repo):
     sync(repo, embed=False)
     assert [[r["reason"] for r in s["reasons"]] for s in m.stale_decisions()["stale"]] == [["changed", "churned"]]
     time.sleep(1.1)
-    from click.testing import CliRunner
-
-    from nervapack_core.cli.memory import memory_cli
-
     db = str(repo / ".nervapack" / "memory.db")
     run = CliRunner()
     no_note = run.invoke(memory_cli, ["reconfirm", charge, "--db", db])
@@ -340,8 +332,6 @@ def test_reconfirm_says_a_stale_decision_still_holds(repo):
 
 
 def test_sync_lists_the_whole_id_of_a_memory_whose_code_changed(repo, monkeypatch):
-    from click.testing import CliRunner
-
     from nervapack_core.cli import cli
 
     m, charge, _login = _link(repo)
@@ -351,3 +341,24 @@ def test_sync_lists_the_whole_id_of_a_memory_whose_code_changed(repo, monkeypatc
     monkeypatch.chdir(repo)
     out = CliRunner().invoke(cli, ["sync", ".", "--no-embed"]).output
     assert "memory reference(s) to code that changed" in out and charge in out, out
+
+
+def test_a_decision_reviewed_trailer_reconfirms_the_stale_decision_on_sync(repo):
+    m, charge, login = _link(repo)
+    (repo / "billing.py").write_text(
+        "def charge(amount):\n    return round(amount * 100)\n\n\ndef refund(amount):\n    return -amount\n")
+    git(repo, "commit", "-qam", f"charge rounds\n\nDecision-Reviewed: {charge}\nDecision-Reviewed: {login}")
+    report = sync(repo, embed=False)
+    # only the stale one is re-confirmed (login's code did not change), by the commit's author
+    assert [(r["id"], r["by"]) for r in report.reconfirmed] == [(charge, "Grace Hopper <grace@example.org>")]
+    assert m.stale_decisions()["stale"] == []
+    last = m.why(charge)["reviews"][-1]
+    assert last["reviewer"] == "Grace Hopper <grace@example.org>"
+    assert last["note"].startswith("still holds: charge rounds")
+    # without the trailer the next change leaves it stale
+    (repo / "billing.py").write_text(
+        "def charge(amount):\n    return int(round(amount * 100))\n\n\ndef refund(amount):\n    return -amount\n")
+    git(repo, "commit", "-qam", "charge: int")
+    assert sync(repo, embed=False).reconfirmed == []
+    assert [s["id"] for s in m.stale_decisions()["stale"]] == [charge]
+    m.close()

@@ -154,6 +154,26 @@ def span_sha(lines: list[bytes], start: int, end: int) -> str:
     return hashlib.sha1(b"\n".join(lines[max(start - 1, 0):end])).hexdigest()[:16]
 
 
+def definition_hashes(data: bytes | None, path: str | None) -> dict[tuple[str, str], str] | None:
+    """``{(kind, qualified_name): span hash}`` of the definitions in one file's bytes ``data``
+    (a version from git, say), hashed as the ingest hashes nodes (:func:`span_sha`); None when
+    there is no such file or its language is not parsed."""
+    from ..parse.languages import PARSED, language_for_path
+    from ..parse.parser import parse_source
+
+    if data is None or path is None:
+        return None
+    language = language_for_path(path)
+    if language not in PARSED:
+        return None
+    parsed = parse_source(data, language)
+    lines = data.split(b"\n")
+    out: dict[tuple[str, str], str] = {}
+    for e in parsed.entities:
+        out.setdefault((e.kind, e.qualified_name), span_sha(lines, e.start_line, e.end_line))
+    return out
+
+
 def parse_file(root: str, cand: Candidate) -> ParsedFile:
     """Parse one file; never raises (problems become the file's status and message)."""
     try:

@@ -87,7 +87,8 @@ def _decisions(conn: sqlite3.Connection, ns: str) -> list[dict]:
             if not (r[3] or "").startswith("status set to ") or not (r[3] or "").endswith(f" in {source}")]
         code: dict[str, set[str | None]] = {}
         for name, sha in conn.execute(
-                "SELECT e.content, r.file_sha FROM mem_edges x JOIN mem_nodes e ON e.id = x.dst "
+                # the definition's hash when the link was made (a file link: the file's), as staleness reads it
+                "SELECT e.content, coalesce(r.node_sha, r.file_sha) FROM mem_edges x JOIN mem_nodes e ON e.id = x.dst "
                 "LEFT JOIN mem_code_refs r ON r.node_id = x.src AND r.entity_id = x.dst "
                 "WHERE x.src = ? AND x.kind = 'TOUCHES' AND e.tombstoned = 0", (d["id"],)):
             code.setdefault(name, set()).add(sha)
@@ -292,8 +293,11 @@ def render_nygard(d: dict, number: int, names: dict[str, str], by_id: dict[str, 
     rejected = [one_line(a) for a in d.get("alternatives_rejected") or [] if one_line(a)]
     consequences = ("Rejected alternatives:\n\n" + "".join(f"* {a}\n" for a in rejected)).strip() if rejected \
         else "Not recorded."
+    # who set the status, in the line adr-tools folders use for it: "accepted by" travels with the file
+    deciders = [f"Deciders: {one_line(d['status_by'])}", ""] if d.get("status_by") else []
     return "\n".join([
-        f"# {number}. {_heading(d)}", "", f"Date: {d['valid_from'][:10]}", "", "## Status", "", "\n\n".join(status), "",
+        f"# {number}. {_heading(d)}", "", f"Date: {d['valid_from'][:10]}", "", *deciders, "## Status", "",
+        "\n\n".join(status), "",
         "## Context", "", _escape(rationale) if rationale else "Not recorded.", "",
         "## Decision", "", _escape(str(d["content"])), "", "## Consequences", "", consequences, ""])
 
@@ -379,8 +383,10 @@ def export_folder(store, folder, ns: str, *, overwrite: bool = False, new_only: 
             while True:
                 number = following
                 following += 1
-                if fmt == "log4brains":
+                if fmt == "log4brains":  # named by date; a second of the same name and day gets a number
                     name = f"{p.d['valid_from'][:10].replace('-', '')}-{slug(_heading(p.d))}.md"
+                    if name in taken or (path / name).exists():
+                        name = f"{name[:-3]}-{number}.md"
                 else:
                     name = f"{number:0{width}d}-{slug(_heading(p.d))}.md"
                 if name not in taken and not (path / name).exists():

@@ -34,7 +34,7 @@ from .. import nodes
 from ..provenance import git_head, repo_root
 from ..resolve import clean_name
 from ..timeutil import new_id, now_iso, to_iso
-from .block import derived_id, governs_name
+from .block import derived_id, governs_name, strip_block
 from .folder import AdrFile, AdrRecord, base_root, checked_folder, read_records, scan
 from .parse import MEMORY_ID, decision_content
 
@@ -107,13 +107,18 @@ def import_folder(store, folder, ns: str) -> dict:
     records, skipped = read_records(to_parse, path, root, files)
     report["skipped"] += skipped
     commits = _commits(store, records, report)
-    code = resolve_code(store, [governs_name(g) for rec in records for g in rec.governs])
+    mentions = {rec.file.source: code_mentions(rec) for rec in records}
+    code = resolve_code(store, [governs_name(g) for rec in records for g in rec.governs]
+                        + [name for names in mentions.values() for name in names])
+    pinned = pin_code(store, repo_root(path), records, code)
+    suggested = _suggestions(records, mentions, code)
     head = git_head(repo_root(path))
     author = store.author
     report["code"] = []
+    report["suggested"] = []
 
     def apply(conn: sqlite3.Connection) -> None:
-        _apply(conn, ns, prefix, records, sources, commits, head, author, report, code)
+        _apply(conn, ns, prefix, records, sources, commits, head, author, report, code, pinned, suggested)
 
     # nothing new or edited and every link already applied: no write transaction at all
     if records or store._read(lambda conn: bool(_link_actions(conn, ns, prefix, sources))):
@@ -217,13 +222,17 @@ def _match(conn: sqlite3.Connection, ns: str, rec: AdrRecord, known: dict[str, s
 
 def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrRecord], sources: set[str],
            commits: dict[str, str], head: str | None, importer: str | None, report: dict,
-           code: dict[str, dict]) -> None:
+           code: dict[str, dict], pinned: dict[str, dict[str, dict]] | None = None,
+           suggested: dict[str, list[dict]] | None = None) -> None:
     stamp = now_iso()
     known = _known(conn, ns, prefix)
     gone = {s: r for s, r in known.items() if s not in sources and _meta(r).get("adr")}
     used: set[str] = set()
     for rec in records:
         v = _values(rec, commits.get(rec.file.source), importer, code)
+        proposals = (suggested or {}).get(rec.file.source) or []
+        if proposals:  # kept with the decision until someone links them (memory link) or not
+            v["adr"]["suggested"] = proposals
         row, warning = _match(conn, ns, rec, known, gone, used, sources)
         if warning:
             rec.warnings.append(warning)
@@ -237,7 +246,8 @@ def _apply(conn: sqlite3.Connection, ns: str, prefix: str, records: list[AdrReco
             nid = row["id"]
             action = "updated" if _update(conn, ns, row, rec, v, stamp) else "unchanged"
         used.add(nid)
-        _govern(conn, ns, nid, rec, code, stamp, report)
+        _govern(conn, ns, nid, rec, {**code, **(pinned or {}).get(rec.file.source, {})}, stamp, report)
+        report["suggested"] += [{"source": rec.file.source, "id": nid, **x} for x in proposals]
         if _restore_reviews(conn, ns, nid, rec) and action == "unchanged":
             action = "updated"
         report[action] += 1
@@ -398,6 +408,82 @@ def resolve_code(store, names: list[str]) -> dict[str, dict]:
         more = r["total"] - len(shown) if r["state"] == "ambiguous" else 0
         out[name] = {"state": r["state"], "hits": r["hits"] if r["state"] == "linked" else [],
                      "candidates": shown + ([f"… and {more} more"] if more > 0 else []), "note": r["note"]}
+    return out
+
+
+#: a code name in backticks as a language writes a qualified one: ``BulkData::Cache``,
+#: ``App\\Billing\\Invoice``, ``billing.invoice.Invoice`` (a bare word is too often not code)
+_MENTION = re.compile(r"`([A-Za-z_]\w{0,80}(?:(?:::|\\|\.)[A-Za-z_]\w{0,80}){1,8})`")
+MAX_MENTIONS = 20  # per file: the names looked up in the code graph for suggestions
+
+
+def code_mentions(rec: AdrRecord) -> list[str]:
+    """Qualified code names the record's text shows in backticks and its ``governs`` does not
+    name: what import may suggest linking (at most :data:`MAX_MENTIONS`, in order of appearance)."""
+    governed = {governs_name(g).casefold() for g in rec.governs}
+    out: list[str] = []
+    for m in _MENTION.finditer(strip_block(rec.file.text or "")):
+        name = m.group(1)
+        if name.casefold() not in governed and name not in out:
+            out.append(name)
+            if len(out) >= MAX_MENTIONS:
+                break
+    return out
+
+
+def _suggestions(records: list[AdrRecord], mentions: dict[str, list[str]],
+                 code: dict[str, dict]) -> dict[str, list[dict]]:
+    """Per record, the mentioned names that resolve to exactly one definition its ``governs``
+    does not already link: ``{source: [{code, linked}]}``, suggested, not linked — a mention in
+    prose is not a claim that the decision governs the code, so a person confirms it with
+    ``memory link ID --code …``."""
+    out: dict[str, list[dict]] = {}
+    for rec in records:
+        governed = {h["graph_node_id"] for g in rec.governs
+                    for h in code.get(governs_name(g), {}).get("hits", [])}
+        for name in mentions.get(rec.file.source, []):
+            found = code.get(name) or {}
+            hits = found.get("hits") or []
+            if found.get("state") == "linked" and not {h["graph_node_id"] for h in hits} <= governed:
+                out.setdefault(rec.file.source, []).append(
+                    {"code": name, "linked": sorted({f"{h['file']}::{h['qualified_name']}" for h in hits})})
+    return out
+
+
+def pin_code(store, root, records: list[AdrRecord], code: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """Per record, its linked ``governs`` entries with the content hash each link is recorded
+    at — the same on every clone, so ``memory stale`` agrees everywhere: the ``sha`` NervaPack
+    wrote into the block (the hash when the link was made), else, for an entry a person wrote,
+    the definition as the commit that last changed the ADR file has it (the code the decision
+    was written against). ``{source: {name: resolution with pinned hits}}``; an entry whose
+    definition that commit lacks keeps today's hash."""
+    from ...gitrepo import git
+
+    out: dict[str, dict[str, dict]] = {}
+    revs: dict[str, str | None] = {}
+    hashes: dict[tuple[str, str], dict | None] = {}
+    for rec in records:
+        for entry in rec.governs:
+            name = governs_name(entry)
+            found = code.get(name)
+            if not found or found["state"] != "linked":
+                continue
+            given = entry.get("sha") if isinstance(entry, dict) else None
+            hits = []
+            for hit in found["hits"]:
+                sha = str(given) if given else None
+                if sha is None and root is not None and hit.get("code_kind") != "file":
+                    source = rec.file.source
+                    if source not in revs:
+                        done = git(root, "log", "-1", "--format=%H", "--", source)
+                        revs[source] = done.stdout.decode().strip() or None if done.returncode == 0 else None
+                    rev = revs[source]
+                    if rev is not None:
+                        if (rev, hit["file"]) not in hashes:
+                            hashes[(rev, hit["file"])] = store.graph.hashes_at(rev, hit["file"])
+                        sha = (hashes[(rev, hit["file"])] or {}).get((hit["code_kind"], hit["qualified_name"]))
+                hits.append({**hit, "node_sha": sha} if sha else hit)
+            out.setdefault(rec.file.source, {})[name] = {**found, "hits": hits}
     return out
 
 
