@@ -247,6 +247,16 @@ def provenance(d: dict) -> str:
     return " · ".join(ui.md_escape(p) for p in parts)
 
 
+def status_caption(d: dict) -> None:
+    """"accepted by NAME on DAY: note" — by whom only when it is recorded (a review, the ADR's
+    deciders); else "by whom not recorded": the file's author is not presented as its reviewer."""
+    if not (d.get("status_by") or d.get("status_note") or d.get("status_at")):
+        return
+    st.caption(ui.md_escape(f"{d.get('review_status') or d['status']} by {d.get('status_by') or 'whom not recorded'} "
+                            f"on {str(d.get('status_at') or '')[:10]}"
+                            + (f": {d['status_note']}" if d.get("status_note") else "")))
+
+
 def review_actions(d: dict, where: str) -> None:
     """Accept/Reject a proposed decision, Deprecate an accepted one: a note, then a
     confirmation, then ``MemoryStore.review`` through a writable store opened for it."""
@@ -364,10 +374,7 @@ if wanted:
                 st.text(node["content"])
             st.caption(f"{provenance(node)} · valid {node['valid_from'][:10]} → {(node['valid_until'] or 'now')[:10]}"
                        f" · confidence {node['confidence']:.2f} · {ui.md_escape(node['id'])}")
-            if node.get("status_by") or node.get("status_note"):
-                st.caption(ui.md_escape(f"{node['status']} by {node.get('status_by') or 'unknown'} on "
-                                        f"{str(node.get('status_at') or '')[:10]}"
-                                        + (f": {node['status_note']}" if node.get("status_note") else "")))
+            status_caption(node)
             stale_note(d)
             contradiction_note(d)
             st.caption("Rationale")
@@ -560,6 +567,7 @@ def list_section() -> None:
                 continue
             st.text(d["content"])
             st.caption(provenance(d))
+            status_caption(d)
             c = st.columns(4)
             c[0].caption("Valid")
             c[0].text(f"{d['valid_from'][:10]} → {(d['valid_until'] or 'now')[:10]}")

@@ -106,13 +106,22 @@ def _provenance_lines(n: dict) -> list[str]:
         lines.append(f"  written by: {written}")
     if n.get("commit_sha"):
         lines.append(f"  implemented in: {n['commit_sha']}")
-    if n.get("kind") == "decision" and n.get("status_at"):
-        note = f" — {n['status_note']}" if n.get("status_note") else ""
-        lines.append(f"  status: {n.get('review_status') or n.get('status')} by {n.get('status_by') or 'unknown'} "
-                     f"on {_day(n['status_at'])}{note}")
+    status = _status_line(n)
+    if status:
+        lines.append(status)
     if n.get("tags"):
         lines.append(f"  tags: {', '.join(n['tags'])}")
     return lines
+
+
+def _status_line(n: dict) -> str | None:
+    """``  status: accepted by NAME on DAY — note`` of a decision: by whom only when it is recorded
+    (a review, an ADR's deciders), else "by whom not recorded" — a file's author is not its reviewer."""
+    if n.get("kind") not in ("decision", None) or not n.get("status_at"):
+        return None
+    note = f" — {n['status_note']}" if n.get("status_note") else ""
+    by = n.get("status_by") or "whom not recorded"
+    return f"  status: {n.get('review_status') or n.get('status')} by {by} on {_day(n['status_at'])}{note}"
 
 
 def _node_block(n: dict) -> str:
@@ -636,6 +645,9 @@ def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, 
                 out.append(_decision_line(d))
                 continue
             out.append(_node_line(d))
+            status = _status_line(d)
+            if status:
+                out.append(status)
             if d["rationale"]:
                 out.append(f"  why: {d['rationale']}")
             if d["alternatives_rejected"]:

@@ -302,3 +302,91 @@ def test_parsing_hostile_text_stays_linear(shape):
     except AdrSkip:
         pass
     assert time.perf_counter() - start < 5
+
+
+# ---------------------------------------------------------------------------- 3. authors, accepted by
+def test_a_draft_renamed_at_merge_keeps_its_writer_and_no_reviewer_is_invented(store, tmp_path):
+    repo = tmp_path / "repo"
+    folder = repo / "docs" / "adr"
+    folder.mkdir(parents=True)
+    (folder / "0001-record-decisions.md").write_text(
+        "# 1. Record decisions\n\n## Status\n\nAccepted\n\n## Decision\n\nWe will record decisions.\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first ADR")
+    draft = ("# Use a cache for bulk data\n\n## Status\n\nAccepted\n\n## Context\n\nBulk data is slow.\n\n"
+             "## Decision\n\nWe will cache bulk data in Redis.\n")
+    (folder / "XXXX-use-a-cache.md").write_text(draft)
+    (folder / "000x-log-in-json.md").write_text(draft.replace("Use a cache for bulk data", "Log in JSON"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "drafts")  # by Ada
+    git(repo, "mv", "docs/adr/XXXX-use-a-cache.md", "docs/adr/0002-use-a-cache.md", who=BOB)
+    git(repo, "mv", "docs/adr/000x-log-in-json.md", "docs/adr/0003-log-in-json.md", who=BOB)
+    (folder / "0002-use-a-cache.md").write_text(draft.replace("# Use", "# 2. Use"))  # numbered at merge
+    git(repo, "commit", "-qam", "number the ADRs", who=BOB)
+    (folder / "0004-by-bob.md").write_text(draft.replace("Use a cache for bulk data", "4. Bob's own"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "bob's ADR", who=BOB)
+
+    store.import_adr(folder)
+    d = decisions(store)
+    for name in ("0002-use-a-cache.md", "0003-log-in-json.md"):
+        assert d[name]["author"] == "Ada Lovelace <ada@example.com>", name  # the first author, not the renamer
+        assert d[name]["status"] == "accepted" and d[name]["status_by"] is None  # accepted by whom: not recorded
+    assert d["0004-by-bob.md"]["author"] == "Bob Merger <bob@example.com>"
+    assert d["0004-by-bob.md"]["status_by"] is None
+
+
+@pytest.mark.parametrize("header", ["Deciders: Carol Example, Dan Example\n",
+                                    "* Deciders: Carol Example, Dan Example\n"])
+def test_deciders_are_who_accepted(store, tmp_path, header):
+    text = CACHE.replace("Date: 2019-12-19\n", f"Date: 2019-12-19\n{header}")
+    folder = adr_repo(tmp_path, {"0014-use-a-cache.md": text})
+    store.import_adr(folder)
+    d = decisions(store)["0014-use-a-cache.md"]
+    assert d["status_by"] == "Carol Example, Dan Example"
+
+
+def test_madr_deciders_are_who_accepted(store, tmp_path):
+    text = ("---\nstatus: accepted\ndate: 2020-01-01\ndeciders: [Carol Example]\n---\n# Use a cache\n\n"
+            "## Decision Outcome\n\nChosen option: \"Redis\", because it is fast.\n")
+    folder = adr_repo(tmp_path, {"0014-use-a-cache.md": text})
+    store.import_adr(folder)
+    assert decisions(store)["0014-use-a-cache.md"]["status_by"] == "Carol Example"
+
+
+def test_a_status_changed_in_the_file_without_deciders_records_no_reviewer(store, tmp_path):
+    folder = adr_repo(tmp_path, {"0014-use-a-cache.md": CACHE})
+    store.import_adr(folder)
+    (folder / "0014-use-a-cache.md").write_text(CACHE.replace("Accepted", "Deprecated"))
+    git(folder.parent.parent, "commit", "-qam", "deprecate", who=BOB)
+    store.import_adr(folder)
+    d = decisions(store)["0014-use-a-cache.md"]
+    assert d["status"] == "deprecated" and d["status_by"] is None
+    reviews = store.why(d["id"])["reviews"]
+    assert reviews[-1]["status"] == "deprecated" and reviews[-1]["reviewer"] is None
+
+
+def test_the_cli_says_by_whom_not_recorded(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from nervapack_core.cli import cli as nervapack_cli
+
+    folder = adr_repo(tmp_path, {"0014-use-a-cache.md": CACHE,
+                                 "0015-use-a-queue.md": CACHE.replace("14.", "15.").replace(
+                                     "Date: 2019-12-19\n", "Date: 2019-12-20\nDeciders: Carol Example\n")})
+    monkeypatch.setenv("NERVAPACK_MEMORY_DB", str(tmp_path / "cli.db"))
+    runner = CliRunner()
+    done = runner.invoke(nervapack_cli, ["memory", "import-adr", str(folder)])
+    assert done.exit_code == 0, done.output
+    listed = runner.invoke(nervapack_cli, ["memory", "decisions"])
+    assert listed.exit_code == 0, listed.output
+    assert "status: accepted by whom not recorded on 2019-12-19" in listed.output
+    assert "status: accepted by Carol Example on 2019-12-20" in listed.output
+    assert "Ada Lovelace" not in listed.output.split("status:")[1].split("\n")[0]
+    with MemoryStore(tmp_path / "cli.db", read_only=True) as m:
+        nid = decisions(m)["0014-use-a-cache.md"]["id"]
+    shown = runner.invoke(nervapack_cli, ["memory", "show", nid])
+    assert shown.exit_code == 0, shown.output
+    assert "status: accepted by whom not recorded" in shown.output
+    assert "written by: Ada Lovelace <ada@example.com>" in shown.output  # the writer, said as the writer

@@ -222,23 +222,34 @@ def _git(root: Path, *args: str) -> str | None:
 
 def git_first_seen(root: Path, folder: Path) -> dict[str, tuple[str, str]]:
     """``{source: (ISO date, "Name <email>")}``: when and by whom each file under ``folder``
-    was added, from one ``git log`` of the folder (the oldest addition wins)."""
+    was first added, following renames inside the folder — a draft written as
+    ``000x-draft.md`` and numbered at merge by someone else keeps its writer — from one
+    ``git log -M`` of the folder, oldest commit first. A file deleted and added back keeps
+    its first addition."""
     try:
         rel = folder.relative_to(root).as_posix() or "."
     except ValueError:
         return {}
-    out = _git(root, "log", "--diff-filter=A", "--no-renames", "--format=%x1e%aI%x1f%an <%ae>", "--name-only",
-               "--", rel)
-    seen: dict[str, tuple[str, str]] = {}
+    out = _git(root, "log", "--reverse", "-M", "--diff-filter=ADR", "--name-status",
+               "--format=%x1e%aI%x1f%an <%ae>", "--", rel)
+    seen: dict[str, tuple[str, str] | None] = {}
+    deleted: dict[str, tuple[str, str] | None] = {}
     for record in (out or "").split("\x1e"):
         head, _, names = record.partition("\n")
         if "\x1f" not in head:
             continue
         when, who = head.split("\x1f", 1)
-        for name in names.splitlines():
-            if name.strip():
-                seen[unicodedata.normalize("NFC", name.strip())] = (when.strip(), who.strip())
-    return seen
+        here = (when.strip(), who.strip())
+        for line in names.splitlines():
+            fields = [unicodedata.normalize("NFC", p) for p in line.split("\t")]
+            status = fields[0][:1]
+            if status == "A" and len(fields) >= 2:
+                seen[fields[1]] = deleted.pop(fields[1], None) or seen.get(fields[1]) or here
+            elif status == "R" and len(fields) >= 3:
+                seen[fields[2]] = seen.pop(fields[1], None) or deleted.pop(fields[2], None) or here
+            elif status == "D" and len(fields) >= 2 and fields[1] in seen:
+                deleted[fields[1]] = seen.pop(fields[1])
+    return {source: first for source, first in seen.items() if first is not None}
 
 
 def git_first_seen_file(root: Path, source: str) -> tuple[str, str] | None:

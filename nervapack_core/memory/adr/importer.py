@@ -172,8 +172,15 @@ def _values(rec: AdrRecord, commit: str | None, importer: str | None, code: dict
         "alternatives": json.dumps(a.alternatives), "tags": json.dumps(a.tags),
         "valid_from": to_iso(rec.valid_from, field="date"), "source": rec.file.source, "author": author,
         "commit_sha": commit, "adr": adr_meta, "deciders": a.deciders,
-        "status_by": ", ".join(a.deciders) if a.deciders else author,
+        "status_by": recorded_status_by(a),
     }
+
+
+def recorded_status_by(a) -> str | None:
+    """Who set a record's status, when the record says so: its deciders (MADR ``deciders:``, a
+    ``Deciders:`` line). None otherwise — the file's git author wrote it, which is not
+    having accepted it, so "accepted by" is left unrecorded rather than guessed."""
+    return ", ".join(a.deciders) if a.deciders else None
 
 
 def _merged_metadata(old: dict, v: dict) -> str:
