@@ -231,11 +231,11 @@ def test_a_hostile_clone_cannot_steer_nervapack(tmp_path):
         def snapshot() -> dict:
             return {p.name: ("link", os.readlink(p)) if p.is_symlink() else p.read_bytes() for p in team.iterdir()}
 
-        before = snapshot()
+        team_before = snapshot()
         code, out = cli(clone, env, "memory", "export-adr", "docs/adr")
         outputs.append(out)
         assert code == 0 and "0 new file(s), 0 block(s) written" in out, out[-3000:]
-        assert snapshot() == before
+        assert snapshot() == team_before
         code, out = cli(clone, env, "memory", "export-adr", "docs/decisions")
         outputs.append(out)
         assert code == 0 and len(list((clone / "docs" / "decisions").glob("*.md"))) == 3, out[-3000:]
