@@ -318,3 +318,30 @@ def test_a_new_decision_superseding_a_file_round_trips_without_a_second_write(tm
     assert (again["written"], again["blocks"]) == (0, 0), again  # the prose says it: the block is not rewritten
     with MemoryStore(repo / ".nervapack" / "memory.db", read_only=True) as m:
         assert m.get_node(cache)["superseded_by"] == new
+
+
+def test_code_links_added_or_removed_with_memory_link_travel_in_the_block(tmp_path):
+    repo = make_repo(tmp_path)
+    folder = repo / "docs" / "adr"
+    report = ingest_and_import(repo)
+    ids = {d["source"].rsplit("/", 1)[1]: d["id"] for d in report["decisions"]}
+    cache, redis = ids["0014-use-a-cache-for-bulk-data.md"], ids["0012-use-redis-for-sessions.md"]
+    nervapack(repo, "link", cache, "--code", "BulkData::Cache", "--remove")
+    nervapack(repo, "link", redis, "--code", "lib/bulk_data/cache.rb::BulkData::Cache")
+    out = json.loads(nervapack(repo, "export-adr", str(folder), "--json"))
+    assert out["blocks"] == 2, out
+    cache_text = (folder / "0014-use-a-cache-for-bulk-data.md").read_text()
+    assert cache_text[find_block(cache_text).start():] == "<!-- nervapack\ngoverns:\n- lib/bulk_data/cache.rb\n-->\n"
+    redis_text = (folder / "0012-use-redis-for-sessions.md").read_text()
+    assert strip_block(redis_text) == REDIS and "- code: lib/bulk_data/cache.rb::BulkData::Cache\n  sha: " in redis_text
+    git(repo, "add", "docs/adr")
+    git(repo, "commit", "-qm", "links")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, capture_output=True,
+                   env={**os.environ, **LEAD, "HOME": str(tmp_path)})
+    ingest_and_import(clone)
+    with MemoryStore(clone / ".nervapack" / "memory.db", read_only=True) as m:
+        assert sorted((c["file"], c["qualified_name"]) for c in m.to_code(cache)) == [
+            ("lib/bulk_data/cache.rb", "lib/bulk_data/cache.rb")]
+        assert [(c["file"], c["qualified_name"]) for c in m.to_code(redis)] == [
+            ("lib/bulk_data/cache.rb", "BulkData.Cache")]

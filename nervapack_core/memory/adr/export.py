@@ -179,6 +179,9 @@ def decision_block(d: dict, ns: str, source: str, prose: ParsedAdr | None, curre
         block.id = d["id"]
     written: list[str | dict] = list(current.governs) if current is not None else (
         list(adr.get("governs") or []) if own_file else [])
+    touched = {name.casefold() for name in d.get("_code") or {}}
+    removed = {n.casefold() for n in adr.get("linked") or [] if own_file} - touched  # memory link --remove
+    written = [g for g in written if governs_name(g).casefold() not in removed]
     front = [governs_name(g).casefold() for g in (front_matter_governs(prose.extra)[0] if prose else [])]
     have = {governs_name(g).casefold() for g in written} | set(front)
     for name in sorted(d.get("_code") or {}):

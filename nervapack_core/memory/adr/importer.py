@@ -155,9 +155,11 @@ def _values(rec: AdrRecord, commit: str | None, importer: str | None, code: dict
         "date_from": rec.date_from, "links": [list(t) for t in rec.targets]}
     if rec.governs:  # the block's as written (export keeps them so; the front matter's are the team's)
         adr_meta["governs"] = rec.block.governs if rec.block else []
-        unlinked = sum(1 for g in rec.governs if code.get(governs_name(g), {}).get("state") != "linked")
-        if unlinked:
-            adr_meta["unlinked"] = unlinked
+        linked = [governs_name(g) for g in rec.governs if code.get(governs_name(g), {}).get("state") == "linked"]
+        if linked:  # export drops an entry whose link was removed since (memory link --remove)
+            adr_meta["linked"] = linked
+        if len(linked) < len(rec.governs):
+            adr_meta["unlinked"] = len(rec.governs) - len(linked)
     if a.number is not None:
         adr_meta["number"] = a.number
     if a.options:
