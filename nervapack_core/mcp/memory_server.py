@@ -23,13 +23,9 @@ from ..cli.common import db_option, memory_db, memory_namespace, namespace_optio
 from ..errors import NervapackError
 from ..flows.review import decisions_for_store
 from .scaffold import ReloadOnChange, client_name, run_command, run_stdio, tool_registrar
+from .wire import DEFAULT_TOOL_BUDGET, MAX_TOOL_BUDGET, budgeted, check_tool_budget, sent_tokens
 
 __all__ = ["build_server", "main", "TOOL_NAMES", "DEFAULT_TOOL_BUDGET", "MAX_TOOL_BUDGET", "client_tokens"]
-
-# memory_why / memory_timeline: what the whole result may hold by default, and at most (clients
-# warn about, cut or refuse a tool result over ~25,000 tokens; a longer answer pages instead)
-DEFAULT_TOOL_BUDGET = 8_000
-MAX_TOOL_BUDGET = 20_000
 
 TOOL_NAMES = [
     "memory_start_session", "memory_store", "memory_recall", "memory_about", "memory_why", "memory_timeline",
@@ -64,57 +60,13 @@ def warned(write) -> tuple[Any, dict]:
 
 
 def client_tokens(value: Any, counter) -> int:
-    """The tokens a client receives for a tool that returns ``value`` (a dict): the SDK sends it
-    twice — as a JSON text block (indented) and as the structured content (compact JSON)."""
-    import pydantic_core
-
-    text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
-    return counter.count(text) + counter.count(pydantic_core.to_json(value, fallback=str).decode())
+    """The tokens a client receives for a tool that returns ``value``: :func:`.wire.sent_tokens`."""
+    return sent_tokens(value, counter)
 
 
 def tool_budget(budget_tokens: Any) -> int:
-    """``budget_tokens`` of memory_why / memory_timeline checked: a whole number, 1 to
-    :data:`MAX_TOOL_BUDGET`."""
-    from ..budget import check_budget
-
-    budget = check_budget(budget_tokens, name="budget_tokens")
-    if budget > MAX_TOOL_BUDGET:
-        raise NervapackError(f"budget_tokens must be at most {MAX_TOOL_BUDGET:,} (got {budget:,}): a longer "
-                             "answer is cut by clients; read a timeline page by page (offset, limit) instead.")
-    return budget
-
-
-def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None) -> dict:
-    """``answer`` cut to fit ``budget`` tokens as the client receives it (:func:`client_tokens`),
-    with ``budget_tokens``, ``omitted`` and a ``note`` saying what was left out and how to get it.
-
-    ``paged``: the key of the page's list (a timeline's "versions"): versions that did not fit
-    are left for the next page (``next_offset``) rather than cut inside."""
-    from ..memory.pack import fit_json
-
-    def render(shaped: dict, tally: dict) -> dict:
-        out = dict(shaped)
-        omitted: dict[str, int] = {"characters": tally["characters"], "items": tally["items"]}
-        notes = []
-        if paged is not None:
-            shown = len(out.get(paged) or [])
-            omitted["versions"] = len(answer.get(paged) or []) - shown
-            omitted["items"] -= omitted["versions"]
-            if omitted["versions"]:
-                out["next_offset"] = int(answer.get("offset") or 0) + shown
-                notes.append(f"{omitted['versions']} more version(s) of this page left out: call again with "
-                             f"offset={out['next_offset']}")
-        if omitted["characters"]:
-            notes.append(f"{omitted['characters']:,} characters of long text omitted (each cut text ends with '…'; "
-                         "`nervapack memory show ID` prints a memory whole)")
-        if omitted["items"]:
-            notes.append(f"{omitted['items']} list item(s) omitted")
-        out["budget_tokens"] = budget
-        out["omitted"] = omitted
-        out["note"] = (f"Cut to budget_tokens={budget:,}: " + "; ".join(notes) + ".") if notes else ""
-        return out
-
-    return fit_json(answer, budget, lambda v: client_tokens(v, counter), render)
+    """``budget_tokens`` checked: :func:`.wire.check_tool_budget`."""
+    return check_tool_budget(budget_tokens)
 
 
 def build_server(db_path: str | None = None, namespace: str = "default") -> MCPServer:
