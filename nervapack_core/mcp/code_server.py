@@ -37,6 +37,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from typing_extensions import TypedDict
 
 from ..cli.common import path_option
+from ..code.graph.kinds import ENTITY_ALIASES  # declared with the kinds (tool_specs reads them too)
 from ..code.graph.kinds import NODE_KINDS as ENTITY_KINDS
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
 
@@ -46,13 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["main", "build_server", "GraphHolder", "graph_status_data", "ENTITY_KINDS", "ENTITY_ALIASES"]
 
 log = logging.getLogger("nervapack.mcp")
-
-# the original tool's names (its graph had file, class, function, import and markdown nodes)
-# and other common ones: alias -> (kind, subkind or None)
-ENTITY_ALIASES = {
-    "markdown": ("doc", None), "doc_section": ("doc", None), "section": ("doc", None), "docs": ("doc", None),
-    "method": ("function", "method"), "module": ("file", None),
-}
 
 
 class GraphHolder:

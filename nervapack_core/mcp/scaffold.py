@@ -33,6 +33,7 @@ __all__ = [
     "error_result",
     "file_marker",
     "guarded",
+    "identify",
     "refuse_unknown_arguments",
     "run_command",
     "run_stdio",
@@ -127,16 +128,33 @@ def tool_registrar(server) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     """A ``@tool`` decorator for ``server``: registers the guarded function under its own name
     and returns the function unchanged (so it can still be called directly). Every tool so
     registered refuses arguments it does not take (:func:`refuse_unknown_arguments`)."""
+    from .tool_specs import annotations_of, apply_spec, description_of, spec_of
+
     known = refuse_unknown_arguments(server)
+    identify(server)
 
     def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
-        server.add_tool(guarded(fn), name=fn.__name__)
-        schema = server._tool_manager.get_tool(fn.__name__).parameters  # the inputSchema clients are sent
+        name = fn.__name__
+        spec = spec_of(name)  # the title, annotations and parameter descriptions agents read (tool_specs)
+        server.add_tool(guarded(fn), name=name, title=spec.title if spec else None,
+                        description=description_of(name, fn.__doc__), annotations=annotations_of(name))
+        schema = server._tool_manager.get_tool(name).parameters  # the inputSchema clients are sent
         schema["additionalProperties"] = False
-        known[fn.__name__] = list(schema.get("properties", {}))
+        apply_spec(name, schema)
+        known[name] = list(schema.get("properties", {}))
         return fn
 
     return tool
+
+
+def identify(server) -> None:
+    """Give ``server`` the package's version as its ``serverInfo.version`` (the SDK sends an empty
+    one otherwise), so a client's log says which NervaPack answered."""
+    from .. import __version__
+
+    low = server._lowlevel_server  # MCPServer takes version= only in its constructor; the server reads it per handshake
+    if not low.version:
+        low.version = __version__
 
 
 def refuse_unknown_arguments(server) -> dict[str, list[str]]:
@@ -145,10 +163,14 @@ def refuse_unknown_arguments(server) -> dict[str, list[str]]:
 
     Why: the SDK drops unknown arguments silently, so an agent's ``budget_tokens`` for ``budget``
     was answered under the default budget, as if it had been read. Installed once per server, on
-    its ``call_tool`` (which the SDK's request handler calls), so it holds for every tool."""
+    its ``call_tool`` (which the SDK's request handler calls), so it holds for every tool. It also
+    refuses a value out of its bounds or enum (:func:`.tool_specs.argument_error`), before the tool
+    runs: one message form for every tool, none clamping silently."""
     table: dict[str, list[str]] | None = vars(server).get("_nervapack_arguments")
     if table is not None:
         return table
+    from .tool_specs import argument_error
+
     table = {}
     plain = server.call_tool
 
@@ -157,6 +179,10 @@ def refuse_unknown_arguments(server) -> dict[str, list[str]]:
         if unknown:
             log.info("tool %s: unknown arguments %r", name, unknown)
             return error_result(unknown_arguments_message(name, unknown, table[name]))
+        refused = argument_error(name, arguments) if name in table and isinstance(arguments, dict) else None
+        if refused:  # out of its bounds or enum: refused here, the same way for every tool
+            log.info("tool %s: %s", name, refused)
+            return error_result(refused)
         return await plain(name, arguments, context)
 
     vars(server)["call_tool"] = call_tool

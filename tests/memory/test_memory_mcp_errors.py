@@ -13,10 +13,18 @@ from mcp.client.stdio import StdioServerParameters
 from nervapack_core.errors import NervapackError
 from nervapack_core.memory import MemoryStore
 
+
+def _refused_by_schema(message: str):
+    """A bad call the server refuses before the tool runs (out of the schema's bounds)."""
+    raise NervapackError(message)
+
+
 BAD_CALLS = [
-    ("memory_recall", {"query": "x", "budget_tokens": 0}, lambda m: m.recall("x", budget_tokens=0)),
+    ("memory_recall", {"query": "x", "budget_tokens": 0},
+     lambda m: _refused_by_schema("budget_tokens must be from 1 to 20,000 (got 0).")),
     ("memory_why", {"node_id": "m_nope"}, lambda m: m.why("m_nope")),
-    ("memory_store", {"content": "x", "kind": "opinion"}, lambda m: m.store("x", kind="opinion")),
+    ("memory_store", {"content": "x", "kind": "opinion"}, lambda m: _refused_by_schema(
+        "kind must be one of fact, decision, action, outcome, entity, procedure, preference (got 'opinion').")),
     ("memory_switch_namespace", {"namespace": ""}, lambda m: m.switch_namespace("")),
 ]
 
@@ -30,7 +38,7 @@ def _env(home) -> dict:
 
 
 def _expected_messages(tmp_path) -> list[str]:
-    """What the library itself says for each bad call (a separate database)."""
+    """What the library itself says for each bad call (a separate database), or the schema's refusal."""
     store = MemoryStore(tmp_path / "expected.db", namespace="team")
     out = []
     try:

@@ -91,7 +91,7 @@ def test_every_tool_round_trips(workspace):
     listed = json.loads(_text(out["list"]))
     assert [e["qualified_name"] for e in listed["entities"]] == ["apply_discount"]
 
-    assert out["bad_budget"].is_error and "at least 1 token" in _text(out["bad_budget"])
+    assert out["bad_budget"].is_error and "budget must be from 1 to 20,000" in _text(out["bad_budget"])
     assert out["bad_kind"].is_error and "entity_type" in _text(out["bad_kind"])
 
     for name in ("hotspots", "file_history"):

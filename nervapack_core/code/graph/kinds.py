@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...storage import sql_list
 
 __all__ = ["NODE_KINDS", "DEFINITION_KINDS", "CALLABLE_KINDS", "ANSWER_KINDS", "COMMUNITY_KINDS",
-           "EMBEDDED_KINDS", "LINKABLE_KINDS", "EDGE_KINDS", "GUESSABLE_EDGES", "sql_list"]
+           "EMBEDDED_KINDS", "LINKABLE_KINDS", "ENTITY_ALIASES", "EDGE_KINDS", "GUESSABLE_EDGES", "sql_list"]
 
 #: every node kind the graph stores (a file, its definitions, its imports, a doc section)
 NODE_KINDS = ("file", "class", "function", "variable", "import", "doc")
@@ -27,6 +27,13 @@ COMMUNITY_KINDS = ("file", "class", "function")
 EMBEDDED_KINDS = ("class", "function", "doc")
 #: what an entity of the memory can name (the bridge's lookup)
 LINKABLE_KINDS = ("class", "function", "variable", "file")
+#: other names agents give a node kind: the original tool's (its graph had file, class, function,
+#: import and markdown nodes) and other common ones: alias -> (kind, subkind or None). Read by
+#: the code server's list_entities and by the schema it advertises (mcp/tool_specs.py)
+ENTITY_ALIASES = {
+    "markdown": ("doc", None), "doc_section": ("doc", None), "section": ("doc", None), "docs": ("doc", None),
+    "method": ("function", "method"), "module": ("file", None),
+}
 
 #: every edge kind: a file DEFINES its definitions; IMPORTS, CALLS, INHERITS between code;
 #: a doc section EXPLAINS the code it names
