@@ -48,7 +48,7 @@ def _session(db, calls):
 
 
 def test_a_20_mb_memory_gives_results_within_the_budget(tmp_path):
-    from nervapack_core.mcp.memory_server import DEFAULT_TOOL_BUDGET, MAX_TOOL_BUDGET
+    from nervapack_core.mcp.wire import DEFAULT_TOOL_BUDGET, MAX_TOOL_BUDGET
 
     assert DEFAULT_TOOL_BUDGET <= MAX_TOOL_BUDGET < 25_000
     db = tmp_path / "memory.db"
@@ -84,5 +84,6 @@ def test_a_20_mb_memory_gives_results_within_the_budget(tmp_path):
     assert "offset=" in small["note"]
     assert results[4].structured_content["offset"] == 1
     too_big, zero = results[5], results[6]
-    assert too_big.is_error and f"at most {MAX_TOOL_BUDGET:,}" in too_big.content[0].text
-    assert zero.is_error and "at least 1" in zero.content[0].text
+    refusal = f"budget_tokens must be from 1 to {MAX_TOOL_BUDGET:,}"  # the schema's one message form
+    assert too_big.is_error and refusal in too_big.content[0].text and "20,001" in too_big.content[0].text
+    assert zero.is_error and refusal in zero.content[0].text and "(got 0)" in zero.content[0].text
