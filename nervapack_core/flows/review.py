@@ -604,6 +604,23 @@ def _spans(root: Path, path: str) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
+_SUMMARY_CHARS = 200
+_GOVERNS_SHOWN = 3
+
+
+def _summary(decision: dict) -> str:
+    """A decision's title (else its content) on one line, cut at :data:`_SUMMARY_CHARS`: a
+    briefing lists what governs the edit; ``memory_why`` tells a decision whole."""
+    text = " ".join(str(decision["title"] or decision["content"]).split())
+    return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def _governs(code: list[str]) -> str:
+    """The definitions a decision governs in the edit: the first few and how many more."""
+    shown = ", ".join(code[:_GOVERNS_SHOWN])
+    return shown if len(code) <= _GOVERNS_SHOWN else f"{shown} and {len(code) - _GOVERNS_SHOWN} more"
+
+
 def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCounter | None = None) -> dict:
     """The decisions as Markdown an agent reads before editing, never over ``budget_tokens``:
     as many whole entries as fit, most binding first (accepted, proposed, deprecated)."""
@@ -613,7 +630,7 @@ def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCount
     count = CountCache(counter)
     marks = {"proposed": "PROPOSED, not agreed yet", "deprecated": "DEPRECATED"}
     lines = [f"- [{d['id']}] {marks.get(d['status'], d['status'])} — "
-             f"{' '.join(str(d['title'] or d['content']).split())} · governs {', '.join(d['code'])}" for d in decisions]
+             f"{_summary(d)} · governs {_governs(d['code'])}" for d in decisions]
 
     def render(n: int) -> str:
         if not decisions:

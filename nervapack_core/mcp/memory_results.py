@@ -19,7 +19,18 @@ from ..errors import NervapackError
 from ..memory import validate
 from .wire import MAX_TOOL_BUDGET, budgeted, sent_tokens
 
-__all__ = ["markdown_result", "fit_markdown", "recall_result", "briefing_result", "paged"]
+__all__ = ["markdown_result", "fit_markdown", "recall_result", "briefing_result", "paged", "compact"]
+
+
+def compact(value: Any) -> Any:
+    """``value`` (JSON-like) without the fields that say nothing (None, "", [], {}): a listed
+    memory's thirty columns are mostly empty, and each costs tokens twice on the wire (text and
+    structured content), so a page holds more memories, and a small budget at least one."""
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items() if v is not None and v != "" and v != [] and v != {}}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    return value
 
 
 def markdown_result(text: str, data: dict[str, Any]):
@@ -65,10 +76,21 @@ def fit_markdown(make: Callable[[int], tuple[str, dict[str, Any], int, int]], bu
                          f"give a larger budget_tokens (at most {MAX_TOOL_BUDGET:,}).")
 
 
-def _left_out(omitted: int, noun: str, budget: int, how: str) -> str:
-    if not omitted:
-        return ""
-    return f"{omitted:,} more {noun} left out under budget_tokens={budget:,}: {how}."
+def _lean(data: dict[str, Any]) -> dict[str, Any]:
+    """The structured part at its smallest, for a budget that holds one entry only that way:
+    the counts (what was shown, what matched, what was left out) without the per-entry list
+    (the ids are in the Markdown) and the note."""
+    return {k: v for k, v in data.items() if k not in ("items", "decisions", "note", "namespace")}
+
+
+def _fit_leanly(make: Callable[[int, bool], tuple[str, dict[str, Any], int, int]], budget: int, counter, *,
+                noun: str, tries: int = 12):
+    """:func:`fit_markdown` of ``make(text_budget, lean=False)``; when not one entry fits so,
+    of ``make(text_budget, lean=True)`` (:func:`_lean`), before giving up."""
+    try:
+        return fit_markdown(lambda b: make(b, False), budget, counter, noun=noun, tries=tries)
+    except NervapackError:
+        return fit_markdown(lambda b: make(b, True), budget, counter, noun=noun, tries=tries)
 
 
 def recall_result(store, query: str, budget: int, **recall_args: Any):
@@ -77,7 +99,7 @@ def recall_result(store, query: str, budget: int, **recall_args: Any):
     ``omitted``/``note`` in the structured part — all within ``budget``. The fitting runs
     without the recall log; the answer settled on is recalled once more with it (access
     counts, the dashboard's log)."""
-    def shaped(r) -> tuple[str, dict[str, Any], int, int]:
+    def shaped(r, lean: bool) -> tuple[str, dict[str, Any], int, int]:
         items = []
         for item in r.items:
             one = {"id": item.id, "kind": item.kind}
@@ -86,25 +108,28 @@ def recall_result(store, query: str, budget: int, **recall_args: Any):
                 one["status"] = status
             items.append(one)
         omitted = max(r.candidates - len(items), 0)
-        data = {"query": r.query, "namespace": r.namespace, "as_of": r.as_of, "known_at": r.known_at,
-                "items": items, "shown": len(items), "candidates": r.candidates,
-                "omitted": {"memories": omitted},
-                "note": _left_out(omitted, "matching memories", budget,
-                                  "give a larger budget_tokens or a narrower query")}
-        return r.text, data, len(items), r.candidates
+        data: dict[str, Any] = {"namespace": r.namespace}
+        if r.as_of is not None or r.known_at is not None:  # the times answered for, when asked
+            data.update({"as_of": r.as_of, "known_at": r.known_at})
+        data.update({"items": items, "shown": len(items), "candidates": r.candidates,
+                     "omitted": {"memories": omitted},
+                     "note": f"{omitted:,} more matching memories left out: raise budget_tokens or narrow the query."
+                     if omitted else ""})
+        return r.text, (_lean(data) if lean else data), len(items), r.candidates
 
-    settled = {"budget": budget}
+    settled: dict[str, Any] = {"budget": budget, "lean": False}
 
-    def make(text_budget: int):
-        settled["budget"] = text_budget
-        return shaped(store.recall(query, budget_tokens=text_budget, log=False, touch=False, **recall_args))
+    def make(text_budget: int, lean: bool):
+        settled.update(budget=text_budget, lean=lean)
+        return shaped(store.recall(query, budget_tokens=text_budget, log=False, touch=False, **recall_args), lean)
 
-    fitted = fit_markdown(make, budget, store.counter, noun="memories")
+    fitted = _fit_leanly(make, budget, store.counter, noun="memories")
     if store.read_only:
         return fitted
     # the answer given, recorded as the library records a recall (same text budget: same answer)
     try:
-        return fit_markdown(lambda _b: shaped(store.recall(query, budget_tokens=settled["budget"], **recall_args)),
+        return fit_markdown(lambda _b: shaped(store.recall(query, budget_tokens=settled["budget"], **recall_args),
+                                              settled["lean"]),
                             budget, store.counter, noun="memories", tries=1)
     except NervapackError:  # the store changed in between and the logged answer grew: the fitted one stands
         return fitted
@@ -116,16 +141,17 @@ def briefing_result(found: list[dict], budget: int, counter, *, files: list[str]
     files the edit was matched against), ``omitted``/``note`` in the structured part."""
     from ..flows.review import edit_briefing
 
-    def make(text_budget: int):
+    def make(text_budget: int, lean: bool):
         brief = edit_briefing(found, text_budget, counter)
         shown = brief["decisions"]
         omitted = len(found) - len(shown)
         data = {"decisions": [{"id": d["id"], "status": d["status"]} for d in shown], "shown": len(shown),
                 "total": len(found), "files": len(files), "omitted": {"decisions": omitted},
-                "note": _left_out(omitted, "decisions", budget, "give a larger budget_tokens or fewer paths")}
-        return brief["text"], data, len(shown), len(found)
+                "note": f"{omitted:,} more decisions left out: raise budget_tokens or give fewer paths."
+                if omitted else ""}
+        return brief["text"], (_lean(data) if lean else data), len(shown), len(found)
 
-    return fit_markdown(make, budget, counter, noun="decisions")
+    return _fit_leanly(make, budget, counter, noun="decisions")
 
 
 def paged(answer: dict[str, Any], key: str, items: list, *, offset: Any, limit: Any, budget: int, counter,

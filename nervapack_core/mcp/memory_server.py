@@ -29,7 +29,7 @@ from mcp.types import CallToolResult
 from ..cli.common import db_option, memory_db, memory_namespace, namespace_option, path_option
 from ..errors import NervapackError
 from ..flows.review import decisions_for_change as edit_decisions
-from .memory_results import briefing_result, paged, recall_result
+from .memory_results import briefing_result, compact, paged, recall_result
 from .memory_session import Clients
 from .scaffold import client_name, run_command, run_stdio, tool_registrar
 from .wire import DEFAULT_TOOL_BUDGET, MAX_TOOL_BUDGET, budgeted, check_tool_budget, sent_tokens
@@ -219,15 +219,16 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
     def memory_about(entity: str, namespace: str | None = None, offset: int = 0, limit: int = 50,
                      budget_tokens: int = DEFAULT_TOOL_BUDGET, ctx: Context | None = None) -> dict[str, Any]:
         """Entity dossier: aliases, the memories linked to one entity (current ones first, each
-        with "current" true or false), its code locations.
+        with "current" true or false; empty fields left out), its code locations.
 
         One page: "memories" holds items offset..offset+limit of "total"; what does not fit
         budget_tokens waits for the next page ("next_offset"); "omitted"/"note" say what was cut.
         """
         m = mem(ctx)
         dossier = m.about(entity, namespace=namespace)
-        memories = [{**n, "current": True} for n in dossier.pop("current")] + \
-                   [{**n, "current": False} for n in dossier.pop("past")]
+        memories = [compact({**n, "current": True}) for n in dossier.pop("current")] + \
+                   [compact({**n, "current": False}) for n in dossier.pop("past")]
+        dossier["entity"] = compact(dossier["entity"])
         dossier["current_total"] = sum(1 for n in memories if n["current"])
         return page(dossier, "memories", memories, m, offset=offset, limit=limit, budget_tokens=budget_tokens)
 
@@ -327,9 +328,10 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
     def memory_for_code(file_path: str, line: int | None = None, namespace: str | None = None, offset: int = 0,
                         limit: int = 50, budget_tokens: int = DEFAULT_TOOL_BUDGET,
                         ctx: Context | None = None) -> dict[str, Any]:
-        """Memories that touch a source file (optionally the definition at a line), one page."""
+        """Memories that touch a source file (optionally the definition at a line), one page
+        (empty fields of each memory left out)."""
         m = mem(ctx, "memory_for_code")
-        found = m.for_code(file_path, line, namespace=namespace)
+        found = [compact(n) for n in m.for_code(file_path, line, namespace=namespace)]
         return page({"file": file_path}, "memories", found, m, offset=offset, limit=limit,
                     budget_tokens=budget_tokens)
 
@@ -390,6 +392,7 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
         m = mem(ctx)
         lim, off = _page_args(limit, offset)
         queue = m.review_queue(limit=lim, offset=off, namespace=namespace)
+        queue["decisions"] = [compact(d) for d in queue["decisions"]]
         if off + len(queue["decisions"]) < queue["total"]:
             queue["next_offset"] = off + len(queue["decisions"])
         return budgeted(ok(queue), budget, m.counter, paged="decisions")
