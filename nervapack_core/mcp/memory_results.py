@@ -57,7 +57,7 @@ def fit_markdown(make: Callable[[int], tuple[str, dict[str, Any], int, int]], bu
     does not fit either is an error too (never a result over its budget)."""
     text_budget = budget
     matched = 0
-    for _ in range(tries):
+    for attempt in range(tries):
         text, data, shown, matched = make(text_budget)
         if matched and not shown:
             raise _too_small(budget, matched, noun)
@@ -67,7 +67,9 @@ def fit_markdown(make: Callable[[int], tuple[str, dict[str, Any], int, int]], bu
         if sent <= budget:
             data["tokens"] = sent  # fewer digits than the budget's: the count only shrinks
             return markdown_result(text, data)
-        text_budget -= max(sent - budget, 1)
+        # shrink by what is over, faster after every third try: the Markdown may land well under
+        # its own budget (whole entries only), so a shrink by the excess alone can creep
+        text_budget -= max(sent - budget, 1) * 2 ** (attempt // 3)
         if text_budget < 1:
             break
     if matched:
