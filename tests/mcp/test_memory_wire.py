@@ -321,3 +321,43 @@ def test_a_memory_with_nothing_matching_fits_or_says_so(tmp_path, budget):
         assert "too small" in res.content[0].text
     else:
         assert received(res) <= budget and res.structured_content["shown"] == 0
+
+
+def test_markdown_answers_fit_every_budget_from_1_to_20000(tmp_path):
+    root, _ids = _project(tmp_path / "proj", memories=30)
+    server = build_server(str(root / ".nervapack" / "memory.db"))
+    budgets = sorted({1, 2, 3, 20_000, *(int(1.27 ** k) for k in range(1, 42))})
+
+    async def run():
+        async with Client(server, read_timeout_seconds=120) as client:
+            return [(b, tool, await client.call_tool(tool, {**args, "budget_tokens": b})) for b in budgets
+                    for tool, args in (("memory_recall", {"query": "tax rounded ledger"}),
+                                       ("decisions_for_change", {"paths": ["src/billing/tax.py"]}))]
+
+    shown_at: dict[str, list[int]] = {"memory_recall": [], "decisions_for_change": []}
+    for budget, tool, res in anyio.run(run):
+        if res.is_error:
+            assert "too small for even one of the" in res.content[0].text, (tool, budget, res.content)
+            shown_at[tool].append(0)
+            continue
+        assert received(res) <= budget, (tool, budget, received(res))
+        assert res.structured_content["tokens"] <= budget and res.structured_content["shown"] >= 1
+        shown_at[tool].append(res.structured_content["shown"])
+    for tool, shown in shown_at.items():  # a larger budget never shows fewer, and the largest shows many
+        assert shown == sorted(shown) and shown[-1] >= 20, (tool, shown)
+
+
+def test_instructions_name_the_database_or_how_it_is_chosen(tmp_path):
+    from nervapack_core.mcp.memory_server import instructions
+
+    db = tmp_path / "memory.db"
+    assert str(db) in instructions(str(db)) and "--db" in instructions(str(db))
+    chosen = instructions(None)
+    assert "MCP roots" in chosen and "CLAUDE_PROJECT_DIR" in chosen and "memory_stats" in chosen
+    assert str(tmp_path) in instructions(None, path=str(tmp_path))
+
+    async def run():
+        async with Client(build_server(str(db)), mode="legacy") as client:
+            return client.instructions
+
+    assert str(db) in anyio.run(run)
