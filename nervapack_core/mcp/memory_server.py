@@ -130,7 +130,8 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
 
     def page(answer: dict, key: str, items: list, m: MemoryStore, *, offset: Any, limit: Any, budget_tokens: Any,
              what: str | None = None) -> dict[str, Any]:
-        return paged(ok(answer), key, json.loads(json.dumps(items, default=str)), offset=offset, limit=limit, budget=tool_budget(budget_tokens),
+        listed: list = json.loads(json.dumps(items, default=str))
+        return paged(ok(answer), key, listed, offset=offset, limit=limit, budget=tool_budget(budget_tokens),
                      counter=m.counter, what=what)
 
     tool = tool_registrar(server)  # a NervapackError reaches the client as an error result with its message
@@ -168,6 +169,7 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
         title: str | None = None,
         tags: list[str] | None = None,
         expires_in: str | None = None,
+        session_id: str | None = None,
         budget_tokens: int = DEFAULT_TOOL_BUDGET,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
@@ -181,6 +183,8 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
         expires_at / expires_in: when it stops being recalled — an ISO-8601 time, or a duration from now
         such as "30m", "12h", "7d", "2w" (one or the other). An expiry not after valid_from is refused (never
         recalled); a past one after a past valid_from is history, stored and listed in "warnings".
+        session_id: the session it belongs to (default: this client's active one) — for a client
+        whose requests carry no connection (the 2026-07-28 protocol over HTTP).
         The result's "links" says per entity what it linked to in the code graph: "linked" (the
         definition), "ambiguous" (several match: none linked, "candidates" listed, "total" counted;
         link the right one with memory_link), "unknown" or "no_graph".
@@ -192,7 +196,7 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
             alternatives_rejected=alternatives_rejected, supersedes=supersedes, valid_from=valid_from,
             namespace=namespace, metadata=metadata, source=source, expires_at=expires_at, caused_by=caused_by,
             expires_in=expires_in, contradicts=contradicts, derived_from=derived_from, commit=commit, title=title,
-            tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}",
+            tags=tags, author=f"mcp:{client_name(ctx) or 'unknown client'}", session_id=session_id,
             status=agent_decision_status(m.graph.root)))
         return fit({"id": nid, "status": m.get_node(nid, namespace=namespace).get("status"), "links": nid.links,
                     **said}, budget, m)
@@ -263,10 +267,10 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
         return budgeted(ok(found), budget, m.counter, paged="versions")
 
     @tool
-    def memory_end_session(summary: str | None = None, namespace: str | None = None,
+    def memory_end_session(summary: str | None = None, namespace: str | None = None, session_id: str | None = None,
                            ctx: Context | None = None) -> dict[str, Any]:
-        """Close this client's active session with an outcome summary and queue consolidation."""
-        return ok(mem(ctx).end_session(summary, namespace=namespace))
+        """Close this client's active session (or session_id) with an outcome summary and queue consolidation."""
+        return ok(mem(ctx).end_session(summary, namespace=namespace, session_id=session_id))
 
     @tool
     def memory_forget(node_id: str | None = None, entity: str | None = None, purge: bool = False,

@@ -123,6 +123,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "tags": Param("Labels to find it by (searchable)."),
             "expires_in": Param("How long it is recalled, from now: \"30m\", \"12h\", \"7d\", \"2w\"; or give "
                                 "expires_at, not both."),
+            "session_id": Param("The session it belongs to (memory_start_session's id; default: this client's "
+                                "active session)."),
         }),
     "memory_recall": ToolSpec(
         "Recall memories",
@@ -159,6 +161,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         "Call when the task is done: closes the active session with a summary of its outcome.",
         read_only=False, idempotent=False, params={
             "summary": Param("What the session achieved (stored as its outcome)."),
+            "session_id": Param("The session to end (default: this client's active session)."),
         }),
     "memory_forget": ToolSpec(
         "Forget a memory",

@@ -19,9 +19,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import ListRootsResult, Root
 
 from nervapack_core.code.ingest.pipeline import ingest
-from nervapack_core.memory import MemoryStore
 from nervapack_core.mcp.memory_server import CODE_BOUND_TOOLS, build_server
 from nervapack_core.mcp.wire import DEFAULT_TOOL_BUDGET
+from nervapack_core.memory import MemoryStore
 from nervapack_core.tokens import count_tokens
 
 TAX = "class TaxRule:\n    rate = 1\n\n\ndef apply_tax(amount):\n    return amount * 2\n"
