@@ -130,6 +130,8 @@ def test_every_tool_fits_its_budget_as_received(tmp_path):
 
 def test_pages_follow_on_without_overlap(tmp_path):
     root, ids = _project(tmp_path / "proj", memories=30)
+    with MemoryStore(root / ".nervapack" / "memory.db") as m:
+        m.store("Invoices are immutable once sent", entities=["Invoice"])
     server = build_server(str(root / ".nervapack" / "memory.db"))
 
     async def run():
@@ -143,9 +145,14 @@ def test_pages_follow_on_without_overlap(tmp_path):
                 seen += [m["id"] for m in page["memories"]]
                 offset = page.get("next_offset")
             small = _data(await client.call_tool("memory_about", {"entity": "TaxRule", "limit": 5}))
-            return seen, small
+            top = [_data(await client.call_tool("memory_stats", {"limit": 1, "offset": o})) for o in (0, 1)]
+            return seen, small, top
 
-    seen, small = anyio.run(run)
+    seen, small, top = anyio.run(run)
+    assert [len(t["top_entities"]) for t in top] == [1, 1] and top[0]["total_entities"] == 2
+    assert top[0]["top_entities"][0] == {**top[0]["top_entities"][0], "name": "TaxRule", "memories": 30}
+    assert top[0]["next_offset"] == 1 and top[1]["top_entities"][0]["name"] == "Invoice"
+    assert "next_offset" not in top[1]
     assert set(ids) <= set(seen) and len(seen) == len(set(seen)) == 31
     assert len(small["memories"]) == 5 and small["next_offset"] == 5 and small["total"] == 30
 
