@@ -29,6 +29,8 @@ from .workspace import Choice, choose_for_session
 __all__ = ["ClientState", "Clients", "client_key"]
 
 _STATE_KEY = "nervapack.memory.client"
+#: seconds a client has to answer ``roots/list`` before the workspace is chosen without its roots
+ROOTS_TIMEOUT = 10.0
 
 
 @dataclass
@@ -91,8 +93,14 @@ class Clients:
     def _choose(self, ctx: Any) -> Choice:
         import anyio.from_thread
 
+        async def pick() -> Choice:
+            # a client that declared roots but does not answer must not hold every other client up
+            with anyio.move_on_after(ROOTS_TIMEOUT):
+                return await choose_for_session(ctx, db=self._db, path=self._path)
+            return await choose_for_session(None, db=self._db, path=self._path)
+
         try:
-            return anyio.from_thread.run(lambda: choose_for_session(ctx, db=self._db, path=self._path))
+            return anyio.from_thread.run(pick)
         except RuntimeError:  # not in a worker thread of the server (a direct call): no roots to ask for
             import anyio
 
