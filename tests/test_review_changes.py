@@ -251,7 +251,8 @@ def test_decisions_for_change_over_mcp_by_definition_and_never_over_budget(repo)
             async def call(**args):
                 result = await client.call_tool("decisions_for_change", args)
                 assert not result.is_error, result.content
-                return result.structured_content or json.loads(result.content[0].text)
+                # the Markdown is the text block; ids and counts are the structured part
+                return {**result.structured_content, "text": result.content[0].text, "result": result}
 
             hit = await call(diff=charge_diff)
             assert [d["id"] for d in hit["decisions"]] == [repo.decision] and "governs charge (src/billing.py)" in hit[
@@ -260,9 +261,17 @@ def test_decisions_for_change_over_mcp_by_definition_and_never_over_budget(repo)
             both = await call(paths=["src/billing.py", "src/auth.py"])
             assert both["total"] == 2 and "PROPOSED, not agreed yet" in both["text"]
             for budget in (1, 5, 12, 20, 40, 80, 600):
-                r = await call(paths=["src/billing.py", "src/auth.py"], budget_tokens=budget)
-                assert r["tokens"] == count_tokens(r["text"]) <= budget
-                assert r["shown"] == len(r["decisions"]) <= r["total"] == 2
+                result = await client.call_tool("decisions_for_change", {"paths": ["src/billing.py", "src/auth.py"],
+                                                                         "budget_tokens": budget})
+                if result.is_error:  # not one decision fits: said, with how many matched
+                    assert "2 decisions that matched" in result.content[0].text and budget <= 80
+                    continue
+                r = result.structured_content
+                # the whole result as received: the Markdown and the structured part (compact JSON)
+                sent = count_tokens(result.content[0].text) + count_tokens(
+                    json.dumps(r, ensure_ascii=False, separators=(",", ":")))
+                assert sent <= r["tokens"] <= budget
+                assert 1 <= r["shown"] <= r["total"] == 2 and r["omitted"]["decisions"] == 2 - r["shown"]
             bad = await client.call_tool("decisions_for_change", {})
             assert bad.is_error and "give the paths" in bad.content[0].text
 

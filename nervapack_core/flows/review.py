@@ -552,10 +552,13 @@ def parse_diff(diff: str) -> dict[str, list[tuple[int, int]] | None]:
 
 
 def decisions_for_edit(root: Path, conn: sqlite3.Connection, *, paths: list[str] | None = None,
-                       diff: str | None = None, namespace: str | None = None) -> list[dict]:
+                       diff: str | None = None, namespace: str | None = None,
+                       touched: dict[str, list[tuple[int, int]] | None] | None = None) -> list[dict]:
     """Standing decisions whose definitions a pending edit touches: with ``diff``, those whose
-    lines (in the working tree) a hunk overlaps; with ``paths``, all in those files."""
-    touched: dict[str, list[tuple[int, int]] | None] = {p: None for p in paths or []}
+    lines (in the working tree) a hunk overlaps; with ``paths``, all in those files;
+    ``touched``: a diff already parsed (``{file: line ranges or None}``, as :func:`parse_diff`)."""
+    touched = dict(touched or {})
+    touched.update({p: None for p in paths or []})
     if diff:
         touched.update(parse_diff(diff))
     refs = governed_refs(conn, sorted(touched), namespace)
@@ -601,6 +604,23 @@ def _spans(root: Path, path: str) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
+_SUMMARY_CHARS = 200
+_GOVERNS_SHOWN = 3
+
+
+def _summary(decision: dict) -> str:
+    """A decision's title (else its content) on one line, cut at :data:`_SUMMARY_CHARS`: a
+    briefing lists what governs the edit; ``memory_why`` tells a decision whole."""
+    text = " ".join(str(decision["title"] or decision["content"]).split())
+    return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def _governs(code: list[str]) -> str:
+    """The definitions a decision governs in the edit: the first few and how many more."""
+    shown = ", ".join(code[:_GOVERNS_SHOWN])
+    return shown if len(code) <= _GOVERNS_SHOWN else f"{shown} and {len(code) - _GOVERNS_SHOWN} more"
+
+
 def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCounter | None = None) -> dict:
     """The decisions as Markdown an agent reads before editing, never over ``budget_tokens``:
     as many whole entries as fit, most binding first (accepted, proposed, deprecated)."""
@@ -610,7 +630,7 @@ def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCount
     count = CountCache(counter)
     marks = {"proposed": "PROPOSED, not agreed yet", "deprecated": "DEPRECATED"}
     lines = [f"- [{d['id']}] {marks.get(d['status'], d['status'])} — "
-             f"{' '.join(str(d['title'] or d['content']).split())} · governs {', '.join(d['code'])}" for d in decisions]
+             f"{_summary(d)} · governs {_governs(d['code'])}" for d in decisions]
 
     def render(n: int) -> str:
         if not decisions:
@@ -660,17 +680,110 @@ def decisions_by_commit(root: str | os.PathLike, *, rev: str = "HEAD", limit: in
 
 def decisions_for_store(memory: MemoryStore, *, paths: list[str] | None = None, diff: str | None = None,
                         all_namespaces: bool = True, namespace: str | None = None) -> list[dict]:
-    """:func:`decisions_for_edit` for the repository of ``memory`` (the memory MCP server's
-    ``decisions_for_change``): the paths made relative to its root, the arguments checked."""
+    """:func:`decisions_for_edit` for the repository of ``memory``: the decisions of
+    :func:`decisions_for_change` alone."""
+    return decisions_for_change(memory, paths=paths, diff=diff, all_namespaces=all_namespaces,
+                                namespace=namespace)["decisions"]
+
+
+def decisions_for_change(memory: MemoryStore, *, paths: list[str] | None = None, diff: str | None = None,
+                         all_namespaces: bool = True, namespace: str | None = None) -> dict[str, Any]:
+    """What the memory MCP server's ``decisions_for_change`` answers from: ``{decisions, files,
+    unknown}`` — the standing decisions an edit touches (:func:`decisions_for_edit`), the
+    workspace files it was matched against, and the files of the diff the code graph does not
+    know (new or not ingested).
+
+    ``paths`` may be relative to the root, ``./``-relative, absolute, or folders (every file
+    of the graph under one). A path outside the workspace, or one the code graph does not
+    know, is refused; so is a ``diff`` that is not a unified diff, or one touching no file
+    the graph knows: each of these answered "No decision governs …" before, a false all-clear."""
     from ..memory import validate
 
     root = memory.graph.root
     if root is None:
         raise NervapackError("this memory is not inside a repository: no code to match an edit against")
-    files = [memory.graph.relative(str(p)) for p in validate.str_list(paths, "paths")]
+    given = validate.str_list(paths, "paths")
     if diff is not None and not isinstance(diff, str):
         raise NervapackError("diff must be the text of a unified diff")
-    if not files and not (diff and diff.strip()):
+    if not given and not (diff and diff.strip()):
         raise NervapackError("give the paths an edit touches, or its unified diff")
+    known = memory.graph.known_files()
+    if known is None:
+        raise NervapackError(f"there is no code graph in {root} to match an edit against: run `nervapack ingest` "
+                             "there first")
+    files: list[str] = []
+    for path in given:
+        files.extend(workspace_files(root, known, path))
+    touched: dict[str, list[tuple[int, int]] | None] = {}
+    unknown: list[str] = []
+    if diff and diff.strip():
+        parsed = parse_diff(diff)
+        if not parsed and not _creates_only(diff):
+            raise NervapackError("diff is not a unified diff: no '--- a/FILE' and '+++ b/FILE' lines were found "
+                                 "(give the output of `git diff`, or the files as paths)")
+        for name, ranges in parsed.items():
+            rel = _relative_in(root, name)
+            if rel is None:
+                raise NervapackError(f"the diff's file {name!r} is outside the workspace {root}")
+            if rel in known:
+                touched[rel] = ranges
+            else:
+                unknown.append(rel)
+        if parsed and not touched:
+            raise NervapackError(f"the code graph of {root} knows none of the diff's files "
+                                 f"({', '.join(sorted(unknown)[:5])}): nothing to match; run `nervapack sync` "
+                                 "if they are new, or check the diff was made in this repository")
     ns = None if all_namespaces and namespace is None else memory.namespace_of(namespace)
-    return memory.read(lambda conn: decisions_for_edit(root, conn, paths=files, diff=diff, namespace=ns))
+    found = memory.read(lambda conn: decisions_for_edit(root, conn, paths=files, namespace=ns, touched=touched))
+    return {"decisions": found, "files": sorted({*files, *touched}), "unknown": sorted(unknown)}
+
+
+def _creates_only(diff: str) -> bool:
+    """Whether ``diff`` is a unified diff that only adds files (``--- /dev/null``): nothing it
+    touches was governed before."""
+    lines = diff.splitlines()
+    return any(line.startswith("--- /dev/null") for line in lines) and any(line.startswith("+++ ") for line in lines)
+
+
+def _relative_in(root: Path, path: str) -> str | None:
+    """``path`` (relative to ``root``, ``./``-relative or absolute) as the graph stores a file:
+    ``/``-separated from the root (``""`` for the root itself); None when it leaves the root."""
+    text = path.strip()
+    if not text:
+        return None
+    p = Path(text).expanduser()
+    if p.is_absolute():
+        base = root.resolve()
+        try:
+            rel = p.resolve().relative_to(base)
+        except (ValueError, OSError, RuntimeError):
+            try:  # the path as given, in case the root is reached through a link
+                rel = p.relative_to(root)
+            except ValueError:
+                return None
+        text = rel.as_posix()
+    normal = posixpath.normpath(text.replace(os.sep, "/"))
+    if normal == ".":
+        return ""
+    if normal == ".." or normal.startswith("../") or normal.startswith("/"):
+        return None
+    return normal
+
+
+def workspace_files(root: Path, known: set[str] | frozenset[str], path: str) -> list[str]:
+    """The graph's files ``path`` names: the file itself, or every file under a folder
+    (the root: all of them). Refused, with a message, when it leaves the workspace or the
+    graph has no such file or folder."""
+    rel = _relative_in(root, path)
+    if rel is None:
+        raise NervapackError(f"{path!r} is outside the workspace {root}: give a path inside it")
+    if rel in known:
+        return [rel]
+    prefix = f"{rel}/" if rel else ""
+    under = sorted(f for f in known if f.startswith(prefix))
+    if under:
+        return under
+    on_disk = (root / rel).exists()
+    why = ("it exists but the code graph has not ingested it (run `nervapack sync`)" if on_disk
+           else "no such file or folder in the workspace")
+    raise NervapackError(f"{path!r} is not a file the code graph of {root} knows: {why}.")

@@ -123,6 +123,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "tags": Param("Labels to find it by (searchable)."),
             "expires_in": Param("How long it is recalled, from now: \"30m\", \"12h\", \"7d\", \"2w\"; or give "
                                 "expires_at, not both."),
+            "session_id": Param("The session it belongs to (memory_start_session's id; default: this client's "
+                                "active session)."),
         }),
     "memory_recall": ToolSpec(
         "Recall memories",
@@ -138,7 +140,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         "Everything about an entity",
         "Call to read the dossier of one named thing (a module, a service, a person's preference): its aliases, "
         "current and past memories and code locations.",
-        read_only=True, params={"entity": Param("The entity's name (exact or an alias).")}),
+        read_only=True, params={"entity": Param("The entity's name (exact or an alias)."),
+                                "limit": _limit(MAX_PAGE, "memories per page")}),
     "memory_why": ToolSpec(
         "Explain a decision",
         "Call to understand why something is the way it is: a decision's rationale, rejected alternatives, the "
@@ -158,6 +161,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         "Call when the task is done: closes the active session with a summary of its outcome.",
         read_only=False, idempotent=False, params={
             "summary": Param("What the session achieved (stored as its outcome)."),
+            "session_id": Param("The session to end (default: this client's active session)."),
         }),
     "memory_forget": ToolSpec(
         "Forget a memory",
@@ -180,7 +184,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "memory_list_sessions": ToolSpec(
         "List memory sessions",
         "Call to see the sessions recorded so far, with how many memories each holds.",
-        read_only=True),
+        read_only=True, params={"limit": _limit(MAX_PAGE, "sessions per page")}),
     "memory_clear_session": ToolSpec(
         "Delete a session",
         "Call only when a person asks to throw a session away: deletes it and every memory recorded in it.",
@@ -189,19 +193,25 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         }),
     "memory_stats": ToolSpec(
         "Memory statistics",
-        "Call to see what the memory holds: counts by kind, the database in use and its size, the top entities.",
-        read_only=True),
+        "Call to see what the memory holds: counts by kind, the database in use (and how it was chosen) and its "
+        "size, the top entities.",
+        read_only=True, params={
+            "offset": Param("How many top entities to skip: the page starts there (a previous result's "
+                            "next_offset).", minimum=0),
+            "limit": _limit(MAX_PAGE, "top entities per page"),
+        }),
     "memory_for_code": ToolSpec(
         "Memories about a file",
         "Call before reading or changing a source file: the memories that touch it (or the definition at a line).",
         read_only=True, params={
             "file_path": Param("The file, relative to the repository root."),
             "line": Param("A line in it: only the memories of the definition there.", minimum=1),
+            "limit": _limit(MAX_PAGE, "memories per page"),
         }),
     "memory_to_code": ToolSpec(
         "Code of a memory",
         "Call to find the code a memory is about: file, line range and kind of each definition it touches.",
-        read_only=True, params={"node_id": _NODE_ID}),
+        read_only=True, params={"node_id": _NODE_ID, "limit": _limit(MAX_PAGE, "locations per page")}),
     "memory_link": ToolSpec(
         "Link a memory to code",
         "Call when a memory's entities were ambiguous or missing (memory_store's \"links\"): add or remove its "
@@ -227,7 +237,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "memory_verify_staleness": ToolSpec(
         "Check memories against the code",
         "Call after code changed: lists memories whose source files changed or vanished since they were stored.",
-        read_only=True),
+        read_only=True, params={"limit": _limit(MAX_PAGE, "stale memories per page")}),
     "memory_review_queue": ToolSpec(
         "Decisions awaiting review",
         "Call to see the proposed decisions a person has not reviewed yet, oldest first.",
@@ -236,14 +246,17 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         "Stale decisions",
         "Call to find standing decisions whose code changed, vanished or churned since they were made: candidates "
         "to revisit or supersede.",
-        read_only=True),
+        read_only=True, params={"limit": _limit(MAX_PAGE, "stale decisions per page")}),
     "decisions_for_change": ToolSpec(
         "Decisions governing an edit",
         "Call before editing code (with the files or the diff): the standing decisions that govern what the edit "
         "touches, so it does not undo one unknowingly.",
         read_only=True, params={
-            "paths": Param("The files the edit touches, relative to the repository root (every decision on them)."),
-            "diff": Param("The unified diff of the edit (matched definition by definition)."),
+            "paths": Param("The files the edit touches (every decision on them): relative to the repository root, "
+                           "./-relative or absolute; a folder means every file under it. A path outside the "
+                           "workspace or unknown to the code graph is refused."),
+            "diff": Param("The unified diff of the edit (matched definition by definition), e.g. `git diff` "
+                          "output; text that is not a unified diff is refused."),
         }),
     # ------------------------------------------------------------------ the code server
     "query_codebase": ToolSpec(

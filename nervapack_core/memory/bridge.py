@@ -172,6 +172,15 @@ class CodeGraph:
         graph.close()
         return True
 
+    def known_files(self) -> frozenset[str] | None:
+        """The paths of every file the code graph holds (root-relative, ``/``-separated);
+        None when there is no code graph."""
+        graph = self._open()
+        if graph is None:
+            return None
+        with graph:
+            return frozenset(graph.files())
+
     def lookup(self, names: list[str], limit: int = 20) -> dict[str, list[dict]]:
         """The code definitions each entity name links to exactly (see :meth:`resolve`): only
         names that resolve to one definition appear; ambiguous and unknown ones are left out."""

@@ -766,23 +766,51 @@ class MemoryStore:
         return self._read(lambda conn: transfer.export(conn, ns))
 
     def import_nodes(self, data: dict[str, Any] | list[dict[str, Any]] | str, *,
-                     namespace: str | None = None) -> dict[str, Any]:
+                     namespace: str | None = None, author: str | None = None,
+                     decision_status: str | None = None) -> dict[str, Any]:
         """Bulk import in one transaction: an export (ids kept) or a list of node specs.
 
         A spec is ``{"content", "kind"?, "entities"?, "confidence"?, "rationale"?,
         "alternatives_rejected"?, "valid_from"?, "metadata"?, "source"?, "expires_at"?,
         "supersedes"?}``.
+
+        ``author``: who every imported memory is by, over the specs' (and an export's) own;
+        ``decision_status``: the status every imported decision lands with, over theirs — the
+        memory MCP server passes ``mcp:<client>`` and ``proposed``, so an agent's bulk write is
+        reviewed like its ``store``. Memories an export already had here are left as they are.
         """
         self._writable()
+        who = None if author is None else validate.check_content(author)
+        status = None if decision_status is None else validate.check_status(decision_status)
         _shape, parsed = transfer.parse_import(data)
         if isinstance(parsed, dict):  # the "export" shape; the specs are a list
             export = parsed
             rows, override = transfer.check_export(export, namespace)
-            imported = self._write(lambda conn: transfer.import_export(conn, export, rows, override))
+
+            def run(conn: sqlite3.Connection) -> int:
+                new = [r[0] for r in rows if conn.execute("SELECT 1 FROM mem_nodes WHERE id = ?",
+                                                          (r[0],)).fetchone() is None]
+                done = transfer.import_export(conn, export, rows, override)
+                if new and (who is not None or status is not None):
+                    marks = ",".join("?" * len(new))
+                    conn.execute(
+                        f"UPDATE mem_nodes SET author = COALESCE(?, author), "
+                        f"status = CASE WHEN kind = 'decision' AND ? IS NOT NULL THEN ? ELSE status END, "
+                        f"status_by = CASE WHEN kind = 'decision' THEN COALESCE(?, status_by) ELSE status_by END "
+                        f"WHERE id IN ({marks})", (who, status, status, who, *new))
+                return done
+
+            imported = self._write(run)
             return {"imported": imported, "skipped": len(rows) - imported, "ids": [r[0] for r in rows],
                     "namespace": override}
         ns = self._ns(namespace)
         prepared = transfer.check_specs(parsed, self.provenance())
+        for item in prepared:
+            if who is not None:
+                item["prov"]["author"] = who
+                item["prov"].pop("status_by", None)  # set by whoever the author now is
+            if status is not None and item["kind"] == "decision":
+                item["prov"]["status"] = status
         names = list(dict.fromkeys(n for item in prepared for n in item["entities"]))
         code = self.graph.lookup(names) if names else {}
         ids = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))

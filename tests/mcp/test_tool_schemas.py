@@ -208,7 +208,7 @@ def test_values_in_range_reach_the_tool(servers, tmp_path):
     got = _calls(servers["memory"], [("memory_store", {"content": "We use JWT for sessions", "kind": "Decision"}),
                                      ("memory_recall", {"query": "JWT", "budget_tokens": 20_000})])
     assert not got[0].is_error and got[0].structured_content["status"] == "proposed"  # kind matched ignoring case
-    assert not got[1].is_error and "JWT" in got[1].structured_content["text"]
+    assert not got[1].is_error and "JWT" in got[1].content[0].text
 
 
 def test_a_numeric_string_is_checked_as_the_number_the_sdk_would_make_of_it(servers):

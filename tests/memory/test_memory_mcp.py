@@ -42,6 +42,12 @@ def test_mcp_round_trip_all_tools(tmp_path):
                 called.add(tool)
                 return _data(await client.call_tool(tool, args))
 
+            async def markdown(tool, **args):  # a Markdown answer: the text block, and the structured part
+                called.add(tool)
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, result.content
+                return {**result.structured_content, "text": result.content[0].text}
+
             sid = (await call("memory_start_session", name="JWT refactor"))["session_id"]
             d1 = (await call("memory_store", content="Chose session cookies for auth", kind="decision",
                              entities=["AuthService"], valid_from="2026-01-01", rationale="simple",
@@ -52,13 +58,14 @@ def test_mcp_round_trip_all_tools(tmp_path):
             queue = await call("memory_review_queue")
             assert queue["total"] == 1 and [d["id"] for d in queue["decisions"]] == [d2]  # d1 was superseded
             assert queue["decisions"][0]["author"] == "mcp:mcp" and queue["decisions"][0]["origin"] == "mcp"
-            now = await call("memory_recall", query="auth mechanism", budget_tokens=400)
+            now = await markdown("memory_recall", query="auth mechanism", budget_tokens=400)
             assert d2 in now["text"] and d1 not in now["text"] and now["tokens"] <= 400
-            past = await call("memory_recall", query="auth mechanism", as_of="2026-03-15")
+            past = await markdown("memory_recall", query="auth mechanism", as_of="2026-03-15")
             assert [i["id"] for i in past["items"] if i["kind"] == "decision"] == [d1]
             tl = (await call("memory_timeline", topic="auth"))["versions"]
             assert [v["id"] for v in tl] == [d1, d2] and tl[0]["superseded_by"] == d2
-            assert {n["id"] for n in (await call("memory_about", entity="auth-service"))["current"]} == {d2}
+            assert {n["id"] for n in (await call("memory_about", entity="auth-service"))["memories"]
+                    if n["current"]} == {d2}
             assert (await call("memory_why", node_id=d1))["alternatives_rejected"] == ["JWT"]
             assert (await call("memory_verify", node_id=d2, verdict="confirm"))["confidence"] == 1.0
             assert (await call("memory_for_code", file_path="src/auth.py"))["memories"]
@@ -70,7 +77,7 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert [c["kind"] for c in gone["code"]] == ["class"]
             assert (await call("memory_verify_staleness"))["stale"] == []
             assert (await call("memory_stale_decisions"))["stale"] == []
-            brief = await call("decisions_for_change", paths=["src/auth.py"], budget_tokens=200)
+            brief = await markdown("decisions_for_change", paths=["src/auth.py"], budget_tokens=200)
             assert brief["total"] == 1 and d2 in brief["text"] and brief["tokens"] <= 200
             imp = await call("memory_import", nodes=[{"content": "Deploy via GitHub Actions", "kind": "procedure"}])
             assert len(imp["ids"]) == 1
@@ -81,7 +88,7 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert sessions[0]["id"] == sid and sessions[0]["nodes"] >= 3
             assert (await call("memory_forget", node_id=imp["ids"][0]))["ids"] == imp["ids"]
             assert (await call("memory_switch_namespace", namespace="other"))["namespace"] == "other"
-            assert (await call("memory_recall", query="auth"))["items"] == []
+            assert (await markdown("memory_recall", query="auth"))["items"] == []
             s2 = (await call("memory_start_session", name="scratch"))["session_id"]
             await call("memory_store", content="scratch note", kind="fact")
             assert (await call("memory_clear_session", session_id=s2))["deleted_nodes"] == 1

@@ -332,9 +332,11 @@ def test_mcp_early_dates_known_at_paged_timeline_and_expires_in(tmp_path):
                                   valid_from="1871-01-01", supersedes=first["id"])
             _, now = await call("memory_recall", query="Rome")
             assert [i["id"] for i in now["items"] if i["kind"] != "entity"] == [later["id"]]
-            _, then = await call("memory_recall", query="Rome", as_of="0600-01-01")
+            shown, then = await call("memory_recall", query="Rome", as_of="0600-01-01")
             assert [i["id"] for i in then["items"] if i["kind"] != "entity"] == [first["id"]]
-            assert then["items"][0]["valid_from"] == "0500-01-01T00:00:00.000000Z"
+            assert then["as_of"].startswith("0600-01-01")
+            # the recall's Markdown (the text block) dates the memory from year 500
+            assert f"[{first['id']}] 0500-01-01" in shown.content[0].text, shown.content[0].text
             _, known = await call("memory_recall", query="Rome", known_at=t1)
             assert [i["id"] for i in known["items"] if i["kind"] != "entity"] == [first["id"]]
             assert known["known_at"] == t1

@@ -119,9 +119,11 @@ def test_today_s_decision_is_current_on_every_read_path(tmp_path, rel):
                                   ("decisions_for_change", {"paths": ["shop/tax.py"]})])
     recall, about, for_code, briefing = (r.structured_content for r in res)
     assert [i["id"] for i in recall["items"] if i["kind"] == "decision"] == [today]
-    assert [n["id"] for n in about["current"]] == [today]
+    assert [n["id"] for n in about["memories"] if n["current"]] == [today]
+    assert [n["id"] for n in about["memories"] if not n["current"]] == [later]  # not current (not yet)
     assert [n["id"] for n in for_code["memories"] if n["kind"] == "decision"] == [today]
-    assert today in briefing["text"] and later not in briefing["text"]
+    assert today in res[3].content[0].text and later not in res[3].content[0].text  # the Markdown briefing
+    assert [d["id"] for d in briefing["decisions"]] == [today]
 
 
 def _build(store: MemoryStore, offsets: list[int], links: list[int]) -> list[str]:

@@ -92,12 +92,15 @@ def _check(name: str, args: dict, result, text: str) -> None:
     if result.is_error:
         assert text.strip() and len(text) < 3000, (shown, text[:3000])
         return
-    budget = args.get(BUDGETS.get(name, ""), None)
+    memory_tool = name.startswith("memory_") or name == "decisions_for_change"
+    budget = args.get(BUDGETS.get(name) or ("budget_tokens" if memory_tool else ""), None)
     if isinstance(budget, int) and not isinstance(budget, bool) and 0 < budget < 2 ** 31:
-        answer = text
-        if name == "memory_recall":
-            answer = (result.structured_content or json.loads(text))["text"]
-        assert count_tokens(answer) <= budget, (shown, count_tokens(answer), budget)
+        used = count_tokens(text)
+        if memory_tool:
+            # the memory server's whole result as received: the text blocks and the structured content
+            data = result.structured_content
+            used += count_tokens(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) if data is not None else 0
+        assert used <= budget, (shown, used, budget)
 
 
 def _fuzz(server, counts: dict, extra: list[tuple[str, dict]] = ()) -> None:

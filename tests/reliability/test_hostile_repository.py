@@ -273,7 +273,7 @@ def test_a_hostile_clone_cannot_steer_nervapack(tmp_path):
             outputs.append(result_text(r))
             assert not r.is_error, result_text(r)[-2000:]
         assert memory_results[0].structured_content["status"] == "proposed", memory_results[0].structured_content
-        recalled = " ".join(i["content"] for i in memory_results[2].structured_content["items"])
+        recalled = memory_results[2].content[0].text  # the recall's Markdown: what the agent reads
         assert "Postgres" in recalled and "Use SQLite for orders" not in recalled, recalled
 
         # every dashboard page, in Chromium, with a request listener
