@@ -117,6 +117,7 @@ def test_namespace_option(run):
     (["about", "Nobody"], "no entity"),
 ])
 def test_bad_input_is_a_message_and_nonzero_exit(run, args, message):
+    run("init")  # a store to be wrong about (a read of a missing one is its own error: below)
     r = run(*args, ok=False)
     assert r.exit_code != 0
     assert message in r.output
