@@ -98,7 +98,7 @@ def resolve(conn: sqlite3.Connection, ns: str, given: object, *, label: str = "m
                          (text, _upper(text), ns)).fetchone()[0]
     listed = "; ".join(f"{r[0]} ({r[1]}: {_gist(r[2])})" for r in found[:_LISTED])
     more = f"; and {total - _LISTED} more" if total > _LISTED else ""
-    raise NervapackError(f"the id prefix {text!r} is ambiguous in namespace {ns!r}: it starts {total} ids — "
+    raise NervapackError(f"the id prefix {text!r} is ambiguous in namespace {ns!r}: {total} ids start with it — "
                          f"{listed}{more}. Give more of the id.")
 
 

@@ -227,6 +227,9 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
 
     stamp = now_iso()
     sid = nodes.active_session(conn, ns, session_hint)
+    # what each spec supersedes, resolved before this import adds ids a prefix could also start
+    replaced = {idx: resolve_id(conn, ns, str(item["supersedes"])) for idx, item in enumerate(prepared)
+                if item["supersedes"]}
     rows: list[tuple] = []
     new_ids: dict[int, str] = {}  # item index -> the new node's id (entities are resolved below)
     present: dict[int, str] = {}  # item index -> the id of the memory already there
@@ -285,7 +288,7 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
         nodes.recount_degree(conn, {e[1] for e in edges} | {e[2] for e in edges})
     for idx, item in enumerate(prepared):
         if item["supersedes"]:
-            nodes.supersede(conn, ns, ids[idx], resolve_id(conn, ns, str(item["supersedes"])))
+            nodes.supersede(conn, ns, ids[idx], replaced[idx])
     return ids, len(present)
 
 

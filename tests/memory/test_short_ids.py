@@ -120,7 +120,7 @@ def test_an_ambiguous_prefix_lists_the_candidates_and_an_unknown_one_says_so(mem
     with pytest.raises(NervapackError) as err:
         mem.get_node(common)
     message = str(err.value)
-    assert "ambiguous" in message and all(i in message for i in ids) and "3 ids" in message
+    assert "ambiguous" in message and all(i in message for i in ids) and "3 ids start with it" in message
     with pytest.raises(NervapackError, match="no memory node 'f_zzzz' in namespace 'default'"):
         mem.get_node("f_zzzz")
     with pytest.raises(NervapackError, match="at least 4 characters"):
