@@ -214,6 +214,63 @@ def _exported_provenance(n: dict, kind: str, forced: dict | None = None) -> tupl
             n.get("repo_commit"), n.get("commit_sha"), n.get("title"), json.dumps(tags))
 
 
+_CURRENT = ("n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL "
+            "AND (n.expires_at IS NULL OR n.expires_at > ?)")
+
+
+class Existing:
+    """Finds the current memory a spec repeats, by ``store``'s rule (same namespace, kind,
+    normalised text and entities: :func:`.writes.find_duplicate`), for a whole import.
+
+    Candidates come from the spec's first entity's ABOUT edges (an index seek; an entity that
+    does not exist yet means nothing can repeat it), or, for a spec without entities, from the
+    full-text index — the text's words as a phrase at the start of ``content`` — among
+    memories about no entity. Every candidate is compared, however many share the words
+    (thousands of "Status install ok installed" facts, one per package), and entity ids are
+    looked up once per import."""
+
+    def __init__(self, conn: sqlite3.Connection, ns: str) -> None:
+        self.conn, self.ns, self.now = conn, ns, now_iso()
+        self._entity: dict[str, str | None] = {}
+
+    def entity(self, name: str) -> str | None:
+        if name not in self._entity:
+            self._entity[name] = find_entity(self.conn, self.ns, name)
+        return self._entity[name]
+
+    def find(self, kind: str, content: str, names: list[str]) -> str | None:
+        from ..text import fts_quote, words
+        from .writes import normalised
+
+        want = normalised(content)
+        if names:
+            eids = [self.entity(n) for n in names]
+            if None in eids:
+                return None
+            rows = self.conn.execute(
+                f"SELECT n.id, n.content FROM mem_edges x JOIN mem_nodes n ON n.id = x.src WHERE x.dst = ? "
+                f"AND x.kind = 'ABOUT' AND +n.namespace = ? AND +n.kind = ? AND {_CURRENT}",
+                (eids[0], self.ns, kind, self.now))
+            wanted = sorted(set(eids))
+            for nid, text in rows.fetchall():
+                if normalised(text) == want and sorted({r[0] for r in self.conn.execute(
+                        "SELECT dst FROM mem_edges WHERE src = ? AND kind = 'ABOUT'", (nid,))}) == wanted:
+                    return nid
+            return None
+        tokens = words(content, limit=32)
+        if not tokens:
+            return None
+        rows = self.conn.execute(
+            "SELECT n.id, n.content FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
+            f"AND +n.namespace = ? AND +n.kind = ? AND {_CURRENT} AND NOT EXISTS (SELECT 1 FROM mem_edges x "
+            "WHERE x.src = n.id AND x.kind = 'ABOUT') ORDER BY n.rid",
+            ("content : ^ " + fts_quote(" ".join(tokens)), self.ns, kind, self.now))
+        for nid, text in rows.fetchall():
+            if normalised(text) == want:
+                return nid
+        return None
+
+
 def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: dict,
                  session_hint: str | None = None) -> tuple[list[str], int]:
     """Insert checked specs in one pass (nodes, then entities and edges); returns their ids
@@ -223,7 +280,7 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
     memory of the same kind, normalised text and entities (:func:`.writes.find_duplicate`),
     or one given earlier in the same import; an entity when its name resolves. A spec that
     supersedes something is always new, as in ``store``."""
-    from .writes import find_duplicate, normalised
+    from .writes import normalised
 
     stamp = now_iso()
     sid = nodes.active_session(conn, ns, session_hint)
@@ -234,6 +291,7 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
     new_ids: dict[int, str] = {}  # item index -> the new node's id (entities are resolved below)
     present: dict[int, str] = {}  # item index -> the id of the memory already there
     seen: dict[tuple, str] = {}  # (kind, text, entities) of this import -> the id it got
+    existing = Existing(conn, ns)
     for idx, item in enumerate(prepared):
         if item["kind"] == "entity":
             if find_entity(conn, ns, clean_name(item["content"])):
@@ -241,7 +299,7 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
             continue
         if not item["supersedes"]:
             key = (item["kind"], normalised(item["content"]), tuple(sorted(n.casefold() for n in item["entities"])))
-            same = seen.get(key) or find_duplicate(conn, ns, item["kind"], item["content"], item["entities"])
+            same = seen.get(key) or existing.find(item["kind"], item["content"], item["entities"])
             if same:
                 present[idx] = same
                 continue

@@ -129,3 +129,15 @@ def test_cli_import_twice(tmp_path):
         assert m.stats()["total_nodes"] == 5  # four specs and the auth_service entity
         # the CLI keeps today's behaviour: accepted, by the importer
         assert {d["status"] for d in m.list_decisions()} == {"accepted"}
+
+
+def test_a_text_many_memories_share_is_still_found_again(store):
+    """Every package has "Status install ok installed": all 120 are compared, not the first few
+    the full-text index returns (with and without entities)."""
+    specs = [{"content": "Status install ok installed", "entities": [f"pkg{n}"]} for n in range(120)]
+    specs += [{"content": f"Status install ok installed on host {n}"} for n in range(60)]
+    specs += [{"content": "Status install ok"}]
+    assert store.import_nodes(specs)["imported"] == 181
+    counts = _count(store)
+    again = store.import_nodes(specs)
+    assert (again["imported"], again["skipped"]) == (0, 181) and _count(store) == counts
