@@ -199,17 +199,23 @@ def _pack_with(header_fn, items, budget, counter, short: Mapping[str, str]) -> P
         else:
             misses += 1
 
-    provenance: list[str] = []
+    # one entry per session, its items together ("d_1, f_2 ← session s_3"): a session id said once
+    groups: dict[str, list[str]] = {}
     for item in chosen:
         sid = getattr(item, "session_id", None)
         if not sid:
             continue
-        entry = f"{short.get(item.id, item.id)} ← session {short.get(sid, sid)}"
-        extra = count(entry) + (count("### Provenance") + 3 if not provenance else 2)
+        shown = short.get(item.id, item.id)
+        if sid in groups:
+            extra = count(f", {shown}")
+        else:
+            extra = count(f"{shown} ← session {short.get(sid, sid)}") + (count("### Provenance") + 3 if not groups
+                                                                          else 2)
         if used + extra > budget:
             break
-        provenance.append(entry)
+        groups.setdefault(sid, []).append(shown)
         used += extra
+    provenance = [f"{', '.join(ids)} ← session {short.get(sid, sid)}" for sid, ids in groups.items()]
 
     # exact check: keep as many provenance entries, then (without provenance) as many
     # items, as fit once rendered; fewer of either never makes the text longer

@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from ..tokens import TokenCounter
+from ..storage import chunked
 from .ids import short_ids
 from .kinds import stands
 from .nodes import current_sql, standing_marks
@@ -195,6 +196,28 @@ def _holds_words(texts: tuple[Any, ...], wanted: list[str]) -> bool:
     return all(any(h.startswith(w) for h in have) for w in wanted)
 
 
+def _rank_named(cur: sqlite3.Cursor, named: set[str], rows: dict[str, tuple], rel: dict[str, float],
+                rest: list[str]) -> None:
+    """Order an entity's memories that hold the query's other words among themselves by BM25
+    over those words (its short "Version 8.6.13" before a description that mentions "version"):
+    relevance 0.5–1.0, the best 1.0."""
+    match = fts_match(rest, op="OR", prefix=True)
+    if match is None:
+        return
+    rids = {rows[nid][0]: nid for nid in named}
+    scores: dict[str, float] = {}
+    for chunk in chunked(list(rids), 500):
+        marks = ",".join("?" * len(chunk))
+        for rid, r in cur.execute(f"SELECT rowid, bm25(mem_fts, 1.0, 0.5, 0.5) FROM mem_fts WHERE mem_fts MATCH ? "
+                                  f"AND rowid IN ({marks})", (match, *chunk)):
+            scores[rids[rid]] = -r
+    best = max(scores.values(), default=0.0)
+    if best <= 0:
+        return
+    for nid in named:
+        rel[nid] = 0.5 + 0.5 * max(0.0, scores.get(nid, 0.0)) / best
+
+
 def fts_stages(query: str) -> list[tuple[str, str]]:
     """``(stage, MATCH expression)`` pairs, every user token quoted.
 
@@ -352,6 +375,8 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
                     rel[row[1]] = max(rel.get(row[1], 0.0), max(1e-6, -row[-1] / best) if best > 0 else 1.0)
                     rows[row[1]] = row[:-1]
                 break
+        if named:  # after the text stages, whose relevance is normalised over other hits
+            _rank_named(cur, named, rows, rel, rest)
         if not rows:
             tokens = {t.lower() for t in query_tokens(query)}
             if tokens <= BRIEFING_WORDS:
