@@ -150,7 +150,8 @@ def main() -> None:
         for cname, counter in (("tiktoken cl100k", default_counter()), ("chars/4", CharTokenCounter())):
             b = briefing(how, counter)
             lines.append(f"| {label} | {cname} | {b['items']} | {b['whole']} ({b['whole_prov']}) | "
-                         f"{b['short']} ({b['short_prov']}) | {1 - b['short'] / b['whole']:.0%} | {b['id_chars']} chars |")
+                         f"{b['short']} ({b['short_prov']}) | {1 - b['short'] / b['whole']:.0%} | "
+                         f"{b['id_chars']} chars |")
     rank = ranking()
     lines += ["", "## \"<package> version\" on this machine's package records", ""]
     if rank is None:

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, TypeVar, cast
 
+from ..storage import chunked
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from ..tokens import TokenCounter
-from ..storage import chunked
 from .ids import short_ids
 from .kinds import stands
 from .nodes import current_sql, standing_marks
@@ -144,7 +144,7 @@ def query_tokens(query: str) -> list[str]:
     return words(query, limit=32)
 
 
-def named_entities(conn: sqlite3.Connection, ns: str, query: str) -> tuple[list[str], list[str]]:
+def named_entities(conn: sqlite3.Connection | sqlite3.Cursor, ns: str, query: str) -> tuple[list[str], list[str]]:
     """The live entities of ``ns`` the query names exactly, and the query's other words.
 
     A name is a run of up to :data:`NAME_RUN` consecutive query words matching one of an

@@ -480,8 +480,8 @@ class MemoryStore:
             self.supersede(src, dst, namespace=ns)
             return True
         payload = json.loads(json_dict(data, "edge data"))
-        return self._write(lambda conn: writes.add_edge(conn, ns, _ids.resolve(conn, ns, src), _ids.resolve(conn, ns, dst),
-                                                        kind, weight, payload))
+        return self._write(lambda conn: writes.add_edge(
+            conn, ns, _ids.resolve(conn, ns, src), _ids.resolve(conn, ns, dst), kind, weight, payload))
 
     def supersede(self, new_id: str, old_id: str, *, namespace: str | None = None) -> None:
         """``new_id`` replaces ``old_id``: the old one closes at the new one's ``valid_from``."""
@@ -570,7 +570,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ reads
     def get_node(self, node_id: str, *, namespace: str | None = None, with_edges: bool = False) -> MemoryNode:
         ns = self._ns(namespace)
-        return self._read(lambda conn: views.get_node(conn, ns, _ids.resolve(conn, ns, node_id), with_edges=with_edges))
+        return self._read(lambda conn: views.get_node(conn, ns, _ids.resolve(conn, ns, node_id),
+                                                      with_edges=with_edges))
 
     def recall(self, query: str | None, budget_tokens: int = 500, as_of: When | None = None,
                namespace: str | None = None, min_confidence: float = 0.0, *, log: bool = True, touch: bool = True,

@@ -251,7 +251,7 @@ class Existing:
                 f"SELECT n.id, n.content FROM mem_edges x JOIN mem_nodes n ON n.id = x.src WHERE x.dst = ? "
                 f"AND x.kind = 'ABOUT' AND +n.namespace = ? AND +n.kind = ? AND {_CURRENT}",
                 (eids[0], self.ns, kind, self.now))
-            wanted = sorted(set(eids))
+            wanted = sorted({e for e in eids if e is not None})
             for nid, text in rows.fetchall():
                 if normalised(text) == want and sorted({r[0] for r in self.conn.execute(
                         "SELECT dst FROM mem_edges WHERE src = ? AND kind = 'ABOUT'", (nid,))}) == wanted:

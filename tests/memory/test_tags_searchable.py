@@ -35,10 +35,10 @@ def _previous_schema_db(path):
     assert previous[-1].version == 8
     db = Database(path, label="memory database", migrations=previous)
     with db.transaction() as conn:
-        for rid, (nid, content, tags, rationale) in enumerate([
+        for nid, content, tags, rationale in [
                 ("d_0019e9739ad000000000000000001", "Chose JWT for auth", '["security", "auth"]', "stateless"),
                 ("f_0019e9739ad000000000000000002", "Tokens last 15 minutes", '["security"]', None),
-                ("f_0019e9739ad000000000000000003", "Deploys go through staging", "[]", None)], start=1):
+                ("f_0019e9739ad000000000000000003", "Deploys go through staging", "[]", None)]:
             conn.execute(
                 "INSERT INTO mem_nodes(id, namespace, kind, content, rationale, tags, valid_from, recorded_at, status) "
                 "VALUES (?, 'default', ?, ?, ?, ?, '2026-06-05T10:00:00.000000Z', '2026-06-05T10:00:00.000000Z', ?)",
