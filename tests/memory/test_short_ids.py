@@ -197,3 +197,15 @@ def test_cli_commands_take_a_prefix_and_recall_shows_it(cli):
     gone = cli("forget", "--node-id", d2[:MIN_GIVEN + 2], "--json", ok=False)  # "d_001a": every decision
     assert gone.exit_code == 1 and "ambiguous" in gone.output and d in gone.output and d2 in gone.output
     assert json.loads(cli("show", d2, "--json").output)["tombstoned"] is False  # nothing was forgotten
+
+
+def test_the_edit_briefing_shows_short_ids_when_given_them(mem):
+    from nervapack_core.flows.review import edit_briefing
+
+    d = mem.store("Tax is computed with flat rate", kind="decision")
+    decisions = [{"id": d, "status": "accepted", "title": None, "content": "Tax is computed with flat rate",
+                  "code": ["shop/tax.py"]}]
+    whole = edit_briefing(decisions, 200, mem.counter)
+    short = edit_briefing(decisions, 200, mem.counter, short=mem.short_ids([d]))
+    assert f"[{d}]" in whole["text"] and f"[{mem.short_ids([d])[d]}]" in short["text"] and d not in short["text"]
+    assert short["tokens"] < whole["tokens"] and short["decisions"][0]["id"] == d
