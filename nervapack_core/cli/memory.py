@@ -39,12 +39,20 @@ __all__ = ["memory_cli", "main"]
 _KINDS = list(STORABLE_KINDS)
 
 
-def _store():
+def _store(*, create: bool = True):
+    """The store of ``--db``/``--namespace``; ``create=False`` for a command that reads: a database
+    that is not there (a mistyped ``--db``) is an error naming the path, and no file is made."""
     from ..memory.store import MemoryStore
 
-    store = MemoryStore(memory_db(), namespace=memory_namespace(), on_wait=_say_waiting, origin="cli")
+    store = MemoryStore(memory_db(), namespace=memory_namespace(), on_wait=_say_waiting, origin="cli",
+                        create=create)
     click.get_current_context().call_on_close(store.close)
     return store
+
+
+def _reader():
+    """The store for a command that only reads (recall, show, stats …): never creates a database."""
+    return _store(create=False)
 
 
 def _say_waiting(message: str) -> None:
@@ -288,7 +296,7 @@ def link_cmd(node_id, codes, remove):
 @memory_options
 def recall_cmd(query, budget, as_of, known_at, min_confidence):
     """Recall memories relevant to QUERY as Markdown that fits the token budget."""
-    r = _store().recall(query, budget_tokens=budget, as_of=as_of, min_confidence=min_confidence, known_at=known_at)
+    r = _reader().recall(query, budget_tokens=budget, as_of=as_of, min_confidence=min_confidence, known_at=known_at)
     emit(r.to_dict(), lambda d: d["text"] or f"(nothing fits in {budget} tokens)")
 
 
@@ -305,7 +313,7 @@ def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
 
     TOPIC is an entity (the memories linked to it and their supersession chains) or, when
     no entity has that name, any text (the memories that mention it)."""
-    page = _store().timeline(topic, include_tombstoned=include_forgotten, limit=limit, offset=offset,
+    page = _reader().timeline(topic, include_tombstoned=include_forgotten, limit=limit, offset=offset,
                              known_at=known_at)
 
     def human(page):
@@ -337,7 +345,7 @@ def timeline_cmd(topic, include_forgotten, limit, offset, known_at):
 @memory_options
 def about_cmd(entity):
     """Dossier of ENTITY: aliases, current and past memories, code locations."""
-    d = _store().about(entity)
+    d = _reader().about(entity)
 
     def human(d):
         out = [f"Entity {d['entity']['content']} [{d['entity']['id']}]", f"  aliases: {', '.join(d['aliases'])}"]
@@ -359,7 +367,7 @@ def about_cmd(entity):
 @memory_options
 def why_cmd(node_id):
     """Explain a decision: rationale, rejected alternatives, outcomes, history."""
-    d = _store().why(node_id)
+    d = _reader().why(node_id)
 
     def human(d):
         out = [_node_line(d["node"])]
@@ -389,7 +397,7 @@ def why_cmd(node_id):
 @memory_options
 def stats_cmd():
     """Counts by kind, edges, sessions, database size and top entities."""
-    d = _store().stats()
+    d = _reader().stats()
 
     def human(d):
         out = [f"Memory {d['db_path']} · namespace {d['namespace']} · {d['db_size_bytes'] / 1024:.0f} KiB · "
@@ -410,7 +418,7 @@ def stats_cmd():
 @memory_options
 def sessions_cmd():
     """List sessions with their node counts."""
-    rows = _store().list_sessions()
+    rows = _reader().list_sessions()
 
     def human(rows):
         if not rows:
@@ -426,7 +434,7 @@ def sessions_cmd():
 @memory_options
 def namespaces_cmd():
     """List namespaces with node counts."""
-    rows = _store().namespaces()
+    rows = _reader().namespaces()
     emit(rows, lambda rows: "\n".join(
         f"{r['namespace']}: {r['nodes']} nodes ({r['current']} current, {r['decisions']} decisions, "
         f"{r['sessions']} sessions, {r['entities']} entities)" for r in rows) or "No namespaces yet.")
@@ -440,7 +448,7 @@ def namespaces_cmd():
 @memory_options
 def search_cmd(query, limit, history, known_at):
     """Full-text search (no budget, no ranking beyond BM25)."""
-    rows = _store().search(query, limit=limit, include_history=history, known_at=known_at)
+    rows = _reader().search(query, limit=limit, include_history=history, known_at=known_at)
     emit(rows, lambda rows: "\n".join(f"{r['score']:.2f}  {_node_line(r)}" for r in rows) or "No matches.")
 
 
@@ -449,7 +457,7 @@ def search_cmd(query, limit, history, known_at):
 @memory_options
 def show_cmd(node_id):
     """Show one memory node with its edges."""
-    n = _store().get_node(node_id, with_edges=True)
+    n = _reader().get_node(node_id, with_edges=True)
     emit(n, _node_block)
 
 
@@ -482,7 +490,7 @@ def forget_cmd(node_id, entity, purge):
 @memory_options
 def export_cmd(out, all_namespaces):
     """Export memory as JSON (nodes, edges, aliases, code references)."""
-    data = _store().export(all_namespaces=all_namespaces)
+    data = _reader().export(all_namespaces=all_namespaces)
     text = json.dumps(data, indent=2, ensure_ascii=False)
     if out:
         try:
@@ -499,7 +507,11 @@ def export_cmd(out, all_namespaces):
 @click.argument("file")
 @memory_options
 def import_cmd(file):
-    """Import FILE: an export, or a JSON array of node specs ({"content", "kind", "entities", ...})."""
+    """Import FILE: an export, or a JSON array of node specs ({"content", "kind", "entities", ...}).
+
+    Importing the same file again adds nothing: an export's nodes already there (same id) and
+    specs already current (same kind, text and entities, as `store` sees it) are skipped and
+    counted as already there."""
     path = Path(file)
     if file != "-" and not path.is_file():
         raise NervapackError(f"file not found: {file}")
@@ -515,7 +527,7 @@ def import_cmd(file):
         raise NervapackError(f"{file} is nested too deeply to be an import (an export is a few levels deep).") from None
     d = _warned(lambda: _store().import_nodes(data))
     d.pop("ids", None) if not json_mode() else None
-    emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} existing"
+    emit(d, lambda d: f"✓ Imported {d['imported']} node(s)" + (f", skipped {d['skipped']} already there"
                                                                  if d.get("skipped") else ""))
 
 
@@ -525,7 +537,7 @@ def import_cmd(file):
 @memory_options
 def consolidate_cmd(dry_run, session_id):
     """Tombstone near-duplicate memories (Jaccard > 0.9) within sessions; keeps the later one."""
-    d = _store().consolidate(session_id=session_id, dry_run=dry_run)
+    d = (_reader() if dry_run else _store()).consolidate(session_id=session_id, dry_run=dry_run)
 
     def human(d):
         verb = "Would tombstone" if d["dry_run"] else "Tombstoned"
@@ -543,7 +555,7 @@ def consolidate_cmd(dry_run, session_id):
 @memory_options
 def backup_cmd(dest, overwrite):
     """Write a consistent copy of the database to DEST (VACUUM INTO; safe while in use)."""
-    d = _store().backup(dest, overwrite=overwrite)
+    d = _reader().backup(dest, overwrite=overwrite)
     emit(d, lambda d: f"✓ Backup written to {d['path']} ({d['bytes'] / 1024:.0f} KiB)")
 
 
@@ -552,7 +564,7 @@ def backup_cmd(dest, overwrite):
 @memory_options
 def recall_log_cmd(limit):
     """Recent recalls (telemetry): query, candidates, returned ids, tokens, latency."""
-    rows = _store().recall_log(limit)
+    rows = _reader().recall_log(limit)
     emit(rows, lambda rows: "\n".join(
         f"{r['created_at'][:19]}  {r['latency_ms']:7.2f} ms  {r['tokens']:>5}/{r['budget_tokens']} tok  "
         f"{len(r['returned_ids'])}/{r['candidates']} items  {r['query']!r}" for r in rows) or "No recalls logged.")
@@ -573,7 +585,7 @@ def clear_session_cmd(session_id):
 @memory_options
 def for_code_cmd(file, line):
     """Memories that touch a source FILE (via the code graph)."""
-    rows = _store().for_code(file, line)
+    rows = _reader().for_code(file, line)
     emit(rows, lambda rows: "\n".join(
         f"{r['code']['file']}:{r['code']['start_line']}-{r['code']['end_line']}  {_node_line(r)}" for r in rows)
         or f"No memories touch {file}.")
@@ -584,7 +596,7 @@ def for_code_cmd(file, line):
 @memory_options
 def to_code_cmd(node_id):
     """Code locations a memory touches."""
-    rows = _store().to_code(node_id)
+    rows = _reader().to_code(node_id)
     emit(rows, lambda rows: "\n".join(
         f"{r['file']}:{r['start_line']}-{r['end_line']}  {r['kind']} {r['qualified_name'] or r['name']}" for r in rows)
         or "No code locations.")
@@ -594,7 +606,7 @@ def to_code_cmd(node_id):
 @memory_options
 def staleness_cmd():
     """Memories whose code changed since they were stored."""
-    d = _store().verify_staleness()
+    d = _reader().verify_staleness()
 
     def human(d):
         if not d["available"]:
@@ -629,7 +641,7 @@ def decisions_cmd(statuses, author, entity, code_area, tag, since, until, text, 
     """Decision log, newest first, one page with the total: status, provenance, rationale,
     rejected alternatives, outcomes (--oneline: one line each). Counts by status are over
     every match."""
-    page = _store().decisions(status=list(statuses) or None, author=author, entity=entity, code_area=code_area,
+    page = _reader().decisions(status=list(statuses) or None, author=author, entity=entity, code_area=code_area,
                               tag=tag, since=since, until=until, text=text, session_id=session_id, current=current,
                               limit=limit, offset=offset)
 
@@ -676,7 +688,7 @@ _VERDICTS = {"accept": "accepted", "reject": "rejected", "deprecate": "deprecate
 def review_cmd(node_id, verdict, note, reviewer, limit, offset):
     """Review decision NODE_ID (--accept, --reject, --deprecate, --propose), or, without an
     id, list the review queue: proposed decisions, oldest first."""
-    store = _store()
+    store = _reader() if node_id is None else _store()
     if node_id is None:
         if verdict or note:
             raise NervapackError("give the id of the decision to review (nervapack memory review ID --accept)")
@@ -737,7 +749,7 @@ def stale_cmd(min_commits, min_lines):
     ingest/sync left it: run `nervapack sync` first."""
     from ..memory import stale
 
-    d = _store().stale_decisions(min_commits=min_commits or stale.CHURN_COMMITS,
+    d = _reader().stale_decisions(min_commits=min_commits or stale.CHURN_COMMITS,
                                  min_lines=min_lines or stale.CHURN_LINES)
 
     def human(d):
@@ -827,7 +839,7 @@ def export_adr_cmd(folder, new_only, overwrite):
     A decision without a file gets a new file with the folder's next number, in the
     folder's format (Nygard or MADR). A decision already there (by id, source or text) is
     never written twice. --new-only writes only decisions without a file."""
-    d = _store().export_adr(folder, new_only=new_only, overwrite=overwrite)
+    d = _reader().export_adr(folder, new_only=new_only, overwrite=overwrite)
 
     def human(d):
         lines = [f"✓ {d['decisions']} decision(s) in {d['folder']} ({d['format']}): {d['written']} new file(s), "

@@ -621,15 +621,19 @@ def _governs(code: list[str]) -> str:
     return shown if len(code) <= _GOVERNS_SHOWN else f"{shown} and {len(code) - _GOVERNS_SHOWN} more"
 
 
-def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCounter | None = None) -> dict:
+def edit_briefing(decisions: list[dict], budget_tokens: int, counter: TokenCounter | None = None,
+                  short: dict[str, str] | None = None) -> dict:
     """The decisions as Markdown an agent reads before editing, never over ``budget_tokens``:
-    as many whole entries as fit, most binding first (accepted, proposed, deprecated)."""
+    as many whole entries as fit, most binding first (accepted, proposed, deprecated).
+    ``short``: the id to show for each full id (``MemoryStore.short_ids``: its shortest unique
+    prefix, which every memory tool takes back); ``decisions`` keep the full ids."""
     from ..budget import CountCache, check_budget, largest_fitting
 
     budget = check_budget(budget_tokens, name="budget_tokens")
     count = CountCache(counter)
     marks = {"proposed": "PROPOSED, not agreed yet", "deprecated": "DEPRECATED"}
-    lines = [f"- [{d['id']}] {marks.get(d['status'], d['status'])} — "
+    shown = short or {}
+    lines = [f"- [{shown.get(d['id'], d['id'])}] {marks.get(d['status'], d['status'])} — "
              f"{_summary(d)} · governs {_governs(d['code'])}" for d in decisions]
 
     def render(n: int) -> str:

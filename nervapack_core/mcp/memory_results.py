@@ -137,14 +137,16 @@ def recall_result(store, query: str, budget: int, **recall_args: Any):
         return fitted
 
 
-def briefing_result(found: list[dict], budget: int, counter, *, files: list[str]):
+def briefing_result(found: list[dict], budget: int, counter, *, files: list[str],
+                    short: dict[str, str] | None = None):
     """``decisions_for_change``: :func:`~nervapack_core.flows.review.edit_briefing`'s Markdown as
     the text block; ``decisions`` (id, status) shown, ``shown``, ``total``, ``files`` (how many
-    files the edit was matched against), ``omitted``/``note`` in the structured part."""
+    files the edit was matched against), ``omitted``/``note`` in the structured part. ``short``:
+    the id the text shows for each full id (the structured part keeps full ids)."""
     from ..flows.review import edit_briefing
 
     def make(text_budget: int, lean: bool):
-        brief = edit_briefing(found, text_budget, counter)
+        brief = edit_briefing(found, text_budget, counter, short=short)
         shown = brief["decisions"]
         omitted = len(found) - len(shown)
         data = {"decisions": [{"id": d["id"], "status": d["status"]} for d in shown], "shown": len(shown),

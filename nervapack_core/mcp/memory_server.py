@@ -427,7 +427,8 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
         budget = tool_budget(budget_tokens)
         m = mem(ctx, "decisions_for_change")
         found = edit_decisions(m, paths=paths, diff=diff, namespace=namespace)
-        result = briefing_result(found["decisions"], budget, m.counter, files=found["files"])
+        result = briefing_result(found["decisions"], budget, m.counter, files=found["files"],
+                                 short=m.short_ids(d["id"] for d in found["decisions"]))
         if found["unknown"] and isinstance(result.structured_content, dict):
             # files of the diff the graph does not know (new, or not ingested): said, counted in the budget
             extra = {**result.structured_content, "unknown_files": len(found["unknown"]),

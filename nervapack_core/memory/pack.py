@@ -10,7 +10,7 @@ is used, and when nothing fits the text is empty.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,16 +56,18 @@ _STATUS_NOTE = {"proposed": "PROPOSED, not agreed yet", "rejected": "REJECTED", 
                 "superseded": "SUPERSEDED"}
 
 
-def item_line(item, content: str | None = None) -> str:
+def item_line(item, content: str | None = None, short: Mapping[str, str] | None = None) -> str:
     """One recalled item; a decision says where it stands (a proposed one is never passed
-    off as agreed) and an open contradiction is flagged."""
+    off as agreed) and an open contradiction is flagged. ``short``: the id to show for a
+    full id (its shortest unique prefix, :func:`.ids.short_ids`); an id not in it is shown whole."""
+    shown = short or {}
     body = _one_line(item.content if content is None else content)
     status = getattr(item, "status", None)
     marks = f" · {_STATUS_NOTE.get(status, status)}" if status and item.kind == "decision" else ""
     against = getattr(item, "contradicts", ())
     if against:
-        marks += f" · ⚠ contradicted by {', '.join(against)}"
-    return f"- [{item.id}] {day_of(item.valid_from)} · conf {item.confidence:.2f}{marks} — {body}"
+        marks += f" · ⚠ contradicted by {', '.join(shown.get(a, a) for a in against)}"
+    return f"- [{shown.get(item.id, item.id)}] {day_of(item.valid_from)} · conf {item.confidence:.2f}{marks} — {body}"
 
 
 _SECTION_COST: dict[tuple[str, str], int] = {}
@@ -126,11 +128,13 @@ def pack(
     budget_tokens: int,
     as_of_label: str,
     counter: TokenCounter | None = None,
+    short: Mapping[str, str] | None = None,
 ) -> PackResult:
     """Greedy, budget-capped Markdown for ``items`` (already sorted best first).
 
     Each item needs ``id``, ``kind``, ``content``, ``confidence``, ``valid_from`` and
-    ``session_id``.
+    ``session_id``. ``short`` maps a full id (an item's, its session's, a contradicting
+    one's) to the id shown: its shortest unique prefix; ids not in it are shown whole.
     """
     budget = check_budget(budget_tokens)
     counter = counter or default_counter()
@@ -138,7 +142,7 @@ def pack(
     variants = _headers(query, as_of_label)
     best: PackResult | None = None
     for fn in variants:
-        result = _pack_with(fn, items, budget, counter)
+        result = _pack_with(fn, items, budget, counter, short or {})
         if result is None:
             continue
         if best is None or len(result.items) > len(best.items):
@@ -160,7 +164,7 @@ def _cached_counter(counter) -> CountCache:
 _COUNTERS: dict[int, CountCache] = {}
 
 
-def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
+def _pack_with(header_fn, items, budget, counter, short: Mapping[str, str]) -> PackResult | None:
     count = _cached_counter(counter)
     header_cost = count(header_fn(len(items), budget, budget))
     if header_cost > budget:
@@ -177,7 +181,7 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
         if room < 8 or misses >= 6:
             break
         section_cost = 0 if item.kind in kinds_used else _section_cost(item.kind, counter) + 2
-        line = item_line(item)
+        line = item_line(item, short=short)
         cost = count(line) + 1 + section_cost
         if cost > room and not chosen and getattr(counter, "truncate", None) is not None:
             # the best item alone is too long: show as much of it as fits
@@ -185,7 +189,7 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
             keep = room - (cost - count(body)) - 3
             cut = count.truncate(body, keep) if keep >= 4 else None  # not None: the counter can cut
             if cut is not None:
-                line = item_line(item, cut.rstrip() + " …")
+                line = item_line(item, cut.rstrip() + " …", short=short)
                 cost = count(line) + 1 + section_cost
         if cost <= room:
             lines[item.id] = line
@@ -195,17 +199,23 @@ def _pack_with(header_fn, items, budget, counter) -> PackResult | None:
         else:
             misses += 1
 
-    provenance: list[str] = []
+    # one entry per session, its items together ("d_1, f_2 ← session s_3"): a session id said once
+    groups: dict[str, list[str]] = {}
     for item in chosen:
         sid = getattr(item, "session_id", None)
         if not sid:
             continue
-        entry = f"{item.id} ← session {sid}"
-        extra = count(entry) + (count("### Provenance") + 3 if not provenance else 2)
+        shown = short.get(item.id, item.id)
+        if sid in groups:
+            extra = count(f", {shown}")
+        else:
+            extra = count(f"{shown} ← session {short.get(sid, sid)}") + (count("### Provenance") + 3 if not groups
+                                                                          else 2)
         if used + extra > budget:
             break
-        provenance.append(entry)
+        groups.setdefault(sid, []).append(shown)
         used += extra
+    provenance = [f"{', '.join(ids)} ← session {short.get(sid, sid)}" for sid, ids in groups.items()]
 
     # exact check: keep as many provenance entries, then (without provenance) as many
     # items, as fit once rendered; fewer of either never makes the text longer

@@ -1,6 +1,10 @@
 """The recall pipeline: FTS5 -> 2-hop expansion -> temporal mask -> confidence -> score -> pack.
 
-Stages, as in the seed: (1) FTS5 BM25, exact phrase, then a prefix query per token,
+Stages, as in the seed: (0) an entity the query names exactly (``perl`` in "perl
+version", matched by its alias forms, :func:`named_entities`): its memories that hold the
+query's other words rank first, ahead of every text match (other ``perl-*`` packages
+mention "perl" more often than perl's own version fact does); (1) FTS5 BM25 over content,
+rationale and tags, exact phrase, then a prefix query per token,
 then an OR of the tokens, stopping at the first stage that finds a visible node — the
 namespace, kind, confidence and temporal filters apply inside the same query, before any
 limit (:data:`FTS_SCAN_CAP`, :data:`FTS_CANDIDATES`), so matches in other namespaces,
@@ -26,17 +30,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, TypeVar, cast
 
+from ..storage import chunked
 from ..text import STOPWORDS, fts_match, fts_quote, words
 from ..tokens import TokenCounter
+from .ids import short_ids
 from .kinds import stands
 from .nodes import current_sql, standing_marks
 from .pack import check_budget, pack
+from .resolve import slug, stripped
 from .results import RecallDict, RecallItemDict
 from .timeutil import When, age_days, now_iso, parse_time, to_iso
 from .validate import check_confidence
 
 __all__ = [
     "Recall", "RecallItem", "fts_stages", "visible_sql", "closed_sql", "run_recall", "check_confidence", "query_tokens",
+    "named_entities",
 ]
 
 T = TypeVar("T")
@@ -63,6 +71,12 @@ FTS_CANDIDATES = 100
 FTS_SCAN_CAP = 1000
 SEEDS_PER_HOP = 10
 FANOUT = 10
+# an entity's memories read for stage 0, newest link first (an entity with more is still
+# ranked by its newest ones; its older ones are reached by naming more words)
+ENTITY_MEMORIES = 200
+# entity names are looked for as runs of up to this many query words, in the first NAME_WORDS
+NAME_RUN = 4
+NAME_WORDS = 16
 BRIEFING_WORDS = {"project", "context", "briefing", "overview", "summary", "everything", "all", "memory", "status"}
 
 _OUT_EDGES = "SELECT dst FROM mem_edges WHERE src = ? AND kind != 'OCCURRED_IN'{known} ORDER BY rid DESC LIMIT ?"
@@ -128,6 +142,80 @@ class Recall:
 def query_tokens(query: str) -> list[str]:
     """The query's words (letters and digits, any script), at most 32."""
     return words(query, limit=32)
+
+
+def named_entities(conn: sqlite3.Connection | sqlite3.Cursor, ns: str, query: str) -> tuple[list[str], list[str]]:
+    """The live entities of ``ns`` the query names exactly, and the query's other words.
+
+    A name is a run of up to :data:`NAME_RUN` consecutive query words matching one of an
+    entity's registered alias forms (:func:`.resolve.alias_forms`: as written, slug,
+    separator-stripped — so "perl base" names ``perl-base``, "auth service" ``AuthService``),
+    case aside; runs made only of stopwords name nothing. Longer runs win and names do not
+    overlap: in "perl base version" it is ``perl-base``, not ``perl``. The other words are
+    the rest of the query, stopwords dropped, lower case."""
+    tokens = query_tokens(query)[:NAME_WORDS]
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for n in range(min(NAME_RUN, len(tokens)), 0, -1):
+        for i in range(len(tokens) - n + 1):
+            run = tokens[i:i + n]
+            if all(t.lower() in STOPWORDS for t in run):
+                continue
+            text = " ".join(run)
+            for form in dict.fromkeys(f.lower() for f in (text, slug(text), stripped(text)) if f):
+                spans.setdefault(form, []).append((i, n))
+    if not spans:
+        return [], []
+    forms = list(spans)
+    marks = ",".join("?" * len(forms))
+    found: dict[str, str] = {}
+    for alias, eid in conn.execute(
+            f"SELECT a.alias, a.entity_id FROM mem_aliases a JOIN mem_nodes e ON e.id = a.entity_id "
+            f"WHERE a.namespace = ? AND a.alias IN ({marks}) AND e.namespace = ? AND e.tombstoned = 0 "
+            "ORDER BY a.entity_id", (ns, *forms, ns)):
+        found.setdefault(alias.lower(), eid)
+    hits = sorted(((i, n, found[form]) for form, where in spans.items() if form in found for i, n in where),
+                  key=lambda h: (-h[1], h[0]))
+    taken: set[int] = set()
+    entities: list[str] = []
+    for i, n, eid in hits:
+        span = set(range(i, i + n))
+        if span & taken:
+            continue
+        taken |= span
+        if eid not in entities:
+            entities.append(eid)
+    rest = [t.lower() for k, t in enumerate(tokens) if k not in taken and t.lower() not in STOPWORDS]
+    return entities, list(dict.fromkeys(rest))
+
+
+def _holds_words(texts: tuple[Any, ...], wanted: list[str]) -> bool:
+    """Every one of ``wanted`` (lower case) begins a word of ``texts``, as FTS5's prefix query reads it."""
+    if not wanted:
+        return True
+    have = {w.lower() for t in texts if t for w in words(str(t))}
+    return all(any(h.startswith(w) for h in have) for w in wanted)
+
+
+def _rank_named(cur: sqlite3.Cursor, named: set[str], rows: dict[str, tuple], rel: dict[str, float],
+                rest: list[str]) -> None:
+    """Order an entity's memories that hold the query's other words among themselves by BM25
+    over those words (its short "Version 8.6.13" before a description that mentions "version"):
+    relevance 0.5–1.0, the best 1.0."""
+    match = fts_match(rest, op="OR", prefix=True)
+    if match is None:
+        return
+    rids = {rows[nid][0]: nid for nid in named}
+    scores: dict[str, float] = {}
+    for chunk in chunked(list(rids), 500):
+        marks = ",".join("?" * len(chunk))
+        for rid, r in cur.execute(f"SELECT rowid, bm25(mem_fts, 1.0, 0.5, 0.5) FROM mem_fts WHERE mem_fts MATCH ? "
+                                  f"AND rowid IN ({marks})", (match, *chunk)):
+            scores[rids[rid]] = -r
+    best = max(scores.values(), default=0.0)
+    if best <= 0:
+        return
+    for nid in named:
+        rel[nid] = 0.5 + 0.5 * max(0.0, scores.get(nid, 0.0)) / best
 
 
 def fts_stages(query: str) -> list[tuple[str, str]]:
@@ -244,17 +332,35 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
     edge_known, edge_params = ("", ()) if known_iso is None else (" AND created_at <= ?", (known_iso,))
     out_edges, in_edges = _OUT_EDGES.format(known=edge_known), _IN_EDGES.format(known=edge_known)
 
-    def gather(conn: sqlite3.Connection) -> tuple[dict[str, tuple[Any, ...]], dict[str, float], str, int]:
+    def gather(conn: sqlite3.Connection) -> tuple[dict[str, tuple[Any, ...]], dict[str, float], str, set[str]]:
         cur = conn.cursor()
         cur.row_factory = None  # plain tuples: much cheaper than sqlite3.Row here
         rel: dict[str, float] = {}
         rows: dict[str, tuple] = {}
         stage_used = ""
+        # stage 0: the memories of an entity the query names, holding its other words, rank first
+        named: set[str] = set()
+        entities, rest = named_entities(cur, ns, query)
+        width = NODE_FIELDS.count(",") + 1
+        for eid in entities:
+            for row in cur.execute(
+                f"SELECT {fields}, n.rationale, n.tags FROM mem_edges x JOIN mem_nodes n ON n.id = x.src "
+                f"WHERE x.dst = ? AND x.kind IN ('ABOUT', 'TOUCHES'){edge_known.replace('created_at', 'x.created_at')} "
+                f"AND {base_filter} ORDER BY x.rid DESC LIMIT ?",
+                (*field_params, eid, *edge_params, *base_params, ENTITY_MEMORIES),
+            ):
+                nid = row[1]
+                rows[nid] = row[:width]
+                rel[nid] = 1.0
+                if _holds_words((row[3], *row[width:]), rest):
+                    named.add(nid)
+        if named:
+            stage_used = "entity"
         for stage, match in fts_stages(query):
             # filter first (namespace, kind, confidence, temporal mask) while FTS5 streams its
             # matches newest first, stop after FTS_SCAN_CAP visible ones, then keep the best by BM25
             found = cur.execute(
-                "WITH hits AS (SELECT n.rid AS rid, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts "
+                "WITH hits AS (SELECT n.rid AS rid, bm25(mem_fts, 1.0, 0.5, 0.5) AS r FROM mem_fts "
                 f"JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? AND {base_filter} "
                 "ORDER BY mem_fts.rowid DESC LIMIT ?) "
                 f"SELECT {fields}, hits.r FROM hits JOIN mem_nodes n ON n.rid = hits.rid "
@@ -262,13 +368,15 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
                 (match, *base_params, FTS_SCAN_CAP, *field_params, FTS_CANDIDATES),
             ).fetchall()
             if found:
-                stage_used = stage
+                stage_used = stage_used or stage
                 best = max(-row[-1] for row in found) or 1.0
                 for row in found:
                     # normalised BM25: the best hit is 1.0, a lone hit too; never 0
-                    rel[row[1]] = max(1e-6, -row[-1] / best) if best > 0 else 1.0
+                    rel[row[1]] = max(rel.get(row[1], 0.0), max(1e-6, -row[-1] / best) if best > 0 else 1.0)
                     rows[row[1]] = row[:-1]
                 break
+        if named:  # after the text stages, whose relevance is normalised over other hits
+            _rank_named(cur, named, rows, rel, rest)
         if not rows:
             tokens = {t.lower() for t in query_tokens(query)}
             if tokens <= BRIEFING_WORDS:
@@ -280,7 +388,6 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
                 ):
                     rel[row[1]] = 1.0
                     rows[row[1]] = row
-        direct = len(rows)
         # 2-hop expansion (not through sessions: OCCURRED_IN only scopes)
         frontier = sorted(rows, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
         for _hop in (1, 2):
@@ -310,12 +417,14 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
                     rows[nid] = row
                     rel[nid] = max(rel.get(nid, 0.0), proposed[nid])
             frontier = sorted(fresh, key=lambda i: (-rel[i], i))[:SEEDS_PER_HOP]
-        return rows, rel, stage_used, direct
+        return rows, rel, stage_used, named
 
-    rows, rel, stage_used, _direct = read(gather)
+    rows, rel, stage_used, named = read(gather)
 
     scored = []
     for nid, row in rows.items():
+        if stage_used == "briefing" and row[2] == "entity":
+            continue  # a briefing is the memories; their entities' names are in their text
         _rid, _id, kind, content, confidence, valid_from, valid_until, session_id, access, degree, recorded = row
         anchor = max(valid_from or "", recorded or "")
         recency = math.exp(-_LN2 * age_days(anchor, ref_dt) / HALF_LIFE_DAYS)
@@ -326,14 +435,17 @@ def run_recall(read: Snapshot, write: Recorder | None, counter: TokenCounter, ns
                                  session_id))
     # deterministic: score, then id; a decision that no longer stands (rejected, deprecated) after
     # every one that does, whatever its score: it is shown, marked, but never ahead of what holds
-    scored.sort(key=lambda it: (-it.score, it.id))
+    scored.sort(key=lambda it: (it.id not in named, -it.score, it.id))
     scored = _with_standing(read, scored, known_iso)
     scored.sort(key=lambda it: it.kind == "decision" and not stands(it.status))
 
     label = (as_of_iso or reference)[:10]
     if known_iso is not None:
         label += f", known at {known_iso[:10]}"
-    result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=counter)
+    # the text shows each id as its shortest unique prefix; the items keep the full ids
+    shown = {i for it in scored for i in (it.id, it.session_id, *it.contradicts) if i}
+    short = read(lambda conn: short_ids(conn, shown)) if scored else {}
+    result = pack(scored, query=query, budget_tokens=budget, as_of_label=label, counter=counter, short=short)
     latency = (time.perf_counter() - started) * 1000.0
     returned = [it.id for it in result.items]
 

@@ -280,6 +280,32 @@ _V8 = [
     "DROP INDEX IF EXISTS mem_nodes_ns_kind",
 ]
 
+# v9: tags are searchable. The full-text index covers content, rationale and tags (the JSON
+# list as stored: the tokenizer reads its words, not its brackets and quotes), rebuilt from
+# the rows; the triggers keep all three in step, tags included when a row's tags change.
+_FTS_COLUMNS = "content, rationale, tags"
+_V9 = [
+    "DROP TRIGGER IF EXISTS mem_nodes_ai",
+    "DROP TRIGGER IF EXISTS mem_nodes_ad",
+    "DROP TRIGGER IF EXISTS mem_nodes_au",
+    "DROP TABLE IF EXISTS mem_fts",
+    f"""CREATE VIRTUAL TABLE mem_fts USING fts5({_FTS_COLUMNS}, content='mem_nodes', content_rowid='rid',
+        tokenize='unicode61 remove_diacritics 2')""",
+    "INSERT INTO mem_fts(mem_fts) VALUES ('rebuild')",
+    f"""CREATE TRIGGER mem_nodes_ai AFTER INSERT ON mem_nodes BEGIN
+        INSERT INTO mem_fts(rowid, {_FTS_COLUMNS}) VALUES (new.rid, new.content, new.rationale, new.tags);
+    END""",
+    f"""CREATE TRIGGER mem_nodes_ad AFTER DELETE ON mem_nodes BEGIN
+        INSERT INTO mem_fts(mem_fts, rowid, {_FTS_COLUMNS}) VALUES ('delete', old.rid, old.content, old.rationale,
+            old.tags);
+    END""",
+    f"""CREATE TRIGGER mem_nodes_au AFTER UPDATE OF content, rationale, tags ON mem_nodes BEGIN
+        INSERT INTO mem_fts(mem_fts, rowid, {_FTS_COLUMNS}) VALUES ('delete', old.rid, old.content, old.rationale,
+            old.tags);
+        INSERT INTO mem_fts(rowid, {_FTS_COLUMNS}) VALUES (new.rid, new.content, new.rationale, new.tags);
+    END""",
+]
+
 _NAMED = [
     ("initial schema", _V1),
     ("first-class columns, FTS over content and rationale, indexes", _V2),
@@ -289,6 +315,7 @@ _NAMED = [
     ("decision lifecycle, provenance, reviews, code node hashes", _V6),
     ("four-digit years in every stored time; known_at in the recall log", _V7),
     ("covering index for namespace counts", _V8),
+    ("full-text index over tags too (content, rationale, tags)", _V9),
 ]
 MIGRATIONS: list[Migration] = [
     Migration(version, name, tuple(statements)) for version, (name, statements) in enumerate(_NAMED, start=1)

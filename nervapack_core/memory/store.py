@@ -39,6 +39,7 @@ from ..tokens import TokenCounter, default_counter
 from ..workspace import GRAPH_DB, WORKSPACE_DIR, find_workspace, memory_db_path
 from . import consolidate as _consolidate
 from . import decisions as _decisions
+from . import ids as _ids
 from . import provenance, schema, stale, transfer, validate, views, writes
 from .bridge import CodeGraph, StoredId, link_sentence, link_summary
 from .nodes import BUMP_CHANGE
@@ -112,6 +113,15 @@ class MemoryStore:
     nothing is created, migrated or written — every write method raises
     ``NervapackError``, and ``recall`` leaves access counts and the recall log alone —
     so a read-only copy of ``.nervapack/`` can be browsed.
+
+    ``create=False`` opens only a database that exists (migrating it as usual): a missing
+    file is an error naming the path, and nothing is created — what a command that reads
+    uses, so a mistyped ``--db`` is said, not answered from a new, empty store.
+
+    Every method that takes a node id accepts any unique prefix of it (at least
+    :data:`.ids.MIN_GIVEN` characters; :meth:`resolve_id`), and recall's Markdown shows
+    each id as its shortest unique prefix (:meth:`short_ids`); structured results keep
+    the full ids.
     """
 
     def __init__(
@@ -126,8 +136,11 @@ class MemoryStore:
         on_wait: Callable[[str], None] | None = None,
         origin: str = "api",
         author: str | None = None,
+        create: bool = True,
     ) -> None:
         self.path = resolve_db_path(db_path)
+        if not create and not read_only:
+            self._refuse_missing()
         # provenance of this store's writes: through what (cli, mcp, api, adr) and who
         # (None: git's user of the memory's repository, else the OS user, asked once)
         self.origin = origin
@@ -157,6 +170,15 @@ class MemoryStore:
         self.graph = CodeGraph(graph_db)
 
     # ------------------------------------------------------------------ plumbing
+    def _refuse_missing(self) -> None:
+        """``create=False``: the database must be there already (a read never creates one)."""
+        if self.path.is_dir():
+            raise NervapackError(f"{self.path} is a directory, not a memory database file")
+        if not self.path.exists():
+            raise NervapackError(
+                f"no memory database at {self.path}: check the path (--db, $NERVAPACK_MEMORY_DB), or create it "
+                "with `nervapack memory init`.")
+
     def _open(self) -> Database:
         if self.path.exists() and self.path.is_dir():
             raise NervapackError(f"{self.path} is a directory, not a memory database file")
@@ -282,6 +304,37 @@ class MemoryStore:
         """A commit reference (sha, short sha, ``HEAD~1``) as the full sha of a commit of this repository."""
         return provenance.resolve_commit(self.repo_root, validate.check_commit_ref(ref))
 
+    # ------------------------------------------------------------------ ids
+    def resolve_id(self, node_id: str, *, namespace: str | None = None) -> str:
+        """The full id of the node ``node_id`` names in the namespace: its id or any unique
+        prefix of it (at least :data:`.ids.MIN_GIVEN` characters, as git takes a short sha).
+        Unknown: an error that says so; ambiguous: an error listing the candidates."""
+        ns = self._ns(namespace)
+        return self._read(lambda conn: _ids.resolve(conn, ns, node_id))
+
+    def short_ids(self, node_ids: Iterable[str]) -> dict[str, str]:
+        """``{id: its shortest unique prefix}`` (at least :data:`.ids.MIN_SHOWN` characters,
+        unique over every node of the database): what rendered text shows of an id."""
+        wanted = list(node_ids)
+        return self._read(lambda conn: _ids.short_ids(conn, wanted)) if wanted else {}
+
+    def _refs(self, ns: str, args: dict[str, Any], supersedes: str | None,
+              session_id: str | None) -> tuple[str | None, str | None]:
+        """The ids a ``store`` names (what it supersedes, its session, causes, sources and
+        contradictions) resolved from prefixes, in place in ``args``; nothing read when none is given."""
+        lists = ("causes", "derived", "contradicts")
+        if not (supersedes or session_id or any(args.get(k) for k in lists)):
+            return supersedes, session_id
+
+        def read(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+            for key in lists:
+                if args.get(key):
+                    args[key] = _ids.resolve_many(conn, ns, args[key])
+            return (_ids.resolve(conn, ns, supersedes) if supersedes else supersedes,
+                    _ids.resolve(conn, ns, session_id) if session_id else session_id)
+
+        return self._read(read)
+
     # ------------------------------------------------------------------ writes
     def store(self, content: str, kind: str = "fact", entities: Names | None = None, confidence: float = 1.0,
               rationale: str | None = None, alternatives_rejected: Names | None = None, supersedes: str | None = None,
@@ -318,6 +371,7 @@ class MemoryStore:
             commit_sha=self.resolve_commit(commit) if commit else None,
             title=None if title is None else validate.check_content(title),
             tags=validate.str_list(tags, "tags") or None)
+        supersedes, session_id = self._refs(ns, args, supersedes, session_id)
         found = self.graph.resolve(args["names"]) if args["names"] else {}
         code = {name: r["hits"] for name, r in found.items() if r["state"] == "linked"}
         nid = self._write(lambda conn: writes.store(conn, ns, args, code, session_id=session_id,
@@ -345,9 +399,10 @@ class MemoryStore:
             if r["state"] != "linked":
                 raise NervapackError(f"--code {code!r}: {link_sentence(link_summary(r))}")
         hits = {code: r["hits"] for code, r in found.items()}
-        self._write(lambda conn: writes.link_code(conn, ns, node_id, hits, remove=remove))
-        return {"id": node_id.strip(), "removed" if remove else "added": {c: link_summary(r) for c, r in found.items()},
-                "code": self.to_code(node_id.strip(), namespace=ns)}
+        nid = self.resolve_id(node_id, namespace=ns)
+        self._write(lambda conn: writes.link_code(conn, ns, nid, hits, remove=remove))
+        return {"id": nid, "removed" if remove else "added": {c: link_summary(r) for c, r in found.items()},
+                "code": self.to_code(nid, namespace=ns)}
 
     def review(self, node_id: str, status: str, *, note: str | None = None, reviewer: str | None = None,
                namespace: str | None = None) -> dict[str, Any]:
@@ -360,7 +415,7 @@ class MemoryStore:
         verdict = validate.check_status(status)
         text = None if note is None or not str(note).strip() else validate.check_content(str(note))
         who = validate.check_content(reviewer) if reviewer is not None else self.author
-        return self._write(lambda conn: writes.review(conn, ns, node_id, verdict, text, who))
+        return self._write(lambda conn: writes.review(conn, ns, _ids.resolve(conn, ns, node_id), verdict, text, who))
 
     def reconfirm(self, node_id: str, note: str, *, reviewer: str | None = None,
                   namespace: str | None = None) -> dict[str, Any]:
@@ -376,6 +431,7 @@ class MemoryStore:
             raise NervapackError("say why the decision still holds: a re-confirmation needs a note")
         why = validate.check_content(str(note))
         who = validate.check_content(reviewer) if reviewer is not None else self.author
+        node_id = self.resolve_id(node_id, namespace=ns)
         refs = self._read(lambda conn: views.to_code(conn, ns, node_id))
         if not refs:
             raise NervapackError(f"{node_id} governs no code: there is nothing to re-confirm (link it with "
@@ -400,7 +456,7 @@ class MemoryStore:
         self._writable()
         ns = self._ns(namespace)
         sha = self.resolve_commit(commit)
-        return self._write(lambda conn: writes.set_commit(conn, ns, node_id, sha))
+        return self._write(lambda conn: writes.set_commit(conn, ns, _ids.resolve(conn, ns, node_id), sha))
 
     def add_node(self, kind: str, content: str, confidence: float = 1.0, *, valid_from: When | None = None,
                  rationale: str | None = None, alternatives_rejected: Names | None = None,
@@ -410,8 +466,9 @@ class MemoryStore:
         self._writable()
         ns = self._ns(namespace)
         args = node_args(kind, content, confidence, alternatives_rejected, metadata, valid_from, expires_at)
-        return self._write(lambda conn: writes.add_node(conn, ns, args, rationale=rationale, source=source,
-                                                        session_id=session_id))
+        return self._write(lambda conn: writes.add_node(
+            conn, ns, args, rationale=rationale, source=source,
+            session_id=_ids.resolve(conn, ns, session_id) if session_id else session_id))
 
     def add_edge(self, src: str, dst: str, kind: str, weight: float = 1.0, data: Metadata | None = None, *,
                  namespace: str | None = None) -> bool:
@@ -423,20 +480,21 @@ class MemoryStore:
             self.supersede(src, dst, namespace=ns)
             return True
         payload = json.loads(json_dict(data, "edge data"))
-        return self._write(lambda conn: writes.add_edge(conn, ns, src, dst, kind, weight, payload))
+        return self._write(lambda conn: writes.add_edge(
+            conn, ns, _ids.resolve(conn, ns, src), _ids.resolve(conn, ns, dst), kind, weight, payload))
 
     def supersede(self, new_id: str, old_id: str, *, namespace: str | None = None) -> None:
         """``new_id`` replaces ``old_id``: the old one closes at the new one's ``valid_from``."""
         self._writable()
         ns = self._ns(namespace)
-        self._write(lambda conn: _supersede(conn, ns, str(new_id).strip(), str(old_id).strip()))
+        self._write(lambda conn: _supersede(conn, ns, _ids.resolve(conn, ns, new_id), _ids.resolve(conn, ns, old_id)))
 
     def verify(self, node_id: str, verdict: str = "confirm", *, namespace: str | None = None) -> dict[str, Any]:
         """``confirm``: confidence +0.1 (max 1); ``refute``: close the node now and halve its confidence."""
         self._writable()
         ns = self._ns(namespace)
         v = validate.verdict(verdict)
-        return self._write(lambda conn: writes.verify(conn, ns, node_id, v))
+        return self._write(lambda conn: writes.verify(conn, ns, _ids.resolve(conn, ns, node_id), v))
 
     def forget(self, node_id: str | None = None, *, entity: str | None = None, purge: bool = False,
                namespace: str | None = None) -> dict[str, Any]:
@@ -445,7 +503,8 @@ class MemoryStore:
         ns = self._ns(namespace)
         if not node_id and not entity:
             raise NervapackError("forget needs a node id or an entity name")
-        return self._write(lambda conn: writes.forget(conn, ns, node_id, entity, purge))
+        return self._write(lambda conn: writes.forget(conn, ns, _ids.resolve(conn, ns, node_id) if node_id else node_id,
+                                                      entity, purge))
 
     # ------------------------------------------------------------------ sessions
     def start_session(self, name: str | None = "session", *, namespace: str | None = None) -> str:
@@ -467,8 +526,9 @@ class MemoryStore:
         """Close a session (the active one by default), store its summary as an outcome, queue consolidation."""
         self._writable()
         ns = self._ns(namespace)
-        result = self._write(lambda conn: writes.end_session(conn, ns, summary, session_id=session_id,
-                                                             session_hint=self._session_id))
+        result = self._write(lambda conn: writes.end_session(
+            conn, ns, summary, session_id=_ids.resolve(conn, ns, session_id) if session_id else session_id,
+            session_hint=self._session_id))
         if self._session_id == result["session_id"]:
             self._session_id = None
         return result
@@ -496,7 +556,7 @@ class MemoryStore:
         """Delete a session and every node recorded in it (hard delete)."""
         self._writable()
         ns = self._ns(namespace)
-        result = self._write(lambda conn: writes.clear_session(conn, ns, session_id))
+        result = self._write(lambda conn: writes.clear_session(conn, ns, _ids.resolve(conn, ns, session_id)))
         if self._session_id == result["session_id"]:
             self._session_id = None
         return result
@@ -510,7 +570,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ reads
     def get_node(self, node_id: str, *, namespace: str | None = None, with_edges: bool = False) -> MemoryNode:
         ns = self._ns(namespace)
-        return self._read(lambda conn: views.get_node(conn, ns, node_id, with_edges=with_edges))
+        return self._read(lambda conn: views.get_node(conn, ns, _ids.resolve(conn, ns, node_id),
+                                                      with_edges=with_edges))
 
     def recall(self, query: str | None, budget_tokens: int = 500, as_of: When | None = None,
                namespace: str | None = None, min_confidence: float = 0.0, *, log: bool = True, touch: bool = True,
@@ -597,7 +658,7 @@ class MemoryStore:
     def why(self, node_id: str, *, namespace: str | None = None) -> dict[str, Any]:
         """Explain a decision: rationale, rejected alternatives, outcomes it caused, history, session."""
         ns = self._ns(namespace)
-        return self._read(lambda conn: views.why(conn, ns, node_id))
+        return self._read(lambda conn: views.why(conn, ns, _ids.resolve(conn, ns, node_id)))
 
     def namespaces(self) -> list[dict[str, Any]]:
         """Every namespace with its counts (nodes, current, decisions, …): a pass over all nodes."""
@@ -679,8 +740,8 @@ class MemoryStore:
         if "code_area" in filters:
             filters["code_area"] = self._area(filters["code_area"])
         f = _decisions.check_filters(**filters)
-        return self._read(lambda conn: _decisions.graph(conn, ns, f, around=around, hops=hops,
-                                                        max_nodes=max_nodes))
+        return self._read(lambda conn: _decisions.graph(
+            conn, ns, f, around=_ids.resolve(conn, ns, around) if around else around, hops=hops, max_nodes=max_nodes))
 
     def _area(self, code_area: str | None) -> str | None:
         """A code area given as a path inside the repository, as the code graph stores it."""
@@ -721,7 +782,7 @@ class MemoryStore:
     def to_code(self, node_id: str, *, namespace: str | None = None) -> list[dict[str, Any]]:
         """Code locations a memory node TOUCHES: file, line range, kind."""
         ns = self._ns(namespace)
-        return self._read(lambda conn: views.to_code(conn, ns, node_id))
+        return self._read(lambda conn: views.to_code(conn, ns, _ids.resolve(conn, ns, node_id)))
 
     def verify_staleness(self, *, namespace: str | None = None) -> dict[str, Any]:
         """Memories whose code changed since they were stored (file sha/mtime differs, or file gone)."""
@@ -772,49 +833,30 @@ class MemoryStore:
 
         A spec is ``{"content", "kind"?, "entities"?, "confidence"?, "rationale"?,
         "alternatives_rejected"?, "valid_from"?, "metadata"?, "source"?, "expires_at"?,
-        "supersedes"?}``.
+        "supersedes"?, "author"?, "status"?, "title"?, "tags"?, "commit_sha"?}``.
 
-        ``author``: who every imported memory is by, over the specs' (and an export's) own;
-        ``decision_status``: the status every imported decision lands with, over theirs — the
-        memory MCP server passes ``mcp:<client>`` and ``proposed``, so an agent's bulk write is
-        reviewed like its ``store``. Memories an export already had here are left as they are.
+        Idempotent: an export's nodes already there (same id), and specs already current as
+        ``store`` sees it (same kind, normalised text and entities), add nothing; the report
+        ``{imported, skipped, ids, namespace}`` counts them in ``skipped`` and gives the
+        existing ids. ``author`` and ``decision_status``, when given, are what every imported
+        memory is written by and what its decisions land as, whatever the data says (the MCP
+        server passes ``"mcp:<client>"`` and ``"proposed"``: an agent's import is reviewed).
         """
         self._writable()
-        who = None if author is None else validate.check_content(author)
-        status = None if decision_status is None else validate.check_status(decision_status)
+        forced = transfer.check_forced(author, decision_status)
         _shape, parsed = transfer.parse_import(data)
         if isinstance(parsed, dict):  # the "export" shape; the specs are a list
             export = parsed
-            rows, override = transfer.check_export(export, namespace)
-
-            def run(conn: sqlite3.Connection) -> int:
-                new = [r[0] for r in rows if conn.execute("SELECT 1 FROM mem_nodes WHERE id = ?",
-                                                          (r[0],)).fetchone() is None]
-                done = transfer.import_export(conn, export, rows, override)
-                if new and (who is not None or status is not None):
-                    marks = ",".join("?" * len(new))
-                    conn.execute(
-                        f"UPDATE mem_nodes SET author = COALESCE(?, author), "
-                        f"status = CASE WHEN kind = 'decision' AND ? IS NOT NULL THEN ? ELSE status END, "
-                        f"status_by = CASE WHEN kind = 'decision' THEN COALESCE(?, status_by) ELSE status_by END "
-                        f"WHERE id IN ({marks})", (who, status, status, who, *new))
-                return done
-
-            imported = self._write(run)
+            rows, override = transfer.check_export(export, namespace, forced)
+            imported = self._write(lambda conn: transfer.import_export(conn, export, rows, override))
             return {"imported": imported, "skipped": len(rows) - imported, "ids": [r[0] for r in rows],
                     "namespace": override}
         ns = self._ns(namespace)
-        prepared = transfer.check_specs(parsed, self.provenance())
-        for item in prepared:
-            if who is not None:
-                item["prov"]["author"] = who
-                item["prov"].pop("status_by", None)  # set by whoever the author now is
-            if status is not None and item["kind"] == "decision":
-                item["prov"]["status"] = status
+        prepared = transfer.check_specs(parsed, self.provenance(), forced)
         names = list(dict.fromkeys(n for item in prepared for n in item["entities"]))
         code = self.graph.lookup(names) if names else {}
-        ids = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))
-        return {"imported": len(ids), "skipped": 0, "ids": ids, "namespace": ns}
+        ids, present = self._write(lambda conn: transfer.import_specs(conn, ns, prepared, code, self._session_id))
+        return {"imported": len(ids) - present, "skipped": present, "ids": ids, "namespace": ns}
 
     def import_adr(self, folder: str | os.PathLike[str], *, namespace: str | None = None) -> dict[str, Any]:
         """Import a folder of Markdown ADRs (Nygard/adr-tools, MADR, log4brains) as decisions,

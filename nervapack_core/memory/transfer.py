@@ -1,6 +1,13 @@
 """Moving memory in and out: export to JSON-ready data, bulk import (an export with its
 ids kept, or a list of node specs) and single-file backups.
 
+Importing is idempotent: an export's nodes already there (same id) are skipped, and a
+spec that is already current — the rule ``store`` follows (same namespace, kind,
+normalised text and entities: :func:`.writes.find_duplicate`) — adds nothing and reports
+the existing id. An importer may fix who wrote what it imports and the status its
+decisions land with (``forced``: the MCP server's imports land ``proposed``, authored by
+the client), over anything the data says.
+
 Parsing and checking happen before the write transaction (:func:`parse_import`,
 :func:`check_specs`, :func:`check_export`); the ``import_*`` functions then run inside
 the caller's transaction on the connection they are given.
@@ -15,8 +22,9 @@ from typing import Any
 
 from ..errors import NervapackError
 from . import nodes, schema
+from .ids import resolve as resolve_id
 from .nodes import INSERT_NODE, NODE_COLS, node_dict
-from .resolve import clean_name
+from .resolve import clean_name, find_entity
 from .timeutil import new_id, now_iso, to_iso
 from .validate import (
     REVIEW_STATUSES,
@@ -122,9 +130,20 @@ def _first_surrogate(data) -> tuple[str, str, int] | None:
     return None
 
 
-def check_specs(specs: list, prov: dict | None = None) -> list[dict]:
+def check_forced(author: str | None = None, decision_status: str | None = None) -> dict:
+    """What an importer fixes over the data: ``{"author"?, "status"?}``, checked."""
+    forced: dict = {}
+    if author is not None:
+        forced["author"] = check_content(author)
+    if decision_status is not None:
+        forced["status"] = check_status(decision_status)
+    return forced
+
+
+def check_specs(specs: list, prov: dict | None = None, forced: dict | None = None) -> list[dict]:
     """Node specs checked and normalised (``prov``: the importer's provenance, for fields
-    a spec does not give); an error names the item."""
+    a spec does not give; ``forced``: :func:`check_forced`'s, over what a spec gives); an
+    error names the item."""
     prepared = []
     for i, spec in enumerate(specs):
         if isinstance(spec, str):
@@ -147,15 +166,17 @@ def check_specs(specs: list, prov: dict | None = None) -> list[dict]:
                            strict=True)),
                 "entities": list(dict.fromkeys(clean_name(e) for e in str_list(spec.get("entities"), "entities"))),
                 "supersedes": spec.get("supersedes"),
-                "prov": spec_provenance(spec, kind, prov),
+                "prov": spec_provenance(spec, kind, prov, forced),
             })
         except NervapackError as exc:
             raise NervapackError(f"import item {i}: {exc}") from None
     return prepared
 
 
-def spec_provenance(spec: dict, kind: str, prov: dict | None) -> dict:
-    """Lifecycle and provenance of one imported spec: its own fields over the importer's."""
+def spec_provenance(spec: dict, kind: str, prov: dict | None, forced: dict | None = None) -> dict:
+    """Lifecycle and provenance of one imported spec: its own fields over the importer's,
+    and ``forced`` (author, a decision's status) over both — an agent's import cannot name
+    itself someone else, nor land its decisions accepted."""
     out = dict(prov or {})
     for key in ("author", "commit_sha", "title"):
         if spec.get(key) is not None:
@@ -166,35 +187,125 @@ def spec_provenance(spec: dict, kind: str, prov: dict | None) -> dict:
         out["tags"] = str_list(spec.get("tags"), "tags")
     if spec.get("status") is not None:
         out["status"] = check_status(spec["status"]) if kind == "decision" else None
+    forced = forced or {}
+    if "author" in forced:
+        out["author"] = forced["author"]
+        out.pop("status_by", None)  # whoever set the status is the forced author (nodes.provenance_values)
+    if "status" in forced and kind == "decision":
+        out["status"] = forced["status"]
     return out
 
 
-def _exported_provenance(n: dict, kind: str) -> tuple:
+def _exported_provenance(n: dict, kind: str, forced: dict | None = None) -> tuple:
     """The lifecycle and provenance columns of an exported node (older exports have none:
-    their decisions were agreed)."""
+    their decisions were agreed); ``forced`` (:func:`check_forced`) over what it says."""
+    forced = forced or {}
     status = n.get("status")
+    status_by, status_at, note = n.get("status_by"), to_iso(n.get("status_at"), field="status_at"), n.get("status_note")
     if kind == "decision":
         # "superseded" is derived from the chain on the way out; store what the review said
         status = n.get("review_status") or (status if status in REVIEW_STATUSES else "accepted")
+        if "status" in forced and forced["status"] != status:  # a status this import sets, not a review's
+            status, status_by, status_at, note = forced["status"], forced.get("author"), now_iso(), None
     else:
         status = None
     tags = str_list(n.get("tags"), "tags")
-    return (status, n.get("status_by"), to_iso(n.get("status_at"), field="status_at"), n.get("status_note"),
-            n.get("author"), n.get("origin"), n.get("repo_commit"), n.get("commit_sha"), n.get("title"),
-            json.dumps(tags))
+    return (status, status_by, status_at, note, forced.get("author", n.get("author")), n.get("origin"),
+            n.get("repo_commit"), n.get("commit_sha"), n.get("title"), json.dumps(tags))
+
+
+_CURRENT = ("n.tombstoned = 0 AND n.valid_until IS NULL AND n.superseded_by IS NULL "
+            "AND (n.expires_at IS NULL OR n.expires_at > ?)")
+
+
+class Existing:
+    """Finds the current memory a spec repeats, by ``store``'s rule (same namespace, kind,
+    normalised text and entities: :func:`.writes.find_duplicate`), for a whole import.
+
+    Candidates come from the spec's first entity's ABOUT edges (an index seek; an entity that
+    does not exist yet means nothing can repeat it), or, for a spec without entities, from the
+    full-text index — the text's words as a phrase at the start of ``content`` — among
+    memories about no entity. Every candidate is compared, however many share the words
+    (thousands of "Status install ok installed" facts, one per package), and entity ids are
+    looked up once per import."""
+
+    def __init__(self, conn: sqlite3.Connection, ns: str) -> None:
+        self.conn, self.ns, self.now = conn, ns, now_iso()
+        self._entity: dict[str, str | None] = {}
+
+    def entity(self, name: str) -> str | None:
+        if name not in self._entity:
+            self._entity[name] = find_entity(self.conn, self.ns, name)
+        return self._entity[name]
+
+    def find(self, kind: str, content: str, names: list[str]) -> str | None:
+        from ..text import fts_quote, words
+        from .writes import normalised
+
+        want = normalised(content)
+        if names:
+            eids = [self.entity(n) for n in names]
+            if None in eids:
+                return None
+            rows = self.conn.execute(
+                f"SELECT n.id, n.content FROM mem_edges x JOIN mem_nodes n ON n.id = x.src WHERE x.dst = ? "
+                f"AND x.kind = 'ABOUT' AND +n.namespace = ? AND +n.kind = ? AND {_CURRENT}",
+                (eids[0], self.ns, kind, self.now))
+            wanted = sorted({e for e in eids if e is not None})
+            for nid, text in rows.fetchall():
+                if normalised(text) == want and sorted({r[0] for r in self.conn.execute(
+                        "SELECT dst FROM mem_edges WHERE src = ? AND kind = 'ABOUT'", (nid,))}) == wanted:
+                    return nid
+            return None
+        tokens = words(content, limit=32)
+        if not tokens:
+            return None
+        rows = self.conn.execute(
+            "SELECT n.id, n.content FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
+            f"AND +n.namespace = ? AND +n.kind = ? AND {_CURRENT} AND NOT EXISTS (SELECT 1 FROM mem_edges x "
+            "WHERE x.src = n.id AND x.kind = 'ABOUT') ORDER BY n.rid",
+            ("content : ^ " + fts_quote(" ".join(tokens)), self.ns, kind, self.now))
+        for nid, text in rows.fetchall():
+            if normalised(text) == want:
+                return nid
+        return None
 
 
 def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: dict,
-                 session_hint: str | None = None) -> list[str]:
-    """Insert checked specs in one pass (nodes, then entities and edges); returns their ids."""
+                 session_hint: str | None = None) -> tuple[list[str], int]:
+    """Insert checked specs in one pass (nodes, then entities and edges); returns their ids
+    (an existing one's for a spec already there) and how many were already there.
+
+    A spec is already there when ``store`` would return an existing id for it: a current
+    memory of the same kind, normalised text and entities (:func:`.writes.find_duplicate`),
+    or one given earlier in the same import; an entity when its name resolves. A spec that
+    supersedes something is always new, as in ``store``."""
+    from .writes import normalised
+
     stamp = now_iso()
     sid = nodes.active_session(conn, ns, session_hint)
+    # what each spec supersedes, resolved before this import adds ids a prefix could also start
+    replaced = {idx: resolve_id(conn, ns, str(item["supersedes"])) for idx, item in enumerate(prepared)
+                if item["supersedes"]}
     rows: list[tuple] = []
     new_ids: dict[int, str] = {}  # item index -> the new node's id (entities are resolved below)
+    present: dict[int, str] = {}  # item index -> the id of the memory already there
+    seen: dict[tuple, str] = {}  # (kind, text, entities) of this import -> the id it got
+    existing = Existing(conn, ns)
     for idx, item in enumerate(prepared):
         if item["kind"] == "entity":
+            if find_entity(conn, ns, clean_name(item["content"])):
+                present[idx] = ""  # resolved below, like a new one
             continue
+        if not item["supersedes"]:
+            key = (item["kind"], normalised(item["content"]), tuple(sorted(n.casefold() for n in item["entities"])))
+            same = seen.get(key) or existing.find(item["kind"], item["content"], item["entities"])
+            if same:
+                present[idx] = same
+                continue
         nid = new_ids[idx] = new_id(item["kind"])
+        if not item["supersedes"]:
+            seen[key] = nid
         rows.append((nid, ns, item["kind"], item["content"], item["confidence"], item["rationale"],
                      json.dumps(item["alternatives"]), item["metadata"], item["source"], sid,
                      item["valid_from"] or stamp, None, stamp, item["expires_at"], None, 0, None, 0, None, None,
@@ -206,6 +317,9 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
     for idx, item in enumerate(prepared):
         if item["kind"] == "entity":
             ids.append(nodes.entity(conn, ns, clean_name(item["content"]), stamp))
+            continue
+        if idx in present:
+            ids.append(present[idx])
             continue
         nid = new_ids[idx]
         ids.append(nid)
@@ -232,12 +346,13 @@ def import_specs(conn: sqlite3.Connection, ns: str, prepared: list[dict], code: 
         nodes.recount_degree(conn, {e[1] for e in edges} | {e[2] for e in edges})
     for idx, item in enumerate(prepared):
         if item["supersedes"]:
-            nodes.supersede(conn, ns, ids[idx], str(item["supersedes"]))
-    return ids
+            nodes.supersede(conn, ns, ids[idx], replaced[idx])
+    return ids, len(present)
 
 
-def check_export(data: dict, namespace=None) -> tuple[list[tuple], str | None]:
-    """The node rows of an export, checked; ``namespace`` overrides the stored ones."""
+def check_export(data: dict, namespace=None, forced: dict | None = None) -> tuple[list[tuple], str | None]:
+    """The node rows of an export, checked; ``namespace`` overrides the stored ones,
+    ``forced`` (:func:`check_forced`) the author and the decisions' status."""
     found = data.get("nodes") or []
     if not isinstance(found, list):
         raise NervapackError("'nodes' must be a list")
@@ -260,7 +375,7 @@ def check_export(data: dict, namespace=None) -> tuple[list[tuple], str | None]:
                 1 if n.get("tombstoned") else 0, to_iso(n.get("tombstoned_at"), field="tombstoned_at"),
                 int(n.get("access_count") or 0), to_iso(n.get("last_accessed"), field="last_accessed"),
                 to_iso(n.get("verified_at"), field="verified_at"),
-                *_exported_provenance(n, kind),
+                *_exported_provenance(n, kind, forced),
             ))
         except NervapackError as exc:
             raise NervapackError(f"export node {i} ({n.get('id')}): {exc}") from None

@@ -67,7 +67,7 @@ def search(conn: sqlite3.Connection, ns: str, query, limit=20, *, include_histor
         params = (*params, *kind_list)
     for stage, match in fts_stages(query):
         rows = conn.execute(
-            f"SELECT n.id, bm25(mem_fts, 1.0, 0.5) AS r FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid "
+            f"SELECT n.id, bm25(mem_fts, 1.0, 0.5, 0.5) AS r FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid "
             f"WHERE mem_fts MATCH ? AND n.namespace = ? AND {mask}{kind_sql} ORDER BY r, n.rid LIMIT ?",
             (match, ns, *params, limit)).fetchall()
         if rows:

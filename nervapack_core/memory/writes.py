@@ -21,10 +21,10 @@ from .timeutil import now_iso
 from .validate import check_content
 
 __all__ = ["store", "add_node", "add_edge", "verify", "forget", "start_session", "end_session", "clear_session",
-           "review", "set_commit", "find_duplicate", "link_code"]
+           "review", "set_commit", "find_duplicate", "normalised", "link_code"]
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
     """What makes two memories "the same text": case, spacing and a final full stop aside."""
     return " ".join(str(text).casefold().split()).rstrip(" .")
 
@@ -37,7 +37,7 @@ def find_duplicate(conn: sqlite3.Connection, ns: str, kind: str, content: str, n
     tokens = words(content, limit=32)
     if not tokens:
         return None
-    want = _normalised(content)
+    want = normalised(content)
     entities = sorted(n.casefold() for n in names)
     rows = conn.execute(
         "SELECT n.id, n.content FROM mem_fts JOIN mem_nodes n ON n.rid = mem_fts.rowid WHERE mem_fts MATCH ? "
@@ -45,7 +45,7 @@ def find_duplicate(conn: sqlite3.Connection, ns: str, kind: str, content: str, n
         "AND n.superseded_by IS NULL AND (n.expires_at IS NULL OR n.expires_at > ?) ORDER BY n.rid LIMIT 50",
         ("content : " + fts_quote(" ".join(tokens)), ns, kind, now_iso())).fetchall()
     for nid, text in rows:
-        if _normalised(text) != want:
+        if normalised(text) != want:
             continue
         linked = sorted(r[0].casefold() for r in conn.execute(
             "SELECT e.content FROM mem_edges x JOIN mem_nodes e ON e.id = x.dst "

@@ -245,8 +245,9 @@ def test_recall_shows_every_decisions_status_and_open_contradictions(mem):
     proposal = mem.store("Payments retry five times with jitter", kind="decision", status="proposed",
                          entities=["Payments"], contradicts=[agreed])
     r = mem.recall("payments retry", budget_tokens=400)
-    lines = {i.id: line for i in r.items for line in r.text.splitlines() if line.startswith(f"- [{i.id}]")}
-    assert "· accepted ·" in lines[agreed] and f"⚠ contradicted by {proposal}" in lines[agreed]
+    short = mem.short_ids(i.id for i in r.items)  # the text shows each id's shortest unique prefix
+    lines = {i.id: line for i in r.items for line in r.text.splitlines() if line.startswith(f"- [{short[i.id]}]")}
+    assert "· accepted ·" in lines[agreed] and f"⚠ contradicted by {short[proposal]}" in lines[agreed]
     assert "· PROPOSED, not agreed yet ·" in lines[proposal]
     assert {i.id: (i.status, i.contradicts) for i in r.items if i.kind == "decision"} == {
         agreed: ("accepted", (proposal,)), proposal: ("proposed", (agreed,))}

@@ -10,6 +10,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from nervapack_core.code.ingest.pipeline import ingest
 from nervapack_core.mcp.memory_server import TOOL_NAMES
+from nervapack_core.memory.store import MemoryStore
 
 
 def _data(result):
@@ -59,7 +60,10 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert queue["total"] == 1 and [d["id"] for d in queue["decisions"]] == [d2]  # d1 was superseded
             assert queue["decisions"][0]["author"] == "mcp:mcp" and queue["decisions"][0]["origin"] == "mcp"
             now = await markdown("memory_recall", query="auth mechanism", budget_tokens=400)
-            assert d2 in now["text"] and d1 not in now["text"] and now["tokens"] <= 400
+            # the text shows ids as their shortest unique prefix (read back from the same file)
+            with MemoryStore(db) as m:
+                short = m.short_ids([d1, d2])
+            assert f"[{short[d2]}]" in now["text"] and f"[{short[d1]}]" not in now["text"] and now["tokens"] <= 400
             past = await markdown("memory_recall", query="auth mechanism", as_of="2026-03-15")
             assert [i["id"] for i in past["items"] if i["kind"] == "decision"] == [d1]
             tl = (await call("memory_timeline", topic="auth"))["versions"]

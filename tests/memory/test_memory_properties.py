@@ -45,9 +45,10 @@ def test_budget_invariant(shared, texts, query, budget, kinds, with_session):
     r = shared.recall(query, budget_tokens=budget, namespace=ns, log=False, touch=False)
     assert r.tokens == count_tokens(r.text)
     assert r.tokens <= budget
-    # every returned item is in the text; nothing else is claimed
+    # every returned item is in the text (as its shortest unique prefix); nothing else is claimed
+    short = shared.short_ids([i.id for i in r.items])
     for item in r.items:
-        assert item.id in r.text
+        assert f"[{short[item.id]}]" in r.text
 
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)

@@ -45,7 +45,7 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert [v for v, _name, _at in before[1]] == [1, 2, 3, 4, 5]
 
     m = MemoryStore(db)
-    assert m.schema_version() == schema.LATEST_VERSION == 8
+    assert m.schema_version() == schema.LATEST_VERSION == 9
     # decisions stored before review existed were agreed by whoever stored them
     assert {d["status"] for d in m.list_decisions() if d["current"]} == {"accepted"}
     # current truth, and the past through as_of
@@ -73,13 +73,14 @@ def test_previous_release_database_upgrades_and_answers(tmp_path):
     assert m.list_sessions()[0]["summary"] == "moved auth to JWT"
     assert len(m.recall_log(namespace="*")) >= 2  # the 0.1 recall plus ours
     m.close()
-    # the upgrade only added v6's to v8's objects (v8 swapped an index) and its migration records; reopening
-    # changes nothing
+    # the upgrade only added v6's to v9's objects (v8 swapped an index, v9 re-made the full-text index and its
+    # triggers over tags too) and its migration records; reopening changes nothing
     after = _schema_of(db)
-    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert after[1][:5] == before[1] and [v for v, _n, _at in after[1]] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert set(before[0]) - set(after[0]) == {o for o in before[0]
                                               if o[1] in ("mem_nodes", "mem_code_refs", "mem_recall_log",
-                                                          "mem_nodes_ns_kind")}
+                                                          "mem_nodes_ns_kind", "mem_fts", "mem_nodes_ai",
+                                                          "mem_nodes_ad", "mem_nodes_au")}
     MemoryStore(db).close()
     assert _schema_of(db) == after
     # and it stays writable

@@ -334,8 +334,9 @@ def test_killed_memory_consolidate(tmp_path, cli_ok):
             for i in range(150):
                 words = [f"w{rng.randrange(40)}" for _ in range(12)]
                 specs.append({"content": " ".join(words), "rationale": f"r{i}"})
-                if rng.random() < 0.5:  # a near-duplicate stored later in the same session
-                    specs.append({"content": " ".join(words), "rationale": f"r{i} again"})
+                if rng.random() < 0.5:  # a near-duplicate stored later in the same session (one word more:
+                    # the same text would be the same memory, as store and import make it)
+                    specs.append({"content": " ".join(words) + " again", "rationale": f"r{i} again"})
             mem.import_nodes(specs)
             mem.end_session(f"done {s}")
     figures = crash_many(template, tmp_path, lambda ws: ["memory", "--db", str(ws / "memory.db"), "consolidate"],

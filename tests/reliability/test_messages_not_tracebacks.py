@@ -27,6 +27,7 @@ def test_huge_recall_budget_is_a_valid_answer(tmp_path, rel):
 
 def test_for_code_with_a_huge_line_number_is_refused(tmp_path, rel):
     root = rel.ingested(tmp_path / "repo")
+    assert rel.invoke("memory", "--db", str(tmp_path / "m.db"), "init").exit_code == 0  # a read needs a store
     done = rel.invoke("memory", "--db", str(tmp_path / "m.db"), "for-code", str(root / "shop/tax.py"),
                       "--line", str(10**23))
     _refused(done, "line must be a line number")
