@@ -190,7 +190,8 @@ class SessionWorkspaces:
         if choice.root is None:
             fixes = "; ".join(f"({i}) {fix}" for i, fix in enumerate(FIXES, 1))
             raise NervapackError(f"{tool} answers from a project's code graph, but this server found no project: "
-                                 f"{choice.detail} To fix it: {fixes}.")
+                                 f"{choice.detail} To fix it: {fixes}; a project's graph is built by `nervapack "
+                                 "ingest /path/to/project`.")
         root = Path(choice.root)
         if not Workspace(root).graph_db.exists():
             raise NoGraphError(f"No NervaPack code graph in {root} ({choice.detail}) Run `nervapack ingest {root}` "

@@ -43,8 +43,8 @@ def workspace_relative(root: str | os.PathLike[str], given: str) -> str:
     if os.path.isabs(unified):
         try:
             real = Path(unified).resolve()
-        except (OSError, RuntimeError):  # a symlink loop
-            raise outside from None
+        except (OSError, RuntimeError):  # a symlink loop, a name too long
+            real = Path(os.path.normpath(unified))
         if real != base and base not in real.parents:
             try:  # a path that no longer exists resolves lexically: compare the unresolved form too
                 rel = Path(os.path.normpath(unified)).relative_to(base).as_posix()
@@ -59,9 +59,10 @@ def workspace_relative(root: str | os.PathLike[str], given: str) -> str:
         # a relative path through a symlink out of the workspace names nothing the graph may show
         try:
             real = (base / rel).resolve()
-        except (OSError, RuntimeError):
-            raise outside from None
-        if real.exists() and real != base and base not in real.parents:
+            leads_out = real.exists() and real != base and base not in real.parents
+        except (OSError, RuntimeError):  # a symlink loop, a name too long for the file system: not a link out
+            leads_out = False
+        if leads_out:
             raise outside
     rel = "" if rel in (".", "") else rel.strip("/")
     return rel
