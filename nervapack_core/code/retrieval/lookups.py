@@ -176,9 +176,7 @@ def find_definitions(graph, root: str | os.PathLike[str], name: str, *, limit: i
                         "line": r["start_line"]} for r in graph.search(name, kinds=DEFINITION_KINDS, limit=5)]
         return found
     files = _Files(graph, Path(root))
-    full_rows = graph.nodes_by_id([r["id"] for r in rows])
-    for r in rows:
-        row = full_rows.get(r["id"], r)
+    for row in rows:  # every column (definitions_named reads them all): the node's content hash among them
         d = Definition(id=row["id"], kind=row["kind"], qualified_name=row["qualified_name"], file=row["file"],
                        start_line=int(row["start_line"] or 1), end_line=int(row["end_line"] or row["start_line"] or 1),
                        signature=row["signature"] or "")
