@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Collection
 from pathlib import Path
 
 from ...errors import NervapackError
@@ -76,7 +77,7 @@ class PathKnown:
     FOLDER = "folder"
 
 
-def known_path(files: set[str] | dict[str, object], rel: str) -> str | None:
+def known_path(files: Collection[str], rel: str) -> str | None:
     """Whether ``rel`` (from :func:`workspace_relative`) is a file of the graph, a folder holding
     some, or unknown (None). ``""`` (the root) is a folder when the graph has any file."""
     if rel in files:
