@@ -17,3 +17,11 @@ def mem(tmp_path):
     store = MemoryStore(tmp_path / "memory.db")
     yield store
     store.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A store for the ADR tests: no code graph beside it, a fixed importer as the OS user."""
+    s = MemoryStore(tmp_path / "memory.db", graph_db=tmp_path / "no-graph.db", author="Importer <i@example.com>")
+    yield s
+    s.close()

@@ -38,13 +38,6 @@ def copy_fixture(fmt: str, dest: Path) -> Path:
     return target
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = MemoryStore(tmp_path / "memory.db", graph_db=tmp_path / "no-graph.db", author="Importer <i@example.com>")
-    yield s
-    s.close()
-
-
 def by_source(store: MemoryStore, namespace=None) -> dict[str, dict]:
     return {d["source"]: d for d in store.list_decisions(namespace=namespace)}
 

@@ -57,13 +57,6 @@ def adr_repo(tmp_path: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = MemoryStore(tmp_path / "memory.db", graph_db=tmp_path / "no-graph.db", author="Importer <i@example.com>")
-    yield s
-    s.close()
-
-
 def decisions(store: MemoryStore) -> dict[str, dict]:
     """The folder's decisions by file name."""
     return {d["source"].rsplit("/", 1)[-1]: d for d in store.list_decisions()}
