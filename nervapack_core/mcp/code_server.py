@@ -338,6 +338,7 @@ def _graph_path(graph: GraphReader, root: Path, given: str, what: str) -> tuple[
 def _fitted(answer: dict, budget: int, **kw) -> dict:
     from ..tokens import default_counter
 
+    kw.setdefault("cut_hint", "find_definition shows a definition whole, file_history a file's commits")
     return budgeted(answer, budget, default_counter(), **kw)
 
 
@@ -376,7 +377,10 @@ def build_server(root: Path | None = None):
     from ..tokens import default_counter
 
     workspaces = SessionWorkspaces(root)
-    server = MCPServer("nervapack", instructions=INSTRUCTIONS)
+    instructions = INSTRUCTIONS
+    if root is not None:  # chosen at start: the instructions name the graph in use
+        instructions += f" This server answers from {Workspace(Path(root)).graph_db} (--path)."
+    server = MCPServer("nervapack", instructions=instructions)
     # for tests and introspection; MCPServer declares no such attribute, hence the instance dict
     vars(server)["holder"] = workspaces.default
     vars(server)["workspaces"] = workspaces

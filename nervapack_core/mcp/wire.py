@@ -90,7 +90,8 @@ def sent_tokens(result: Any, counter) -> int:
 
 def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None, offset_key: str = "offset",
              total_key: str = "total", what: str | None = None, measure=None,
-             budget_name: str = "budget_tokens") -> dict:
+             budget_name: str = "budget_tokens",
+             cut_hint: str = "`nervapack memory show ID` prints a memory whole") -> dict:
     """``answer`` cut to fit ``budget`` tokens as the client receives it (:func:`sent_tokens` of
     the dict, or ``measure(result)``), with ``budget_tokens``, ``omitted`` and a ``note`` saying
     what was left out and how to get it.
@@ -102,7 +103,8 @@ def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None, of
     empty but not even one of its results fits, the answer is an error naming how many matched
     (``answer[total_key]``, else the list's length): an empty page would read as "nothing".
     ``what`` names the results in messages (default: ``paged``); ``budget_name`` the tool's
-    budget parameter (the code server's text tools call it ``budget``), in the answer and messages."""
+    budget parameter (the code server's text tools call it ``budget``), in the answer and messages;
+    ``cut_hint`` how to read a cut text whole (the note says it when a text was cut)."""
     from ..memory.pack import fit_json
 
     noun = what or paged or "items"
@@ -123,7 +125,7 @@ def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None, of
                              f"{offset_key}={out['next_offset']}")
         if omitted["characters"]:
             notes.append(f"{omitted['characters']:,} characters of long text omitted (each cut text ends with '…'; "
-                         "`nervapack memory show ID` prints a memory whole)")
+                         f"{cut_hint})")
         if omitted["items"]:
             notes.append(f"{omitted['items']} list item(s) omitted")
         out[budget_name] = budget

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 
 from nervapack_core.mcp import code_server
@@ -140,6 +142,21 @@ def test_every_code_tool_holds_its_budget_as_received(repo):
     for tool, _key, _args in BUDGETED:  # every tool answers at a budget its answer fits
         assert answered.get(tool), tool
         assert MAX_TOOL_BUDGET in answered[tool], tool
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, len(BUDGETED) - 1), st.integers(1, MAX_TOOL_BUDGET)), min_size=1,
+                max_size=8))
+def test_any_budget_from_1_to_20000_holds_as_received(repo, picks):
+    """The property behind the sweep above: any budget, any code tool."""
+    server = code_server.build_server(repo)
+    calls = [(BUDGETED[i][0], {**BUDGETED[i][2], BUDGETED[i][1]: budget}) for i, budget in picks]
+    for (tool, args), result in zip(calls, _calls(server, calls)):
+        budget = args.get("budget", args.get("budget_tokens"))
+        if result.is_error:
+            assert "too small" in _text(result), (tool, budget, _text(result))
+        else:
+            assert sent_tokens(result, COUNTER) <= budget, (tool, budget)
 
 
 def test_a_long_list_is_paged_under_the_default_budget_and_the_pages_add_up(repo):
