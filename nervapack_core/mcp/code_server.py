@@ -344,7 +344,34 @@ def _fitted(answer: dict, budget: int, **kw) -> dict:
 
 def _paged(answer: dict, key: str, budget: int, **kw) -> dict:
     """``answer`` fitted with its list ``key`` paged, and ``returned`` set to what the page shows
-    (after the fit: a smaller count is never more tokens)."""
+    (after the fit: a smaller count is never more tokens).
+
+    Why the first cut: fitting measures the whole answer again at every step, and 1,000 entities
+    (128k tokens) took 1.6 s. Each item costs at least its compact JSON (it is sent in the structured
+    content); items past where those costs add up to the budget cannot fit, so they are left out
+    before fitting and counted back into ``omitted`` after; should that count ever make the page
+    longer than the budget, the page is fitted again from the whole list."""
+    from ..tokens import default_counter
+    from .wire import structured_json
+
+    items = list(answer.get(key) or [])
+    counter = default_counter()
+    spent, keep = 0, len(items)
+    for i, item in enumerate(items):
+        spent += counter.count(structured_json(item))
+        if spent > budget:
+            keep = i + 1  # the one that overflows is kept: the fit says when not even one fits
+            break
+    if keep < len(items):
+        fitted = _fitted({**answer, key: items[:keep]}, budget, paged=key, **kw)
+        fitted["omitted"][key] = fitted["omitted"].get(key, 0) + len(items) - keep
+        note = fitted.get("note") or ""
+        shown = len(fitted.get(key) or [])
+        fitted["note"] = note.replace(f"{keep - shown} more", f"{len(items) - shown} more", 1)
+        if "returned" in fitted:
+            fitted["returned"] = shown
+        if shown < keep and sent_tokens(fitted, counter) <= budget:  # next_offset set, and within the budget
+            return fitted
     fitted = _fitted(answer, budget, paged=key, **kw)
     if "returned" in fitted:
         fitted["returned"] = len(fitted.get(key) or [])
