@@ -70,6 +70,15 @@ __all__ = ["main", "build_server", "GraphHolder", "SessionWorkspaces", "graph_st
 log = logging.getLogger("nervapack.mcp")
 
 
+def no_graph_message(root: Path | None, how: str = "") -> str:
+    """What a tool says when the workspace has no code graph: where it looked, how that folder was
+    chosen (``how``), and the command that builds one."""
+    if root is None:
+        return "No NervaPack code graph here: run `nervapack ingest .` in the project (or set NERVAPACK_HOME)."
+    return (f"No NervaPack code graph in {root}{' (' + how.rstrip('.') + ')' if how else ''}: run "
+            f"`nervapack ingest {root}` first (the sync tool then keeps it up to date).")
+
+
 class GraphHolder:
     """The process's retriever; replaced only when graph.db changes on disk."""
 
@@ -88,8 +97,7 @@ class GraphHolder:
 
         ws = Workspace(self._root) if self._root else find_workspace()
         if ws is None or not ws.graph_db.exists():
-            raise NoGraphError(
-                "No NervaPack code graph here: run `nervapack ingest .` in the project (or set NERVAPACK_HOME).")
+            raise NoGraphError(no_graph_message(ws.root if ws is not None else None))
         return ws
 
     def _marker(self) -> tuple:
@@ -194,8 +202,7 @@ class SessionWorkspaces:
                                  "ingest /path/to/project`.")
         root = Path(choice.root)
         if not Workspace(root).graph_db.exists():
-            raise NoGraphError(f"No NervaPack code graph in {root} ({choice.detail}) Run `nervapack ingest {root}` "
-                               "first (the sync tool then keeps it up to date).")
+            raise NoGraphError(no_graph_message(root, choice.detail))
         with self._lock:
             holder = self._holders.get(root)
             if holder is None:
