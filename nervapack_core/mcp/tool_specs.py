@@ -288,7 +288,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         read_only=True, params={
             "entity_type": Param("Only entities of this type (markdown/doc_section/section/docs: doc sections; "
                                  "method: functions in a class; module: files).", enum=ENTITY_TYPES),
-            "file_path": Param("A file's path from the repository root, or a folder prefix."),
+            "file_path": Param("A file or folder of the workspace: relative to its root, ./…, or absolute inside it "
+                               "(a path outside the workspace or one the graph does not know is an error)."),
             "name_contains": Param("A case-insensitive part of the qualified name."),
             "limit": _limit(1000, "entities"),
         }),
@@ -304,9 +305,43 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         "Call to learn who knows a file and how it changed: its commits, authors with their shares, recent "
         "commits (git history).",
         read_only=True, params={
-            "path": Param("The file, relative to the repository root."),
+            "path": Param("The file: relative to the repository root, ./…, or absolute inside the workspace."),
             "limit": Param("How many of the most recent commits to list (0 to 200).", minimum=0, maximum=200),
         }),
+    "find_definition": ToolSpec(
+        "Find a definition",
+        "Call when you know the name of a function, method, class or variable and want its code (instead of "
+        "reading the whole file): its body at its current lines, or every namesake with file:line.",
+        read_only=True, params={
+            "name": Param("A plain name (compute_tax), a qualified one (Cart.total, shop.cart.Cart.total) or one in "
+                          "a file (shop/cart.py::Cart)."),
+        }),
+    "call_graph": ToolSpec(
+        "Callers and callees",
+        "Call before changing a function to see who calls it (or to follow what it calls), to a depth, with "
+        "file:line of each.",
+        read_only=True, params={
+            "name": Param("The function, method or class: plain, qualified (Cart.total) or file.py::Name."),
+            "direction": Param("callers (who calls it), callees (what it calls) or both.",
+                               enum=("callers", "callees", "both")),
+            "depth": Param("How many levels of calls to follow (1 to 5).", minimum=1, maximum=5),
+        }),
+    "search_text": ToolSpec(
+        "Search the text of the code",
+        "Call to find exact text (an error message, a config key, a name as written) or a regular expression in "
+        "the indexed files; for code by meaning use query_codebase.",
+        read_only=True, params={
+            "pattern": Param("The text to find, taken literally; a regular expression with regex=true."),
+            "regex": Param("Read pattern as a regular expression (Python syntax, one line per match; a pattern "
+                           "that backtracks too long is stopped with an error)."),
+            "path": Param("Only files under this file or folder of the workspace (relative, ./… or absolute "
+                          "inside it)."),
+        }),
+    "sync": ToolSpec(
+        "Re-index the code",
+        "Call after editing, adding or removing files: re-indexes what changed (like `nervapack sync`) so the next "
+        "answers see it; returns what changed.",
+        read_only=False, destructive=False, idempotent=True),
     "bind_docs": ToolSpec(
         "Link docs to code",
         "Call when asked to link the documentation to the code it explains using your own model (MCP sampling); "

@@ -89,7 +89,9 @@ def sent_tokens(result: Any, counter) -> int:
 
 
 def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None, offset_key: str = "offset",
-             total_key: str = "total", what: str | None = None, measure=None) -> dict:
+             total_key: str = "total", what: str | None = None, measure=None,
+             budget_name: str = "budget_tokens",
+             cut_hint: str = "`nervapack memory show ID` prints a memory whole") -> dict:
     """``answer`` cut to fit ``budget`` tokens as the client receives it (:func:`sent_tokens` of
     the dict, or ``measure(result)``), with ``budget_tokens``, ``omitted`` and a ``note`` saying
     what was left out and how to get it.
@@ -100,7 +102,9 @@ def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None, of
     when absent) plus those shown, and ``omitted[paged]`` counts them. When that list is not
     empty but not even one of its results fits, the answer is an error naming how many matched
     (``answer[total_key]``, else the list's length): an empty page would read as "nothing".
-    ``what`` names the results in messages (default: ``paged``)."""
+    ``what`` names the results in messages (default: ``paged``); ``budget_name`` the tool's
+    budget parameter (the code server's text tools call it ``budget``), in the answer and messages;
+    ``cut_hint`` how to read a cut text whole (the note says it when a text was cut)."""
     from ..memory.pack import fit_json
 
     noun = what or paged or "items"
@@ -121,23 +125,25 @@ def budgeted(answer: dict, budget: int, counter, *, paged: str | None = None, of
                              f"{offset_key}={out['next_offset']}")
         if omitted["characters"]:
             notes.append(f"{omitted['characters']:,} characters of long text omitted (each cut text ends with '…'; "
-                         "`nervapack memory show ID` prints a memory whole)")
+                         f"{cut_hint})")
         if omitted["items"]:
             notes.append(f"{omitted['items']} list item(s) omitted")
-        out["budget_tokens"] = budget
+        out[budget_name] = budget
         out["omitted"] = omitted
-        out["note"] = (f"Cut to budget_tokens={budget:,}: " + "; ".join(notes) + ".") if notes else ""
+        out["note"] = (f"Cut to {budget_name}={budget:,}: " + "; ".join(notes) + ".") if notes else ""
         return out
 
     try:
         fitted = fit_json(answer, budget, measure, render)
-    except NervapackError:
+    except NervapackError as exc:
         if not listed:
+            if budget_name != "budget_tokens":
+                raise NervapackError(str(exc).replace("budget_tokens", budget_name)) from None
             raise
         fitted = None
     if listed and not (fitted or {}).get(paged):
         matched = answer.get(total_key)
         matched = matched if isinstance(matched, int) and not isinstance(matched, bool) else len(listed)
-        raise NervapackError(f"budget_tokens={budget:,} is too small for even one of the {matched:,} {noun} that "
-                             f"matched; give a larger budget_tokens (at most {MAX_TOOL_BUDGET:,}).")
+        raise NervapackError(f"{budget_name}={budget:,} is too small for even one of the {matched:,} {noun} that "
+                             f"matched; give a larger {budget_name} (at most {MAX_TOOL_BUDGET:,}).")
     return fitted

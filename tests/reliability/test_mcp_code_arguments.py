@@ -30,7 +30,7 @@ def test_an_unknown_argument_is_refused_and_named_with_the_known_ones(tmp_path, 
                         "its arguments are: prompt, max_hops, budget.")
     assert "'hops' (did you mean 'max_hops'?)" in texts[1] and "target, max_hops, budget" in texts[1]
     assert "'kind'" in texts[2] and "entity_type, file_path, name_contains, limit" in texts[2]
-    assert texts[3] == "graph_status does not take the argument 'verbose'; its arguments are: none."
+    assert texts[3] == "graph_status does not take the argument 'verbose'; its arguments are: budget_tokens."
     assert "the arguments 'since', '" in texts[4] and len(texts[4]) < 300  # a long name is cut, not echoed whole
     for text in texts[:5]:
         assert "\n" not in text and "Traceback" not in text and "validation error" not in text

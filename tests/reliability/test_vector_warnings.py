@@ -55,12 +55,16 @@ def test_query_json_and_mcp_say_that_vector_search_was_not_used_and_why(tmp_path
     (result,) = rel.mcp_calls(root, [("query_codebase", {"prompt": "how is the tax computed", "budget": 800})])
     text = rel.text_of(result)
     assert not result.is_error and text.startswith(f"Warning: {warning}\n\n"), text[:300]
-    assert result.structured_content == {"result": text, "warnings": [warning]}
+    # the text is not repeated in the structured content: a client receives both, within the budget
+    assert result.structured_content == {"warnings": [warning]}
 
-    from nervapack_core.tokens import count_tokens
+    from nervapack_core.mcp.wire import sent_tokens
+    from nervapack_core.tokens import count_tokens, default_counter
 
-    (small,) = rel.mcp_calls(root, [("query_codebase", {"prompt": "how is the tax computed", "budget": 60})])
-    assert not small.is_error and count_tokens(rel.text_of(small)) <= 60  # no room for it in the text ...
+    budget = count_tokens(warning) + 60  # room for the warning once (structured), not also in the text
+    (small,) = rel.mcp_calls(root, [("query_codebase", {"prompt": "how is the tax computed", "budget": budget})])
+    assert not small.is_error and sent_tokens(small, default_counter()) <= budget, rel.text_of(small)
+    assert "Warning:" not in rel.text_of(small)  # no room for it in the text ...
     assert small.structured_content["warnings"] == [warning]  # ... it is still said
 
 

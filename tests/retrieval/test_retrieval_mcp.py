@@ -71,8 +71,8 @@ def test_every_tool_round_trips(workspace):
         return out
 
     out = anyio.run(session)
-    assert out["tools"] == ["bind_docs", "file_history", "graph_status", "hotspots", "impact_analysis",
-                            "list_entities", "query_codebase"]
+    assert out["tools"] == ["bind_docs", "call_graph", "file_history", "find_definition", "graph_status", "hotspots",
+                            "impact_analysis", "list_entities", "query_codebase", "search_text", "sync"]
 
     q = _text(out["query"])
     assert not out["query"].is_error

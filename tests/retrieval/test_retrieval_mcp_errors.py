@@ -79,7 +79,12 @@ def test_missing_workspace_message_is_exact(tmp_path):
             return await client.call_tool("graph_status", {})
 
     res = anyio.run(session)
-    assert res.is_error and _text(res) == str(expected.value)
+    # the library's words, and how the server chose that folder (--path)
+    said = str(expected.value)
+    assert said == (f"No NervaPack code graph in {tmp_path}: run `nervapack ingest {tmp_path}` first (the sync tool "
+                    "then keeps it up to date).")
+    assert res.is_error and _text(res) == said.replace(
+        f"in {tmp_path}:", f"in {tmp_path} (The workspace was given by --path ({tmp_path.resolve()})):")
 
 
 def test_server_flags_through_click(tmp_path):

@@ -297,10 +297,10 @@ class GraphRows:
         return self.rows("SELECT * FROM edges ORDER BY kind, source, target")
 
     def entities(self, kind: str | None = None, file_path: str | None = None, name_contains: str | None = None,
-                 limit: int = 100, *, subkind: str | None = None) -> dict:
+                 limit: int = 100, *, subkind: str | None = None, offset: int = 0) -> dict:
         """``{total, returned, entities}``: nodes of ``kind`` (and ``subkind``, e.g. ``method``)
         under ``file_path`` (a file or a folder prefix) whose qualified name contains
-        ``name_contains`` (any text, taken literally), by place."""
+        ``name_contains`` (any text, taken literally), by place; ``limit`` of them from ``offset``."""
         cols = "kind, name, qualified_name, file, start_line, end_line, signature"
         where = " WHERE 1=1"
         args: list[Any] = []
@@ -320,8 +320,8 @@ class GraphRows:
         count_row = self.one("SELECT count(*) FROM nodes" + where, args)
         assert count_row is not None  # an aggregate without GROUP BY always returns one row
         total = count_row[0]
-        rows = self.rows(f"SELECT {cols} FROM nodes{where} ORDER BY file, start_line, qualified_name LIMIT ?",
-                         args + [limit])
+        rows = self.rows(f"SELECT {cols} FROM nodes{where} ORDER BY file, start_line, qualified_name "
+                         "LIMIT ? OFFSET ?", args + [limit, max(0, int(offset))])
         return {"total": total, "returned": len(rows), "entities": [dict(r) for r in rows]}
 
     def edges_of(self, node_id: str, limit: int = 200) -> list[dict]:
