@@ -89,6 +89,7 @@ from .ranking import (
     scored_node as _scored,
 )
 from .selection import collapse_copies, evidence_only
+from .fresh import current_source
 from .source import SourceReader
 
 if TYPE_CHECKING:
@@ -610,7 +611,8 @@ class QueryResult:
     elapsed_ms: float
     entries: list  # pack.PackedEntry, ranked
     timings: dict[str, float] = field(default_factory=dict)
-    warning: str | None = None
+    warning: str | None = None  # about the vectors (retrieval)
+    notes: list[str] = field(default_factory=list)  # about files changed since the ingest (retrieval.fresh)
 
     @property
     def nodes(self) -> list[ScoredNode]:
@@ -633,8 +635,9 @@ class QueryResult:
 
     @property
     def warnings(self) -> list[str]:
-        """What the caller must know about this answer (vector search not used, and why, and the fix)."""
-        return [self.warning] if self.warning else []
+        """What the caller must know about this answer: vector search not used (why, and the fix), files
+        changed since the ingest (their code re-located, definitions gone, `nervapack sync`)."""
+        return ([self.warning] if self.warning else []) + list(self.notes)
 
     def history_record(self, source: str) -> dict:
         from ...query_log import make_record
@@ -667,14 +670,19 @@ def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of
     else:
         found = retriever.retrieve(prompt or "", hops=hops)
     t = time.perf_counter()
-    packed = pack(found.nodes, budget, retriever.source, prompt=prompt or "")
+    # the nodes as the files are now: a file edited since the ingest gets its definitions re-located
+    # (or said to be gone), so no answer prints new text under the old line numbers (retrieval.fresh)
+    current = current_source(retriever.source, found.nodes)
     timings = dict(found.timings)
+    timings["fresh_ms"] = (time.perf_counter() - t) * 1000
+    t = time.perf_counter()
+    packed = pack(current.nodes, budget, current, prompt=prompt or "")
     timings["pack_ms"] = (time.perf_counter() - t) * 1000
     naive = sum(retriever.file_tokens(f) for f in packed.files)
     retriever.save_token_cache()
     elapsed = (time.perf_counter() - t0) * 1000
     return QueryResult(prompt or "", found.route, budget, packed.markdown, packed.tokens, naive, elapsed,
-                       packed.entries, timings, found.warning)
+                       packed.entries, timings, found.warning, current.notes)
 
 
 def query(prompt: str, path: str | os.PathLike = ".", *, budget: int = 2000, hops: int = DEFAULT_HOPS,
