@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -49,12 +52,26 @@ __all__ = ["main", "build_server", "GraphHolder", "graph_status_data", "ENTITY_K
 log = logging.getLogger("nervapack.mcp")
 
 
+WARM_TIMEOUT = 120.0  # seconds a tool waits for the start-up loading before it answers with an error
+
+
 class GraphHolder:
-    """The process's retriever; replaced only when graph.db changes on disk."""
+    """The process's retriever; replaced only when graph.db changes on disk.
+
+    :meth:`warm` opens it at start in a background thread and runs one throwaway retrieval, so the
+    embedding model (local files only: ``vectors.embeddings.load_embedder``), the vector snapshot, the
+    tokenizer and the packer are loaded before the client's first question instead of during it.
+    A tool waits for that loading (:meth:`wait_warm`), at most ``warm_timeout`` seconds: a loading that
+    hangs or fails reaches the client as a tool error with the reason, never as a hung call.
+    """
 
     def __init__(self, root: Path | None = None):
         self._root = root
         self._retriever = ReloadOnChange(open=self._open, marker=self._marker)
+        self._warm: threading.Thread | None = None
+        self._warm_started = 0.0
+        self.warm_error: BaseException | None = None  # what the start-up loading raised (told once)
+        self.warm_timeout = WARM_TIMEOUT
 
     @property
     def loads(self) -> int:
@@ -81,8 +98,58 @@ class GraphHolder:
         return Retriever(self.workspace().root)
 
     def get(self):
-        """The retriever over the current graph.db (reopened after an ingest)."""
+        """The retriever over the current graph.db (reopened after an ingest), once the start-up loading
+        is done (:meth:`wait_warm`; the loading thread itself does not wait for itself)."""
+        if threading.current_thread() is not self._warm:
+            self.wait_warm()
         return self._retriever.get()
+
+    # -- warm start -------------------------------------------------------------------------
+    def warm(self, work: Callable[[], object] | None = None) -> threading.Thread:
+        """Start loading in a daemon thread (``work``: what to run instead of :meth:`_warm_up`, for tests)."""
+        def run() -> None:
+            try:
+                (work or self._warm_up)()
+            except BaseException as exc:  # kept for the first tool call; the server goes on
+                self.warm_error = exc
+                log.warning("loading at start failed: %s: %s", type(exc).__name__, exc)
+
+        self._warm_started = time.monotonic()
+        self._warm = threading.Thread(target=run, name="nervapack-warm", daemon=True)
+        self._warm.start()
+        return self._warm
+
+    def _warm_up(self) -> None:
+        from ..errors import NoGraphError
+        from ..tokens import preload
+
+        preload()  # the tokenizer, which every answer counts with
+        try:
+            retriever = self.get()
+        except NoGraphError:
+            return  # nothing to load yet: the first call says so, or opens the graph ingested since
+        from ..code.retrieval import pack  # noqa: F401 - imported by the first answer otherwise
+
+        retriever.warm_up()
+
+    def wait_warm(self) -> None:
+        """Wait for the start-up loading (at most ``warm_timeout`` s); raise its failure once, as a tool error."""
+        from ..errors import NervapackError
+
+        thread = self._warm
+        if thread is None:
+            return
+        thread.join(max(0.0, self.warm_timeout - (time.monotonic() - self._warm_started)))
+        if thread.is_alive():
+            raise NervapackError(
+                f"The server is still loading the code graph and the embedding model "
+                f"({time.monotonic() - self._warm_started:.0f} s since start, more than the "
+                f"{self.warm_timeout:.0f} s expected); try again in a moment, or run `nervapack doctor`.")
+        self._warm = None
+        error, self.warm_error = self.warm_error, None
+        if error is not None and not isinstance(error, NervapackError):
+            raise NervapackError(f"Loading the code graph at start failed ({type(error).__name__}: {error}); "
+                                 "the next call tries again. Run `nervapack doctor` to see why.") from error
 
 
 class AnswerContent(TypedDict):
@@ -304,7 +371,9 @@ def build_server(root: Path | None = None):
 @path_option("Workspace root (default: the nearest .nervapack above the current folder).")
 def command(path):
     root = Path(path).expanduser().resolve() if path else None
-    run_stdio(build_server(root))
+    server = build_server(root)
+    vars(server)["holder"].warm()  # the graph and the model load while the client initializes (warm start)
+    run_stdio(server)
 
 
 def main(argv=None) -> int:

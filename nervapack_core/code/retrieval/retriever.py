@@ -236,6 +236,20 @@ class Retriever:
             self._vector_warning = _not_used(exc, "could not be opened")
         return self._vectors
 
+    def warm_up(self, text: str = "where is the main entry point configured") -> None:
+        """Load what a first answer needs without answering (a server at start, in a background thread):
+        the vector index and its model, one embedding (the session's first run is its slowest), the FTS
+        indexes' pages. The warnings and notices of that loading stay for the first real answer."""
+        with self._lock:
+            index = self.vectors()
+            if index is not None:
+                try:
+                    index.query(text, 1)
+                except Exception as exc:  # as a search would: said with the next answer
+                    self._vector_warning = _not_used(exc, "failed")
+            self.fts(text, limit=8)
+            self.code_fts(text, limit=8)
+
     def take_warning(self) -> str | None:
         """What an answer must say about its vectors: why vector search is off (every answer), and a notice
         of this process's model loading (the first answer after it only)."""
