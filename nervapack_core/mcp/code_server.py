@@ -105,10 +105,17 @@ class GraphHolder:
         return self._retriever.get()
 
     # -- warm start -------------------------------------------------------------------------
-    def warm(self, work: Callable[[], object] | None = None) -> threading.Thread:
-        """Start loading in a daemon thread (``work``: what to run instead of :meth:`_warm_up`, for tests)."""
+    def warm(self, work: Callable[[], object] | None = None, *, after: threading.Event | None = None,
+             at_most: float = 2.0) -> threading.Thread:
+        """Start loading in a daemon thread (``work``: what to run instead of :meth:`_warm_up`, for tests).
+
+        ``after``: wait for this event first (at most ``at_most`` s): the client's ``initialized``
+        notification (:func:`initialized_event`), so the loading (numpy, onnxruntime and the model hold
+        the GIL while they load) does not slow the handshake down."""
         def run() -> None:
             try:
+                if after is not None:
+                    after.wait(at_most)
                 (work or self._warm_up)()
             except BaseException as exc:  # kept for the first tool call; the server goes on
                 self.warm_error = exc
@@ -150,6 +157,21 @@ class GraphHolder:
         if error is not None and not isinstance(error, NervapackError):
             raise NervapackError(f"Loading the code graph at start failed ({type(error).__name__}: {error}); "
                                  "the next call tries again. Run `nervapack doctor` to see why.") from error
+
+
+def initialized_event(server) -> threading.Event:
+    """An event set once the server has handled its first message (``initialize`` in every protocol era
+    that has one, else the first request): from then on, loading no longer delays the handshake."""
+    done = threading.Event()
+
+    async def first_handled(ctx, call_next):
+        try:
+            return await call_next(ctx)
+        finally:
+            done.set()
+
+    server.middleware.append(first_handled)  # the SDK's way to observe initialization (Server.middleware)
+    return done
 
 
 class AnswerContent(TypedDict):
@@ -372,7 +394,8 @@ def build_server(root: Path | None = None):
 def command(path):
     root = Path(path).expanduser().resolve() if path else None
     server = build_server(root)
-    vars(server)["holder"].warm()  # the graph and the model load while the client initializes (warm start)
+    # the graph and the model load from the end of the handshake on, before the client's first call (warm start)
+    vars(server)["holder"].warm(after=initialized_event(server))
     run_stdio(server)
 
 
