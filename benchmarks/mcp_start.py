@@ -157,7 +157,7 @@ def main() -> int:
              f"Machine: {describe()}. Corpus: {Path(args.corpus).name} (ingested with MiniLM vectors), "
              f"{args.rounds} rounds, versions alternated; median (min-max). `before` = `{args.before}`, "
              "`after` = this branch (the model, vectors, tokenizer and graph load in a background thread "
-             "from process start).", "",
+             "once the server has answered `initialize`).", "",
              "| | before | after |", "|---|---|---|"]
     lines += [f"| {name} | {cell('before', key)} | {cell('after', key)} |" for name, key in rows]
     lines += ["", "## The freshness check (issue 29: never stale code under old line numbers)", "",

@@ -42,6 +42,7 @@ from typing_extensions import TypedDict
 from ..cli.common import path_option
 from ..code.graph.kinds import ENTITY_ALIASES  # declared with the kinds (tool_specs reads them too)
 from ..code.graph.kinds import NODE_KINDS as ENTITY_KINDS
+from .prompts import register_code_prompts
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
 
 if TYPE_CHECKING:
@@ -385,6 +386,7 @@ def build_server(root: Path | None = None):
 
         return await run_bind_docs(ctx, holder.workspace(), max(1, min(int(max_sections), 500)))
 
+    register_code_prompts(server, holder)  # the before_edit prompt (a slash command)
     return server
 
 

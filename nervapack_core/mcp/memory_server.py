@@ -22,6 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from ..cli.common import db_option, memory_db, memory_namespace, namespace_option
 from ..errors import NervapackError
 from ..flows.review import decisions_for_store
+from .prompts import register_memory_prompts
 from .scaffold import ReloadOnChange, client_name, run_command, run_stdio, tool_registrar
 from .wire import DEFAULT_TOOL_BUDGET, MAX_TOOL_BUDGET, budgeted, check_tool_budget, sent_tokens
 
@@ -282,6 +283,7 @@ def build_server(db_path: str | None = None, namespace: str = "default") -> MCPS
         found = decisions_for_store(mem(), paths=paths, diff=diff, namespace=namespace)
         return ok(edit_briefing(found, budget_tokens, mem().counter))
 
+    register_memory_prompts(server, mem)  # prompts (slash commands) and nervapack://decision/{id}
     return server
 
 
