@@ -71,6 +71,28 @@ def diff_paths(diff: str) -> list[str]:
     return list(dict.fromkeys(p for p in _DIFF_FILE.findall(diff) if p != "/dev/null"))
 
 
+def _clear_errors(server) -> None:
+    """Answer a ``prompts/get`` whose arguments are wrong (missing, empty, unknown path) with the reason as
+    an ``invalid params`` error: the SDK would say "Internal server error" for any exception but its own."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    async def prompt_errors(ctx, call_next):
+        try:
+            return await call_next(ctx)
+        except MCPError:
+            raise
+        except ValueError as exc:  # the SDK wraps a prompt's failure (and its own argument check) so
+            if ctx.method != "prompts/get":
+                raise
+            cause = exc.__cause__ if isinstance(exc.__cause__, NervapackError) else exc
+            while isinstance(cause, ValueError) and isinstance(cause.__cause__, (NervapackError, ValueError)):
+                cause = cause.__cause__
+            raise MCPError(code=INVALID_PARAMS, message=str(cause)) from exc
+
+    server.middleware.append(prompt_errors)
+
+
 # -- memory server --------------------------------------------------------------------------------
 
 def _proposals(m: MemoryStore) -> str:
@@ -172,6 +194,8 @@ def register_memory_prompts(server, mem: Callable[[], MemoryStore]) -> None:
     def store() -> MemoryStore:
         return mem() if callable(mem) else mem
 
+    _clear_errors(server)
+
     @server.prompt(name="briefing", title="Session briefing",
                    description="What the project memory says about this project, and the decisions waiting "
                                "for review: read at the start of a session.")
@@ -224,14 +248,23 @@ def before_edit_code_text(retriever, target: str, budget: int = PROMPT_BUDGET) -
     share = max(room // len(known), 50)
     parts = [head]
     for p in known:
-        result = answer(retriever, "", budget=share, hops=1, impact_of=p)
+        # impact analysis takes definitions, not files: the file's top-level ones stand for it
+        defined = retriever.graph.entities(None, p, None, 200)["entities"]
+        names = [e["qualified_name"] for e in defined
+                 if e["kind"] in ("class", "function", "variable") and "." not in e["qualified_name"]][:12]
+        if not names:
+            parts.append(f"`{p}` defines no class or function the graph knows.")
+            continue
+        result = answer(retriever, "", budget=share, hops=1, impact_of=" ".join(names))
         parts += [f"Warning: {w}" for w in result.warnings]
-        parts.append(result.markdown or f"Nothing in the graph depends on {p}.")
+        parts.append(result.markdown if result.entries else f"Nothing in the graph depends on `{p}`.")
     return _fit("\n\n".join(parts), budget, counter)
 
 
 def register_code_prompts(server, holder) -> None:
     """The code server's prompts (``holder``: its :class:`~.code_server.GraphHolder`)."""
+    _clear_errors(server)
+
     @server.prompt(name="before_edit", title="Before I edit this",
                    description="The code a file (or a diff's files) defines and what depends on it, from the "
                                "code graph. target: a file path from the repository root, or a unified diff.")

@@ -261,3 +261,36 @@ def test_source_reader_snapshot_matches_the_ingest_hash(repo):
 
 def test_dedent_helper_is_consistent():  # the fixture's text is written dedented, as the repo sees it
     assert textwrap.dedent(FILES["docs/guide.md"]).lstrip().startswith("# Guide")
+
+
+def test_same_named_definitions_are_told_apart_by_their_stored_content(tmp_path):
+    """Two definitions of one name (the parser names the second ``home#2``): after lines are inserted
+    each is re-located to its own current lines; the content hash used to tell same-named definitions
+    apart is the ingest's span hash."""
+    from nervapack_core.code.ingest.pipeline import span_sha
+    from nervapack_core.code.retrieval.fresh import _span_sha
+
+    lines = [b"a", b"b", b"c", b"d"]
+    assert _span_sha(lines, 2, 3) == span_sha(lines, 2, 3)
+    root = ingested_git_repo(tmp_path / "repo", {"m.py": '''
+        import sys
+
+        if sys.platform == "win32":
+            def home():
+                """Windows."""
+                return "C:/"
+        else:
+            def home():
+                """Elsewhere."""
+                return "/home"
+        '''})
+    m = root / "m.py"
+    m.write_text(INSERTED + m.read_text())
+    result = _ask(root, "home", budget=3000)
+    text = m.read_text().splitlines()
+    first = text.index("    def home():") + 1
+    second = text.index("    def home():", first) + 1
+    assert first == 4 + 7 and second == 8 + 7
+    assert _heading_range(result.markdown, "home") == (first, first + 2)
+    assert _heading_range(result.markdown, "home#2") == (second, second + 2)
+    assert "Elsewhere" in result.markdown.split("### home#2", 1)[1]

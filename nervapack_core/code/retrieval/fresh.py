@@ -16,6 +16,7 @@ bytes that were hashed (an edit landing mid-answer cannot mix two versions).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,26 @@ def _relocate_file(snapshot: FileSnapshot, language: str) -> _Relocated:
     return out
 
 
+def _span_sha(lines: list[bytes], start: int, end: int) -> str:
+    """A node's content hash as the ingest computes it (``ingest.pipeline.span_sha``, a layer above this one;
+    tests/retrieval/test_fresh_code.py checks that the two agree)."""
+    return hashlib.sha1(b"\n".join(lines[max(start - 1, 0):end])).hexdigest()[:16]
+
+
+_MAX_RELOCATED = 256
+_RELOCATED: dict[tuple[str, str, str], _Relocated] = {}  # (path, sha, language): what one version defines
+
+
+def _relocated(snap: FileSnapshot, language: str) -> _Relocated:
+    """A changed file version's definitions, parsed once per process (a version is its bytes: its sha1)."""
+    key = (snap.path, snap.sha, language)
+    if key not in _RELOCATED:
+        if len(_RELOCATED) >= _MAX_RELOCATED:
+            _RELOCATED.clear()
+        _RELOCATED[key] = _relocate_file(snap, language)
+    return _RELOCATED[key]
+
+
 class CurrentSource:
     """What the packer reads for one answer, as the files are now (the ``SourceReader`` protocol:
     ``file_lines``, ``lines``, ``members``, ``doc_text``), with the answer's nodes re-located.
@@ -94,7 +115,7 @@ class CurrentSource:
         if snap is None:
             return None
         if path not in self._relocated:
-            self._relocated[path] = self.source.relocated(snap, language)
+            self._relocated[path] = _relocated(snap, language)
         return self._relocated[path]
 
     def _current(self, node: ScoredNode, sha: str | None) -> ScoredNode:
@@ -122,11 +143,9 @@ class CurrentSource:
         else the last one (the ingest keeps the last of same-named definitions)."""
         snap = self._pinned.get(path)
         if sha and len(found) > 1 and snap is not None:
-            from ..ingest.pipeline import span_sha
-
             lines = snap.data.split(b"\n")
             for e in found:
-                if span_sha(lines, e.start_line, e.end_line) == sha:
+                if _span_sha(lines, e.start_line, e.end_line) == sha:
                     return e
         return found[-1]
 

@@ -36,7 +36,7 @@ from ...tokens import default_counter
 from .packplan import Option, plan, relevance
 from .prompt import query_words
 from .ranking import ScoredNode
-from .source import SourceReader
+from .source import PackSource
 
 __all__ = ["pack", "Packed", "PackedEntry", "check_budget", "FENCE_LANG"]
 
@@ -274,7 +274,7 @@ def _assemble(header: str, chosen: list[PackedEntry], order: dict[str, int]) -> 
     return "\n\n".join(parts)
 
 
-def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: str = "", counter=None,
+def pack(nodes: list[ScoredNode], budget: int, source: PackSource, *, prompt: str = "", counter=None,
          words: set[str] | None = None) -> Packed:
     """Markdown for ``nodes`` (ranked best first) in at most ``budget`` cl100k tokens.
 
@@ -379,7 +379,7 @@ class _LineMemo:
     code is rendered at several sizes, and many nodes share a file; the workspace-root check still
     runs once per file and pack)."""
 
-    def __init__(self, source: SourceReader):
+    def __init__(self, source: PackSource):
         self.source = source
         self._files: dict[str, list[str]] = {}
         self._members: dict[str, list] = {}

@@ -57,6 +57,7 @@ from ...workspace import Workspace
 from ..analysis.reader import GraphReader
 from ..graph.confidence import is_guess
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
+from .fresh import current_source
 from .parameters import RANKING
 from .prompt import clauses, detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
@@ -89,7 +90,6 @@ from .ranking import (
     scored_node as _scored,
 )
 from .selection import collapse_copies, evidence_only
-from .fresh import current_source
 from .source import SourceReader
 
 if TYPE_CHECKING:

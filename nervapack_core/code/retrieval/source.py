@@ -15,14 +15,11 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .ranking import ScoredNode
 
-if TYPE_CHECKING:
-    from .fresh import _Relocated
-
-__all__ = ["SourceReader", "GraphSource", "FileSnapshot", "inside_root"]
+__all__ = ["SourceReader", "GraphSource", "PackSource", "FileSnapshot", "inside_root"]
 
 _MAX_CACHED_FILES = 512
 
@@ -54,6 +51,18 @@ class GraphSource(Protocol):
     def node_shas(self, ids: list[str]) -> dict[str, str | None]: ...
 
 
+class PackSource(Protocol):
+    """What the packer reads (a :class:`SourceReader`, or :class:`~.fresh.CurrentSource` over it)."""
+
+    def file_lines(self, path: str) -> list[str]: ...
+
+    def lines(self, node: ScoredNode) -> list[str]: ...
+
+    def members(self, node: ScoredNode) -> list: ...
+
+    def doc_text(self, node: ScoredNode) -> str: ...
+
+
 @dataclass(frozen=True)
 class FileSnapshot:
     """One version of a workspace file: its bytes, their sha1 (the ingest's ``content_sha``) and lines."""
@@ -72,7 +81,6 @@ class SourceReader:
         self.graph = graph
         self.root = Path(root)
         self._files: dict[str, FileSnapshot] = {}
-        self._relocated: dict[tuple[str, str], _Relocated] = {}  # (path, sha) -> its current definitions
 
     def snapshot(self, path: str) -> FileSnapshot | None:
         """The workspace file ``path`` as it is now (None when it cannot be read or now leads outside
@@ -103,17 +111,6 @@ class SourceReader:
         """All lines of the workspace file ``path`` ([] when it cannot be read or now leads outside the root)."""
         snap = self.snapshot(path)
         return snap.lines if snap is not None else []
-
-    def relocated(self, snap: FileSnapshot, language: str) -> _Relocated:
-        """The definitions of a changed file's version ``snap``, parsed once per version (:mod:`.fresh`)."""
-        from .fresh import _relocate_file
-
-        key = (snap.path, snap.sha)
-        if key not in self._relocated:
-            if len(self._relocated) > _MAX_CACHED_FILES:
-                self._relocated.clear()
-            self._relocated[key] = _relocate_file(snap, language)
-        return self._relocated[key]
 
     def lines(self, node: ScoredNode) -> list[str]:
         """The node's own lines (its start to end line)."""
