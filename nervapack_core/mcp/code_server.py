@@ -133,6 +133,9 @@ class GraphHolder:
 
         preload()  # the tokenizer, which every answer counts with
         try:
+            self.get()
+            # again: opening a WAL database can create its -wal file, which moves the marker, and the first
+            # call would otherwise open the graph a second time (and lose what is loaded here)
             retriever = self.get()
         except NoGraphError:
             return  # nothing to load yet: the first call says so, or opens the graph ingested since
