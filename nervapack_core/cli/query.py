@@ -125,8 +125,8 @@ def query(prompt, budget, hops, as_json, no_vectors, path):
 
 def _print_answer(result, budget: int) -> None:
     console = _console()
-    if result.warning:
-        console.print(f"[yellow]warning:[/] {_escape(result.warning)}", markup=True)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {_escape(warning)}", markup=True)
     if not result.entries:
         console.print("[yellow]Nothing in the graph matches this question.[/] "
                       "Try other words, a function or class name, or `nervapack explore NAME`.")

@@ -41,7 +41,9 @@ import logging
 import os
 import sys
 import threading
+import time
 import weakref
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -57,6 +59,7 @@ from ..code.graph.kinds import ENTITY_ALIASES  # declared with the kinds (tool_s
 from ..code.graph.kinds import NODE_KINDS as ENTITY_KINDS
 from ..errors import NervapackError
 from ..workspace import MEMORY_DB_ENV, Workspace
+from .prompts import register_code_prompts
 from .scaffold import ReloadOnChange, file_marker, run_command, run_stdio, tool_registrar
 from .wire import DEFAULT_TOOL_BUDGET, budgeted, check_tool_budget, sent_tokens
 from .workspace import FIXES, Choice
@@ -77,14 +80,26 @@ def no_graph_message(root: Path | None, how: str = "") -> str:
         return "No NervaPack code graph here: run `nervapack ingest .` in the project (or set NERVAPACK_HOME)."
     return (f"No NervaPack code graph in {root}{' (' + how.rstrip('.') + ')' if how else ''}: run "
             f"`nervapack ingest {root}` first (the sync tool then keeps it up to date).")
+WARM_TIMEOUT = 120.0  # seconds a tool waits for the start-up loading before it answers with an error
 
 
 class GraphHolder:
-    """The process's retriever; replaced only when graph.db changes on disk."""
+    """The process's retriever; replaced only when graph.db changes on disk.
+
+    :meth:`warm` opens it at start in a background thread and runs one throwaway retrieval, so the
+    embedding model (local files only: ``vectors.embeddings.load_embedder``), the vector snapshot, the
+    tokenizer and the packer are loaded before the client's first question instead of during it.
+    A tool waits for that loading (:meth:`wait_warm`), at most ``warm_timeout`` seconds: a loading that
+    hangs or fails reaches the client as a tool error with the reason, never as a hung call.
+    """
 
     def __init__(self, root: Path | None = None):
         self._root = root
         self._retriever = ReloadOnChange(open=self._open, marker=self._marker)
+        self._warm: threading.Thread | None = None
+        self._warm_started = 0.0
+        self.warm_error: BaseException | None = None  # what the start-up loading raised (told once)
+        self.warm_timeout = WARM_TIMEOUT
 
     @property
     def loads(self) -> int:
@@ -110,8 +125,83 @@ class GraphHolder:
         return Retriever(self.workspace().root)
 
     def get(self):
-        """The retriever over the current graph.db (reopened after an ingest)."""
+        """The retriever over the current graph.db (reopened after an ingest), once the start-up loading
+        is done (:meth:`wait_warm`; the loading thread itself does not wait for itself)."""
+        if threading.current_thread() is not self._warm:
+            self.wait_warm()
         return self._retriever.get()
+
+    # -- warm start -------------------------------------------------------------------------
+    def warm(self, work: Callable[[], object] | None = None, *, after: threading.Event | None = None,
+             at_most: float = 2.0) -> threading.Thread:
+        """Start loading in a daemon thread (``work``: what to run instead of :meth:`_warm_up`, for tests).
+
+        ``after``: wait for this event first (at most ``at_most`` s): the client's ``initialized``
+        notification (:func:`initialized_event`), so the loading (numpy, onnxruntime and the model hold
+        the GIL while they load) does not slow the handshake down."""
+        def run() -> None:
+            try:
+                if after is not None:
+                    after.wait(at_most)
+                (work or self._warm_up)()
+            except BaseException as exc:  # kept for the first tool call; the server goes on
+                self.warm_error = exc
+                log.warning("loading at start failed: %s: %s", type(exc).__name__, exc)
+
+        self._warm_started = time.monotonic()
+        self._warm = threading.Thread(target=run, name="nervapack-warm", daemon=True)
+        self._warm.start()
+        return self._warm
+
+    def _warm_up(self) -> None:
+        from ..errors import NoGraphError
+        from ..tokens import preload
+
+        preload()  # the tokenizer, which every answer counts with
+        try:
+            self.get()
+            # again: opening a WAL database can create its -wal file, which moves the marker, and the first
+            # call would otherwise open the graph a second time (and lose what is loaded here)
+            retriever = self.get()
+        except NoGraphError:
+            return  # nothing to load yet: the first call says so, or opens the graph ingested since
+        from ..code.retrieval import pack  # noqa: F401 - imported by the first answer otherwise
+
+        retriever.warm_up()
+
+    def wait_warm(self) -> None:
+        """Wait for the start-up loading (at most ``warm_timeout`` s); raise its failure once, as a tool error."""
+        from ..errors import NervapackError
+
+        thread = self._warm
+        if thread is None:
+            return
+        thread.join(max(0.0, self.warm_timeout - (time.monotonic() - self._warm_started)))
+        if thread.is_alive():
+            raise NervapackError(
+                f"The server is still loading the code graph and the embedding model "
+                f"({time.monotonic() - self._warm_started:.0f} s since start, more than the "
+                f"{self.warm_timeout:.0f} s expected); try again in a moment, or run `nervapack doctor`.")
+        self._warm = None
+        error, self.warm_error = self.warm_error, None
+        if error is not None and not isinstance(error, NervapackError):
+            raise NervapackError(f"Loading the code graph at start failed ({type(error).__name__}: {error}); "
+                                 "the next call tries again. Run `nervapack doctor` to see why.") from error
+
+
+def initialized_event(server) -> threading.Event:
+    """An event set once the server has handled its first message (``initialize`` in every protocol era
+    that has one, else the first request): from then on, loading no longer delays the handshake."""
+    done = threading.Event()
+
+    async def first_handled(ctx, call_next):
+        try:
+            return await call_next(ctx)
+        finally:
+            done.set()
+
+    server.middleware.append(first_handled)  # the SDK's way to observe initialization (Server.middleware)
+    return done
 
 
 class AnswerContent(TypedDict):
@@ -696,6 +786,7 @@ def build_server(root: Path | None = None):
             return _fitted(done, budget)
         return done
 
+    register_code_prompts(server, workspaces.default)  # the before_edit prompt (a slash command)
     return server
 
 
@@ -711,7 +802,10 @@ def replace_definitions(lookup, start: int):
 @path_option("Workspace root (default: the nearest .nervapack above the current folder).")
 def command(path):
     root = Path(path).expanduser().resolve() if path else None
-    run_stdio(build_server(root))
+    server = build_server(root)
+    # the graph and the model load from the end of the handshake on, before the client's first call (warm start)
+    vars(server)["holder"].warm(after=initialized_event(server))
+    run_stdio(server)
 
 
 def main(argv=None) -> int:

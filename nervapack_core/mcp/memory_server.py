@@ -31,6 +31,7 @@ from ..errors import NervapackError
 from ..flows.review import decisions_for_change as edit_decisions
 from .memory_results import briefing_result, compact, paged, recall_result
 from .memory_session import Clients
+from .prompts import register_memory_prompts
 from .scaffold import client_name, run_command, run_stdio, tool_registrar
 from .wire import DEFAULT_TOOL_BUDGET, MAX_TOOL_BUDGET, budgeted, check_tool_budget, sent_tokens
 from .workspace import MEMORY_DB_ENV, Choice, choose
@@ -439,6 +440,7 @@ def build_server(db_path: str | None = None, namespace: str = "default", path: s
                 result = bigger
         return result
 
+    register_memory_prompts(server, mem)  # prompts (slash commands) and nervapack://decision/{id}
     return server
 
 

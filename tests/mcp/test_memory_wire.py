@@ -185,7 +185,7 @@ def test_started_from_root_the_clients_roots_choose_the_project(tmp_path):
     ws = _data(stats)["workspace"]
     assert (ws["chosen_by"], ws["root"]) == ("MCP roots", str(root.resolve()))
     assert ws["db"] == str(root.resolve() / ".nervapack" / "memory.db")
-    assert _data(brief)["total"] == 3 and ids[0] in brief.content[0].text
+    assert _data(brief)["total"] == 3 and ids[0][:8] in brief.content[0].text  # a short id (its prefix)
 
 
 def test_started_from_root_claude_project_dir_chooses_the_project(tmp_path):
@@ -305,7 +305,7 @@ def test_decisions_for_change_resolves_paths_or_refuses(tmp_path):
     got = anyio.run(run)
     for key in ("relative", "dot", "absolute", "folder", "folder slash", "diff"):
         assert not got[key].is_error, (key, got[key].content)
-        assert got[key].structured_content["total"] == 3 and ids[0] in got[key].content[0].text, key
+        assert got[key].structured_content["total"] == 3 and ids[0][:8] in got[key].content[0].text, key
     for key in ("other file", "diff elsewhere"):  # a real all-clear: no decision governs that code
         assert not got[key].is_error and got[key].structured_content["total"] == 0, key
         assert "No decision governs" in got[key].content[0].text

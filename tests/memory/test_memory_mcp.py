@@ -82,7 +82,7 @@ def test_mcp_round_trip_all_tools(tmp_path):
             assert (await call("memory_verify_staleness"))["stale"] == []
             assert (await call("memory_stale_decisions"))["stale"] == []
             brief = await markdown("decisions_for_change", paths=["src/auth.py"], budget_tokens=200)
-            assert brief["total"] == 1 and d2 in brief["text"] and brief["tokens"] <= 200
+            assert brief["total"] == 1 and f"[{short[d2]}]" in brief["text"] and brief["tokens"] <= 200
             imp = await call("memory_import", nodes=[{"content": "Deploy via GitHub Actions", "kind": "procedure"}])
             assert len(imp["ids"]) == 1
             stats = await call("memory_stats")

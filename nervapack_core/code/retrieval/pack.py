@@ -36,7 +36,7 @@ from ...tokens import default_counter
 from .packplan import Option, plan, relevance
 from .prompt import query_words
 from .ranking import ScoredNode
-from .source import SourceReader
+from .source import PackSource
 
 __all__ = ["pack", "Packed", "PackedEntry", "check_budget", "FENCE_LANG"]
 
@@ -98,7 +98,11 @@ def _lines_label(node: ScoredNode) -> str:
 
 def render_stub(node: ScoredNode, doc_text: str = "", *, compact: bool = False) -> str:
     """One line: name, lines, signature and first docstring line; ``compact``: a shorter signature and no
-    docstring (the pointer to a likely-but-less-likely answer, at half the cost)."""
+    docstring (the pointer to a likely-but-less-likely answer, at half the cost). A node no longer in
+    its changed file (``node.stale``) gets its name and why, without its old lines."""
+    if node.stale:
+        name = node.qualified_name if node.kind != "doc" else _one_line(node.name, 80)
+        return f"- `{name}` {node.stale}"
     parts = [f"- `{node.qualified_name if node.kind != 'doc' else node.name}` {_lines_label(node)}"]
     if node.kind == "doc":
         parts[0] = f"- doc `{_one_line(node.name, 80)}` {_lines_label(node)}"
@@ -198,6 +202,8 @@ def _trim_lines(lines: list[str], cap: int, count, first_line: int, lang: str) -
 
 def render_body(node: ScoredNode, cap: int, source, count) -> tuple[str, str, list]:
     """``(text, mode, listed members)``: the node's code, outline or doc text, at most ~``cap`` tokens."""
+    if node.stale:
+        return "", "stub", []
     if node.kind == "doc":
         text = source.doc_text(node).strip()
         lines = text.splitlines() or [node.name]
@@ -268,7 +274,7 @@ def _assemble(header: str, chosen: list[PackedEntry], order: dict[str, int]) -> 
     return "\n\n".join(parts)
 
 
-def pack(nodes: list[ScoredNode], budget: int, source: SourceReader, *, prompt: str = "", counter=None,
+def pack(nodes: list[ScoredNode], budget: int, source: PackSource, *, prompt: str = "", counter=None,
          words: set[str] | None = None) -> Packed:
     """Markdown for ``nodes`` (ranked best first) in at most ``budget`` cl100k tokens.
 
@@ -373,12 +379,14 @@ class _LineMemo:
     code is rendered at several sizes, and many nodes share a file; the workspace-root check still
     runs once per file and pack)."""
 
-    def __init__(self, source: SourceReader):
+    def __init__(self, source: PackSource):
         self.source = source
         self._files: dict[str, list[str]] = {}
         self._members: dict[str, list] = {}
 
     def lines(self, node: ScoredNode) -> list[str]:
+        if node.stale:
+            return []
         if node.file not in self._files:
             self._files[node.file] = self.source.file_lines(node.file)
         return self._files[node.file][max(0, node.start_line - 1): node.end_line]

@@ -66,10 +66,16 @@ class ScoredNode:
     score: float = 0.0
     why: str = ""  # "seed", "exact", "CALLS<-…", … (how it got here)
     hop: int = 0
+    # set when the file changed since the ingest and the definition is no longer in it (retrieval.fresh):
+    # why no code is shown; its stored lines are then not printed (they would label other text)
+    stale: str = ""
 
     def as_json(self) -> dict:
-        return {"file": self.file, "qualified_name": self.qualified_name, "kind": self.kind,
-                "start_line": self.start_line, "end_line": self.end_line, "score": round(self.score, 6)}
+        out = {"file": self.file, "qualified_name": self.qualified_name, "kind": self.kind,
+               "start_line": self.start_line, "end_line": self.end_line, "score": round(self.score, 6)}
+        if self.stale:
+            out.update(start_line=None, end_line=None, stale=self.stale)
+        return out
 
 
 def scored_node(r, score: float, why: str, hop: int) -> ScoredNode:

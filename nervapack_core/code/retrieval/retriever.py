@@ -57,6 +57,7 @@ from ...workspace import Workspace
 from ..analysis.reader import GraphReader
 from ..graph.confidence import is_guess
 from .cache import CacheDir, FileTokenCache, VectorSnapshot
+from .fresh import current_source
 from .parameters import RANKING
 from .prompt import clauses, detect_route, fts_query, identifiers_in, query_words
 from .ranking import (
@@ -234,6 +235,20 @@ class Retriever:
         except Exception as exc:  # a broken store or a server that is down must not break FTS retrieval
             self._vector_warning = _not_used(exc, "could not be opened")
         return self._vectors
+
+    def warm_up(self, text: str = "where is the main entry point configured") -> None:
+        """Load what a first answer needs without answering (a server at start, in a background thread):
+        the vector index and its model, one embedding (the session's first run is its slowest), the FTS
+        indexes' pages. The warnings and notices of that loading stay for the first real answer."""
+        with self._lock:
+            index = self.vectors()
+            if index is not None:
+                try:
+                    index.query(text, 1)
+                except Exception as exc:  # as a search would: said with the next answer
+                    self._vector_warning = _not_used(exc, "failed")
+            self.fts(text, limit=8)
+            self.code_fts(text, limit=8)
 
     def take_warning(self) -> str | None:
         """What an answer must say about its vectors: why vector search is off (every answer), and a notice
@@ -610,7 +625,8 @@ class QueryResult:
     elapsed_ms: float
     entries: list  # pack.PackedEntry, ranked
     timings: dict[str, float] = field(default_factory=dict)
-    warning: str | None = None
+    warning: str | None = None  # about the vectors (retrieval)
+    notes: list[str] = field(default_factory=list)  # about files changed since the ingest (retrieval.fresh)
 
     @property
     def nodes(self) -> list[ScoredNode]:
@@ -633,8 +649,9 @@ class QueryResult:
 
     @property
     def warnings(self) -> list[str]:
-        """What the caller must know about this answer (vector search not used, and why, and the fix)."""
-        return [self.warning] if self.warning else []
+        """What the caller must know about this answer: vector search not used (why, and the fix), files
+        changed since the ingest (their code re-located, definitions gone, `nervapack sync`)."""
+        return ([self.warning] if self.warning else []) + list(self.notes)
 
     def history_record(self, source: str) -> dict:
         from ...query_log import make_record
@@ -667,14 +684,19 @@ def _answer(retriever: Retriever, prompt: str, budget: int, hops: int, impact_of
     else:
         found = retriever.retrieve(prompt or "", hops=hops)
     t = time.perf_counter()
-    packed = pack(found.nodes, budget, retriever.source, prompt=prompt or "")
+    # the nodes as the files are now: a file edited since the ingest gets its definitions re-located
+    # (or said to be gone), so no answer prints new text under the old line numbers (retrieval.fresh)
+    current = current_source(retriever.source, found.nodes)
     timings = dict(found.timings)
+    timings["fresh_ms"] = (time.perf_counter() - t) * 1000
+    t = time.perf_counter()
+    packed = pack(current.nodes, budget, current, prompt=prompt or "")
     timings["pack_ms"] = (time.perf_counter() - t) * 1000
     naive = sum(retriever.file_tokens(f) for f in packed.files)
     retriever.save_token_cache()
     elapsed = (time.perf_counter() - t0) * 1000
     return QueryResult(prompt or "", found.route, budget, packed.markdown, packed.tokens, naive, elapsed,
-                       packed.entries, timings, found.warning)
+                       packed.entries, timings, found.warning, current.notes)
 
 
 def query(prompt: str, path: str | os.PathLike = ".", *, budget: int = 2000, hops: int = DEFAULT_HOPS,
