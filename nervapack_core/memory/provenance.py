@@ -14,6 +14,7 @@ decision never points at a branch name that moves.
 from __future__ import annotations
 
 import getpass
+import os
 import re
 from pathlib import Path
 
@@ -36,13 +37,66 @@ def _common_dir(gdir: Path) -> Path:
     return p if p.is_absolute() else (gdir / p).resolve()
 
 
+# git_head's last answer per working tree: the files it read, their stamps, the commit. A store
+# per fact (an agent's writes, an import) reads HEAD again only when one of those files changed
+_HEADS: dict[Path, tuple[tuple[Path, ...], tuple, str | None]] = {}
+
+
+def _stamps(*paths: Path) -> tuple:
+    """Inode, mtime and size of each path (None: absent): git replaces a ref or HEAD by renaming
+    a new file over it, so a moved HEAD always shows here."""
+    out: list[tuple[int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 def git_head(root: Path | None) -> str | None:
-    """The commit HEAD points at in ``root`` (None: not a repository, or no commit yet)."""
+    """The commit HEAD points at in ``root`` (None: not a repository, or no commit yet).
+
+    Read from the ``.git`` files, then kept per working tree until one of the files it read
+    changes (:func:`_stamps`: ``.git``, HEAD, the ref HEAD names, ``commondir``, ``packed-refs``)."""
     if root is None:
         return None
+    known = _HEADS.get(root)
+    if known is not None and _stamps(*known[0]) == known[1]:
+        return known[2]
     gdir = git_dir(root)
     if gdir is None:
+        _HEADS.pop(root, None)
         return None
+    common = _common_dir(gdir)
+    files = [root / ".git", gdir / "HEAD", gdir / "commondir", common / "packed-refs"]
+    # stamped before reading: a change made while reading shows as a new stamp on the next call
+    before = _stamps(*files)
+    head_ref = _head_ref(gdir)
+    refs = _ref_files(gdir, common, head_ref)
+    stamp = before + _stamps(*refs)
+    sha = _read_head(gdir)
+    _HEADS[root] = (tuple(files + refs), stamp, sha)
+    return sha
+
+
+def _head_ref(gdir: Path) -> str | None:
+    """The ref HEAD names (``refs/heads/main``), None when detached or unreadable."""
+    try:
+        head = (gdir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return head[4:].strip() if head.startswith("ref:") else None
+
+
+def _ref_files(gdir: Path, common: Path, ref: str | None) -> list[Path]:
+    return [] if ref is None else list(dict.fromkeys((gdir / ref, common / ref)))
+
+
+def _read_head(gdir: Path) -> str | None:
+    """HEAD's commit read from the files of ``gdir``."""
     try:
         head = (gdir / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:

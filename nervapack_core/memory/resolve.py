@@ -73,7 +73,8 @@ def code_name_forms(name: str) -> list[str]:
 
 def find_entity(conn: sqlite3.Connection, namespace: str, name: str) -> str | None:
     """The id of the live entity ``name`` resolves to in ``namespace``, or ``None``."""
-    for form in (name.strip(), camel_to_snake(name), slug(name), stripped(name)):
+    # each distinct spelling once (for a plain lower-case name all four are the same)
+    for form in dict.fromkeys((name.strip(), camel_to_snake(name), slug(name), stripped(name))):
         if not form:
             continue
         row = conn.execute(

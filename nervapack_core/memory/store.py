@@ -145,6 +145,7 @@ class MemoryStore:
         # (None: git's user of the memory's repository, else the OS user, asked once)
         self.origin = origin
         self._author = author
+        self._repo_root: Path | None = None
         self.read_only = bool(read_only)
         self.namespace = check_namespace(namespace)
         self.counter = counter or default_counter()
@@ -285,8 +286,12 @@ class MemoryStore:
     # ------------------------------------------------------------------ provenance
     @property
     def repo_root(self) -> Path | None:
-        """The git working tree this memory belongs to (None: a global store, or no repository)."""
-        return provenance.repo_root(self.graph.root)
+        """The git working tree this memory belongs to (None: a global store, or no repository).
+        Found once a store object (every write records HEAD from it); a folder that is no
+        repository is asked again, since ``git init`` may come later."""
+        if self._repo_root is None:
+            self._repo_root = provenance.repo_root(self.graph.root)
+        return self._repo_root
 
     @property
     def author(self) -> str | None:
