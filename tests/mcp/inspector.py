@@ -113,12 +113,14 @@ def _arg(value: Any) -> str:
 
 def inspector_call(cli: Path, server: Sequence[str], method: str, *, tool: str | None = None,
                    args: Mapping[str, Any] | None = None, cwd: str | os.PathLike[str] | None = None,
-                   env: Mapping[str, str | None] | None = None, timeout: float = 180) -> Any:
+                   env: Mapping[str, str | None] | None = None, extra: Sequence[str] = (),
+                   timeout: float = 180) -> Any:
     """Run ``mcp-inspector-cli --cli <server> --method <method>`` (``tools/list``, ``tools/call``
     with ``tool`` and ``args``, ``prompts/list``, …) and return the JSON it printed on stdout: the
     server's result as the Inspector received it. A failure of the Inspector itself (it printed no
-    JSON) raises AssertionError with its output."""
-    command = [str(cli), "--cli", *server, "--method", method]
+    JSON) raises AssertionError with its output. ``extra``: more of the CLI's options
+    (``--prompt-name``, ``--prompt-args k=v``)."""
+    command = [str(cli), "--cli", *server, "--method", method, *extra]
     if tool is not None:
         command += ["--tool-name", tool]
     for key, value in (args or {}).items():
