@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import click
+import pydantic
+from mcp.server.mcpserver.exceptions import ToolError
 
 from ..errors import NervapackError, brief
 
@@ -183,11 +185,31 @@ def refuse_unknown_arguments(server) -> dict[str, list[str]]:
         if refused:  # out of its bounds or enum: refused here, the same way for every tool
             log.info("tool %s: %s", name, refused)
             return error_result(refused)
-        return await plain(name, arguments, context)
+        try:
+            return await plain(name, arguments, context)
+        except ToolError as exc:
+            # the SDK's own argument check (a null for a number, a string for a list) would reach the
+            # client as pydantic's report; said in the project's form instead
+            if isinstance(exc.__cause__, pydantic.ValidationError):
+                log.info("tool %s: %s", name, exc.__cause__)
+                return error_result(validation_message(exc.__cause__))
+            raise
 
     vars(server)["call_tool"] = call_tool
     vars(server)["_nervapack_arguments"] = table
     return table
+
+
+def validation_message(error) -> str:
+    """A pydantic ``ValidationError`` of a tool's arguments as one line a person reads:
+    ``budget_tokens: input should be a valid integer (got null).``"""
+    parts = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(p) for p in item.get("loc", ())) or "arguments"
+        got = json.dumps(item.get("input"), default=str, ensure_ascii=False)
+        got = got if len(got) <= 60 else got[:60] + "…"
+        parts.append(f"{where}: {str(item.get('msg', 'invalid')).lower()} (got {got})")
+    return "; ".join(parts) + "."
 
 
 def unknown_arguments_message(tool: str, unknown: Sequence[str], known: Sequence[str]) -> str:

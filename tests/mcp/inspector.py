@@ -30,6 +30,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 INSPECTOR_VERSION = "0.15.0"
@@ -170,7 +171,9 @@ def sdk_session(server: Sequence[str], calls: Sequence[tuple[str, Any]], *,
                 elif name == "prompts/get":
                     out.append(await client.get_prompt(args[0], args[1]))
                 elif name == "initialize":
-                    out.append(client.initialize_result)
+                    # what the server said at initialize (the client keeps it in parts)
+                    out.append(SimpleNamespace(capabilities=client.server_capabilities,
+                                               instructions=client.instructions, server_info=client.server_info))
                 else:
                     out.append(await client.call_tool(name, args or {}))
             return out

@@ -97,7 +97,7 @@ def arguments(tool, project: Project) -> dict[str, Any]:
     name = tool["name"] if isinstance(tool, dict) else tool.name
     values = VALUES(project)
     missing = [p for p in schema.get("required", []) if p not in values]
-    assert not missing, f"{name} requires {missing}: give them a value in VALUES (tests/mcp/test_budgets_as_received.py)"
+    assert not missing, f"{name} requires {missing}: give them a value in VALUES (this file)"
     return {**{p: values[p] for p in schema.get("required", [])}, **OVERRIDES.get(name, {})}
 
 
@@ -177,7 +177,7 @@ def test_the_tools_without_a_budget_stay_under_what_clients_accept(listed, serve
                                                         "memory_import", "memory_store", "memory_link",
                                                         "memory_switch_namespace", "memory_start_session",
                                                         "memory_end_session", "memory_verify")]
-        for (name, args), result in zip(calls, _run(servers[which], calls), strict=True):
+        for (name, _args), result in zip(calls, _run(servers[which], calls), strict=True):
             sent = sent_tokens(result, default_counter())
             assert sent < CLIENT_LIMIT, f"{name}: {sent:,} tokens as received"
             called += 1

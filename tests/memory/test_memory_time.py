@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -336,7 +337,9 @@ def test_mcp_early_dates_known_at_paged_timeline_and_expires_in(tmp_path):
             assert [i["id"] for i in then["items"] if i["kind"] != "entity"] == [first["id"]]
             assert then["as_of"].startswith("0600-01-01")
             # the recall's Markdown (the text block) dates the memory from year 500
-            assert f"[{first['id']}] 0500-01-01" in shown.content[0].text, shown.content[0].text
+            # the text shows the id as its shortest unique prefix
+            shown_id = re.search(r"\[(\w+)\] 0500-01-01", shown.content[0].text)
+            assert shown_id and first["id"].startswith(shown_id.group(1)), shown.content[0].text
             _, known = await call("memory_recall", query="Rome", known_at=t1)
             assert [i["id"] for i in known["items"] if i["kind"] != "entity"] == [first["id"]]
             assert known["known_at"] == t1

@@ -16,6 +16,7 @@ chains of past and future versions, superseded in random order.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from datetime import timedelta
 from pathlib import Path
@@ -122,7 +123,9 @@ def test_today_s_decision_is_current_on_every_read_path(tmp_path, rel):
     assert [n["id"] for n in about["memories"] if n["current"]] == [today]
     assert [n["id"] for n in about["memories"] if not n["current"]] == [later]  # not current (not yet)
     assert [n["id"] for n in for_code["memories"] if n["kind"] == "decision"] == [today]
-    assert today in res[3].content[0].text and later not in res[3].content[0].text  # the Markdown briefing
+    brief = res[3].content[0].text  # the Markdown briefing shows ids as their shortest unique prefix
+    shown = re.findall(r"^- \[(\w+)\]", brief, re.M)
+    assert len(shown) == 1 and today.startswith(shown[0]) and not later.startswith(shown[0]), brief
     assert [d["id"] for d in briefing["decisions"]] == [today]
 
 
