@@ -206,3 +206,15 @@ def test_the_readme_is_short_and_its_docs_links_resolve():
     assert len(readme.splitlines()) <= 250
     links = re.findall(r"\]\((docs/[^)#\s]+)", readme)
     assert links and [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_the_agents_guide_names_every_tool_and_prompt():
+    """"Using NervaPack from agents" says what each tool the servers list is for, and their prompts."""
+    guide = (ROOT / "docs" / "guides" / "agents.md").read_text()
+    tools = {tool.name for listed in gen.mcp_tools().values() for tool in listed}
+    missing = sorted(name for name in tools if f"`{name}" not in guide)
+    assert not missing, f"docs/guides/agents.md does not name {missing}"
+    for prompt in ("briefing", "before_edit", "record_decision"):
+        assert f"`{prompt}" in guide, prompt
+    for client in ("Claude Code", "Claude Desktop", "Cursor", "Cline"):
+        assert f"**{client}**" in guide, client
