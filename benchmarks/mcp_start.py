@@ -31,22 +31,12 @@ import time
 from pathlib import Path
 
 import anyio
+from cold_query import code_dir  # a folder holding the package at a revision
 from machine import describe
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 QUESTION = "how are retries configured?"
-
-
-def code_dir(spec: str, work: Path, label: str) -> Path:
-    """A folder holding ``nervapack_core``: ``spec`` itself, or ``git archive spec`` extracted."""
-    if Path(spec).is_dir() and (Path(spec) / "nervapack_core").is_dir():
-        return Path(spec).resolve()
-    dest = work / label
-    dest.mkdir()
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", spec], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest
 
 
 def env_for(code: Path) -> dict[str, str]:
