@@ -23,11 +23,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context  # prompt signatures are read from the module's globals
+from pydantic import Field
 
 from ..errors import NervapackError
+
+# each prompt argument described, as a client shows it beside the slash command
+Target = Annotated[str, Field(description="A file path from the repository root, or a unified diff of the edit.")]
+Decision = Annotated[str, Field(description="The decision, in one sentence.")]
+Rationale = Annotated[str, Field(description="Why it was decided.")]
+Alternatives = Annotated[str, Field(description="The alternatives rejected, separated by ';' (may be empty).")]
 
 if TYPE_CHECKING:
     from ..memory import MemoryStore
@@ -208,13 +215,13 @@ def register_memory_prompts(server, mem: Callable[[Any], MemoryStore]) -> None:
     @server.prompt(name="before_edit", title="Before I edit this",
                    description="The decisions governing a file or a diff, and what to keep in mind while "
                                "editing it. target: a file path from the repository root, or a unified diff.")
-    def before_edit(target: str, ctx: Context) -> str:
+    def before_edit(target: Target, ctx: Context) -> str:
         return before_edit_memory_text(store(ctx), target)
 
     @server.prompt(name="record_decision", title="Record a decision",
                    description="Store a decision with its rationale and the alternatives rejected (separate "
                                "them with ';'); it lands proposed, for a person to review.")
-    def record_decision(decision: str, rationale: str, alternatives: str = "") -> str:
+    def record_decision(decision: Decision, rationale: Rationale, alternatives: Alternatives = "") -> str:
         return record_decision_text(decision, rationale, alternatives)
 
     @server.resource("nervapack://decision/{id}", name="decision", title="A decision",
@@ -271,5 +278,5 @@ def register_code_prompts(server, holder) -> None:
     @server.prompt(name="before_edit", title="Before I edit this",
                    description="The code a file (or a diff's files) defines and what depends on it, from the "
                                "code graph. target: a file path from the repository root, or a unified diff.")
-    def before_edit(target: str) -> str:
+    def before_edit(target: Target) -> str:
         return before_edit_code_text(holder.get(), target)
